@@ -1,0 +1,58 @@
+/** `npm start`: the whole service on this machine. `-- --in-memory` keeps nothing. */
+import { rmSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { JavaMissingError } from '../local/dynamodb-local.ts';
+import { startTwin } from '../local/twin.ts';
+
+const dataDir = '.data';
+const runtimeFile = `${dataDir}/twin.json`;
+
+const { values } = parseArgs({ options: { 'in-memory': { type: 'boolean', default: false } } });
+const inMemory = values['in-memory'] ?? false;
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a port number, not ${process.env.PORT}`);
+  process.exit(1);
+}
+
+try {
+  const twin = await startTwin({
+    port,
+    dataDir: inMemory ? undefined : dataDir,
+    clientToken: process.env.LOCAL_CLIENT_TOKEN || undefined,
+    tenantBaseDomain: process.env.TENANT_BASE_DOMAIN || undefined,
+    log: true,
+  });
+  // Lets the admin CLI reach this twin's DynamoDB Local while it runs.
+  if (!inMemory) writeFileSync(runtimeFile, JSON.stringify({ dynamodbEndpoint: twin.dynamodbEndpoint, pid: process.pid }));
+  console.log(
+    [
+      '',
+      `  Local twin ready at ${twin.url}`,
+      `  Client token:  ${twin.clientToken}`,
+      `  Data:          ${inMemory ? 'in memory (nothing kept)' : `${dataDir}/`}`,
+      '',
+      `  curl -s -X POST ${twin.url}/tenants -H "Authorization: Bearer ${twin.clientToken}" \\`,
+      `       -H 'Content-Type: application/json' -d '{"nome":"Acme","ativo":true}'`,
+      '',
+      '  Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    if (!inMemory) rmSync(runtimeFile, { force: true });
+    await twin.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+} catch (error) {
+  if (error instanceof JavaMissingError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}

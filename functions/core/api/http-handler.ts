@@ -1,0 +1,156 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type Route, routeByKey } from '../../routes.ts';
+import { authenticate, type Principal, principalScope } from '../auth/principals.ts';
+import { apiConfig } from '../config.ts';
+import { badRequest, type FieldError, ServiceError } from '../errors.ts';
+import { withIdempotency } from './idempotency.ts';
+import { logger } from './logger.ts';
+import { parseJsonBody } from './request-body.ts';
+import { validateBody } from './validation.ts';
+
+export interface ApiRequest<Body = unknown> {
+  route: Route;
+  principal: Principal;
+  body: Body;
+  pathParameters: Record<string, string | undefined>;
+  query: Record<string, string | undefined>;
+  headers: Record<string, string | undefined>;
+  requestId: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+interface ApiContext extends Context {
+  route: Route;
+  principal: Principal;
+}
+
+// A function missing its configuration fails here, at cold start, not on some later request.
+apiConfig();
+
+const requestIdOf = (event: Event) => event.requestContext?.requestId ?? 'unknown';
+
+function jsonResult(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Result {
+  return {
+    statusCode: status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-request-id': requestId,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Finds the route row this invocation serves, then resolves the bearer token for its schemes. */
+const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
+  before: async (request) => {
+    const route = routeByKey(request.event.routeKey);
+    if (!route) throw new Error(`No route in the route table for ${request.event.routeKey}`);
+    request.context.route = route;
+    request.context.principal = await authenticate(request.event.headers.authorization, route.auth);
+    const principal = request.context.principal;
+    if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
+    if (principal.kind === 'tenant') logger.appendKeys({ tenantId: principal.tenantId });
+  },
+});
+
+/** Domain errors become the error envelope with their status; anything else a generic 500, logged. */
+const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
+  onError: async (request) => {
+    const requestId = requestIdOf(request.event);
+    const error = request.error;
+    if (error instanceof ServiceError) {
+      request.response = jsonResult(
+        error.status,
+        errorBody(error.code, error.message, requestId, error.errors),
+        requestId,
+        error.headers,
+      );
+      return;
+    }
+    logger.error('Unhandled error', { requestId, error: error ?? undefined });
+    request.response = jsonResult(500, errorBody('internal_error', 'Internal server error', requestId), requestId);
+  },
+});
+
+const errorBody = (code: string, message: string, requestId: string, errors: FieldError[] = []) => ({
+  status: 'error',
+  success: false,
+  message,
+  code,
+  errors,
+  requestId,
+});
+
+/**
+ * Wraps a route's implementation: logging context, authentication per the route table, body
+ * parsing and schema validation, Idempotency-Key handling, and the mapping of errors to HTTP.
+ */
+export function httpHandler<Body = undefined>(implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>) {
+  return middy<Event, Result, Error, ApiContext>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(errorResponses())
+    .use(authentication())
+    .handler(async (event, context) => {
+      const requestId = requestIdOf(event);
+      logger.appendKeys({ requestId });
+      const { route, principal } = context;
+      const parsed = route.body ? validateBody<Body>(route.body, parseJsonBody(event)) : undefined;
+      const request: ApiRequest<Body> = {
+        route,
+        principal,
+        body: parsed as Body,
+        pathParameters: event.pathParameters ?? {},
+        query: event.queryStringParameters ?? {},
+        headers: event.headers,
+        requestId,
+      };
+      const run = () => implementation(request);
+      const response = route.idempotent
+        ? await withIdempotency(
+            {
+              scope: `${principalScope(principal)}:${event.routeKey}`,
+              key: event.headers['idempotency-key'],
+              request: `${event.routeKey}\n${event.body ?? ''}`,
+            },
+            run,
+          )
+        : await run();
+      return jsonResult(response.status, response.body, requestId, response.headers);
+    });
+}
+
+/** A path parameter that must be a positive integer id; anything else is a 400. */
+export function idParameter(request: ApiRequest<unknown>, name: string): number {
+  const raw = request.pathParameters[name] ?? '';
+  const id = /^[1-9][0-9]{0,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(id)) {
+    throw badRequest(`Path parameter ${name} must be a positive integer`, [
+      { location: 'path', pointer: `/${name}`, message: 'must be a positive integer' },
+    ]);
+  }
+  return id;
+}
+
+/** `limit` (1 to 100, default 50) and `cursor` of a paginated list. */
+export function pageParameters(request: ApiRequest<unknown>): { limit: number; cursor: string | undefined } {
+  const rawLimit = request.query.limit;
+  const limit = rawLimit === undefined ? 50 : /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
+  if (!(limit >= 1 && limit <= 100)) {
+    throw badRequest('Query parameter limit must be an integer from 1 to 100', [
+      { location: 'query', pointer: '/limit', message: 'must be an integer from 1 to 100' },
+    ]);
+  }
+  return { limit, cursor: request.query.cursor };
+}

@@ -1,0 +1,4 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+
+/** One structured (JSON) logger for every function; never pass it a token or a secret. */
+export const logger = new Logger({ serviceName: 'bi-tenant-admin' });

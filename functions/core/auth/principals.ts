@@ -1,0 +1,55 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuthScheme } from '../../routes.ts';
+import { unauthorized } from '../errors.ts';
+import { db, tableName } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import { hashToken, type TokenKind } from './tokens.ts';
+
+export type Principal =
+  | { kind: 'client'; clientId: number }
+  | { kind: 'tenant'; clientId: number; tenantId: number }
+  | { kind: 'anonymous' };
+
+/** The item that makes a token valid: deleting it revokes the token at once. */
+export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number }) {
+  return { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() };
+}
+
+const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/;
+
+/**
+ * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
+ * One consistent GetItem by the token's SHA-256, so a revoked or rotated token fails at once.
+ * A token of another kind than the route accepts is treated like an unknown one.
+ */
+export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
+  if (schemes.length === 0) return { kind: 'anonymous' };
+  const match = authorization === undefined ? null : bearerPattern.exec(authorization.trim());
+  if (!match?.[1]) throw unauthorized('Missing bearer token');
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(match[1])), ConsistentRead: true }),
+  );
+  const item = result.Item;
+  const invalid = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+  if (!item || !schemes.includes(item.kind)) throw invalid();
+  if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
+  return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };
+}
+
+/** A stable name of the caller, for keys that must not collide between callers. */
+export function principalScope(principal: Principal): string {
+  if (principal.kind === 'client') return `client:${principal.clientId}`;
+  if (principal.kind === 'tenant') return `tenant:${principal.tenantId}`;
+  return 'anonymous';
+}
+
+/** The route table guarantees the kind; a mismatch is a wiring bug, not a client error. */
+export function clientIdOf(principal: Principal): number {
+  if (principal.kind !== 'client') throw new Error(`Expected a client principal, got ${principal.kind}`);
+  return principal.clientId;
+}
+
+export function tenantIdOf(principal: Principal): number {
+  if (principal.kind !== 'tenant') throw new Error(`Expected a tenant principal, got ${principal.kind}`);
+  return principal.tenantId;
+}

@@ -1,0 +1,152 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tokenItem } from '../auth/principals.ts';
+import { hashToken } from '../auth/tokens.ts';
+import { db, type Page, queryIndexPage, tableName, transact } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+
+export type VariableValue = string | number | boolean;
+
+export interface TenantRecord {
+  tenantId: number;
+  clientId: number;
+  nome: string;
+  ativo: boolean;
+  dominio: string;
+  developmentVariables: Record<string, VariableValue>;
+  /** The template chosen at creation (applied by the templates feature). */
+  templateId?: number;
+  /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
+  tokenHash: string;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt?: string;
+}
+
+const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
+  ...keys.tenant(tenant.tenantId),
+  ...keys.clientTenantsIndex(tenant.clientId, tenant.tenantId),
+});
+
+/** Writes the tenant and its token together: neither exists without the other. */
+export async function insertTenant(tenant: TenantRecord, token: string): Promise<void> {
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...tenant, ...tenantKeys(tenant) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: tokenItem(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+  if (!written) throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
+}
+
+/** Consistent read: a tenant just deleted or rotated is seen as such. */
+export async function findTenant(tenantId: number): Promise<TenantRecord | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(tenantId), ConsistentRead: true }));
+  return result.Item as TenantRecord | undefined;
+}
+
+export function listClientTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantRecord>> {
+  return queryIndexPage<TenantRecord>({ index: 'gsi1', partition: keys.clientTenantsIndex(clientId, 0).gsi1pk, limit, cursor });
+}
+
+/** Guards every write on a tenant read just before: same owner, not deleted, token unchanged. */
+const unchangedSinceRead = {
+  ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt) AND tokenHash = :tokenHash',
+};
+const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientId, ':tokenHash': tenant.tokenHash });
+
+/**
+ * Soft delete: marks the tenant deleted, drops it from the client's list, revokes its token and
+ * keeps a billing record, in one transaction. `false` when the tenant changed since it was read.
+ */
+export function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
+  return transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: 'SET deletedAt = :deletedAt, updatedAt = :deletedAt REMOVE gsi1pk, gsi1sk',
+        ...unchangedSinceRead,
+        ExpressionAttributeValues: { ...unchangedValues(tenant), ':deletedAt': deletedAt },
+      },
+    },
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.token(tenant.tokenHash),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.tenantDeletionRecord(tenant.tenantId),
+          tenantId: tenant.tenantId,
+          clientId: tenant.clientId,
+          nome: tenant.nome,
+          createdAt: tenant.createdAt,
+          deletedAt,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+}
+
+/** Replaces the tenant token: the old one stops resolving in the same transaction. */
+export function replaceTenantToken(tenant: TenantRecord, newToken: string, updatedAt: string): Promise<boolean> {
+  return transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :updatedAt',
+        ...unchangedSinceRead,
+        ExpressionAttributeValues: { ...unchangedValues(tenant), ':newHash': hashToken(newToken), ':updatedAt': updatedAt },
+      },
+    },
+    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash), ConditionExpression: 'attribute_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: tokenItem(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+}
+
+/** Sets `ativo`; `undefined` when the tenant was deleted or changed hands since it was read. */
+export async function updateTenantActive(
+  tenant: TenantRecord,
+  ativo: boolean,
+  updatedAt: string,
+): Promise<TenantRecord | undefined> {
+  try {
+    const result = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: 'SET ativo = :ativo, updatedAt = :updatedAt',
+        ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
+        ExpressionAttributeValues: { ':clientId': tenant.clientId, ':ativo': ativo, ':updatedAt': updatedAt },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return result.Attributes as TenantRecord;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}

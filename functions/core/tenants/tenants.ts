@@ -1,0 +1,158 @@
+import { hashToken, newToken } from '../auth/tokens.ts';
+import { apiConfig } from '../config.ts';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import { nextId, type Page } from '../store/dynamo.ts';
+import { templateExists } from '../templates/template-repository.ts';
+import {
+  findTenant,
+  insertTenant,
+  listClientTenants,
+  replaceTenantToken,
+  softDeleteTenant,
+  type TenantRecord,
+  updateTenantActive,
+  type VariableValue,
+} from './tenant-repository.ts';
+
+/** The body of POST /tenants once it satisfied schemas/create-tenant.schema.json. */
+export interface CreateTenantInput {
+  nome: string;
+  ativo: boolean;
+  templateId?: number;
+  development_variables?: Record<string, VariableValue> | Array<{ key: string; value: VariableValue }>;
+}
+
+/** What the API shows of a tenant (spec 2.1: the record's other fields are not shown). */
+export interface TenantSummary {
+  id: number;
+  nome: string;
+  dominio: string;
+  ativo: boolean;
+}
+
+export const tenantNotFound = () => notFound('Tenant not found');
+
+export const summarize = (tenant: TenantRecord): TenantSummary => ({
+  id: tenant.tenantId,
+  nome: tenant.nome,
+  dominio: tenant.dominio,
+  ativo: tenant.ativo,
+});
+
+/**
+ * Both accepted formats as one object (DESIGN 7). The schema has already checked the shape; a
+ * key repeated in the array format is the one rule a JSON Schema cannot express.
+ */
+export function normalizeDevelopmentVariables(input: CreateTenantInput['development_variables']): Record<string, VariableValue> {
+  if (input === undefined) return {};
+  if (!Array.isArray(input)) return Object.fromEntries(Object.entries(input));
+  const variables = new Map<string, VariableValue>();
+  input.forEach(({ key, value }, index) => {
+    if (variables.has(key)) {
+      throw badRequest(
+        `Invalid development_variables format: duplicate key ${JSON.stringify(key)}`,
+        [{ location: 'body', pointer: `/development_variables/${index}/key`, message: 'duplicates an earlier key' }],
+        'validation_failed',
+      );
+    }
+    variables.set(key, value);
+  });
+  return Object.fromEntries(variables);
+}
+
+/** `<slug-of-nome>-<id>.<base>`: unique because the id is, readable because of the slug, never changed. */
+export function tenantDomain(nome: string, tenantId: number, baseDomain: string): string {
+  const slug =
+    nome
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, 40)
+      .replace(/^-+|-+$/g, '') || 'tenant';
+  return `${slug}-${tenantId}.${baseDomain}`;
+}
+
+/** Spec 4.1: creates the tenant for the client, with its token and domain. */
+export async function createTenant(clientId: number, input: CreateTenantInput): Promise<TenantSummary & { token: string }> {
+  const developmentVariables = normalizeDevelopmentVariables(input.development_variables);
+  if (input.templateId !== undefined && !(await templateExists(clientId, input.templateId))) {
+    throw notFound('Template not found');
+  }
+  const tenantId = await nextId('tenant');
+  const now = new Date().toISOString();
+  const token = newToken('tenant');
+  const tenant: TenantRecord = {
+    tenantId,
+    clientId,
+    nome: input.nome,
+    ativo: input.ativo,
+    dominio: tenantDomain(input.nome, tenantId, apiConfig().tenantBaseDomain),
+    developmentVariables,
+    templateId: input.templateId,
+    tokenHash: hashToken(token),
+    createdAt: now,
+    updatedAt: now,
+  };
+  await insertTenant(tenant, token);
+  // Field order as spec 4.1 shows it.
+  return { id: tenantId, nome: tenant.nome, token, dominio: tenant.dominio, ativo: tenant.ativo };
+}
+
+/** The client's own live tenant; another client's, a deleted or an unknown one is the same 404. */
+export async function findClientTenant(clientId: number, tenantId: number): Promise<TenantRecord> {
+  const tenant = await findTenant(tenantId);
+  if (!tenant || tenant.clientId !== clientId || tenant.deletedAt) throw tenantNotFound();
+  return tenant;
+}
+
+export async function listTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantSummary>> {
+  const page = await listClientTenants(clientId, limit, cursor);
+  return { items: page.items.map(summarize), nextCursor: page.nextCursor };
+}
+
+/**
+ * Re-reads and retries when a concurrent write (a rotation, say) changed the tenant between the
+ * read and the conditional write, so callers never act on a stale token hash.
+ */
+async function withCurrentTenant<T>(
+  clientId: number,
+  tenantId: number,
+  write: (tenant: TenantRecord) => Promise<T | undefined>,
+): Promise<T> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await write(await findClientTenant(clientId, tenantId));
+    if (result !== undefined) return result;
+  }
+  throw conflict('The tenant changed while this request ran; retry it');
+}
+
+/** Spec 4.3 / DELETE /tenants: soft delete, token revoked in the same transaction, billing record kept. */
+export function deleteTenant(clientId: number, tenantId: number): Promise<true> {
+  return withCurrentTenant(clientId, tenantId, async (tenant) =>
+    (await softDeleteTenant(tenant, new Date().toISOString())) ? true : undefined,
+  );
+}
+
+export async function setTenantActive(clientId: number, tenantId: number, ativo: boolean): Promise<TenantSummary> {
+  return withCurrentTenant(clientId, tenantId, async (tenant) => {
+    const updated = await updateTenantActive(tenant, ativo, new Date().toISOString());
+    return updated && summarize(updated);
+  });
+}
+
+/** A new tenant token, shown once; the previous one stops working at once. */
+export function rotateTenantToken(clientId: number, tenantId: number): Promise<{ id: number; token: string }> {
+  const token = newToken('tenant');
+  return withCurrentTenant(clientId, tenantId, async (tenant) =>
+    (await replaceTenantToken(tenant, token, new Date().toISOString())) ? { id: tenantId, token } : undefined,
+  );
+}
+
+/** GET /tenant: the token's own tenant. Its token resolving means it is not deleted. */
+export async function describeOwnTenant(tenantId: number) {
+  const tenant = await findTenant(tenantId);
+  if (!tenant || tenant.deletedAt) throw tenantNotFound();
+  // Applications and desks come from applied templates (templates feature); none until then.
+  return { ...summarize(tenant), applications: [] as unknown[], desks: [] as unknown[] };
+}

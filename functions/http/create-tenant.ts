@@ -1,0 +1,8 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { clientIdOf } from '../core/auth/principals.ts';
+import { type CreateTenantInput, createTenant } from '../core/tenants/tenants.ts';
+
+export const handler = httpHandler<CreateTenantInput>(async ({ principal, body }) => ({
+  status: 201,
+  body: { status: 'success', data: await createTenant(clientIdOf(principal), body) },
+}));

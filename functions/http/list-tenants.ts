@@ -1,0 +1,9 @@
+import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
+import { clientIdOf } from '../core/auth/principals.ts';
+import { listTenants } from '../core/tenants/tenants.ts';
+
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  const page = await listTenants(clientIdOf(request.principal), limit, cursor);
+  return { status: 200, body: { status: 'success', data: page.items, nextCursor: page.nextCursor } };
+});

