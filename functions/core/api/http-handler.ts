@@ -29,9 +29,10 @@ export interface ApiResponse {
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
 
+/** Set by the authentication middleware before the handler runs. */
 interface ApiContext extends Context {
-  route: Route;
-  principal: Principal;
+  route?: Route;
+  principal?: Principal;
 }
 
 // A function missing its configuration fails here, at cold start, not on some later request.
@@ -106,6 +107,7 @@ export function httpHandler<Body = undefined>(implementation: (request: ApiReque
       const requestId = requestIdOf(event);
       logger.appendKeys({ requestId });
       const { route, principal } = context;
+      if (!route || !principal) throw new Error('The authentication middleware did not run');
       const parsed = route.body ? validateBody<Body>(route.body, parseJsonBody(event)) : undefined;
       const request: ApiRequest<Body> = {
         route,

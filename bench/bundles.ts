@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Lambda cold starts grow with the code they load; this is the size each function should stay under. */
+export const bundleBudgetBytes = 500 * 1024;
+
+export interface BundleSize {
+  /** The function's logical id without CloudFormation's 8-hex hash suffix, e.g. `GetTenant`. */
+  functionId: string;
+  assetPath: string;
+  bytes: number;
+  overBudget: boolean;
+}
+
+interface Template {
+  Resources: Record<string, { Type: string; Metadata?: Record<string, unknown> }>;
+}
+
+/** Synthesizes the stack into a temporary directory and measures every function's bundled index.mjs. */
+export async function measureBundles(projectRoot: string, environment: NodeJS.ProcessEnv): Promise<BundleSize[]> {
+  const outDir = await mkdtemp(join(tmpdir(), 'bench-synth-'));
+  try {
+    await synth(projectRoot, outDir, environment);
+    const template = JSON.parse(await readFile(join(outDir, 'BiTenantAdmin-dev.template.json'), 'utf8')) as Template;
+    const sizes: BundleSize[] = [];
+    for (const [logicalId, resource] of Object.entries(template.Resources)) {
+      if (resource.Type !== 'AWS::Lambda::Function') continue;
+      const assetPath = resource.Metadata?.['aws:asset:path'];
+      if (typeof assetPath !== 'string') throw new Error(`${logicalId} has no aws:asset:path metadata`);
+      const { size } = await stat(join(outDir, assetPath, 'index.mjs'));
+      sizes.push({
+        functionId: logicalId.replace(/[0-9A-F]{8}$/, ''),
+        assetPath,
+        bytes: size,
+        overBudget: size > bundleBudgetBytes,
+      });
+    }
+    return sizes;
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+  }
+}
+
+/** `cdk synth` prints esbuild's and npm's chatter on stderr: keep it, and show it only if synth fails. */
+function synth(projectRoot: string, outDir: string, environment: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['cdk', 'synth', '-q', '-o', outDir], {
+      cwd: projectRoot,
+      env: environment,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`cdk synth failed (${signal ?? `exit code ${code}`}):\n${output}`));
+    });
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * `npm run bench`: latency of a few routes on the local twin, and the size of every function's
+ * bundle. A report to compare between runs (bench/results.json), not a test: nothing here fails
+ * on a slow number.
+ */
+import { writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startTwin } from '../local/twin.ts';
+import { type BundleSize, bundleBudgetBytes, measureBundles } from './bundles.ts';
+import { type LatencyCase, type LatencyResult, type LatencySettings, measureLatency, warmUp } from './latency.ts';
+import { fixed, formatTable, ratio } from './table.ts';
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
+
+// startTwin points process.env at its emulators (fake AWS credentials among them); cdk synth must
+// see the caller's environment, not those.
+const callerEnvironment = { ...process.env };
+
+function positiveIntegerFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return value;
+}
+
+/**
+ * DynamoDB Local is a JVM: its first few thousand requests run interpreted and are several times
+ * slower (whoami's p50 fell from ~70 ms to ~11 ms over its first 3,500 requests), which would
+ * make whichever route runs first look slowest. So every route is exercised this many times
+ * before any is measured, on top of each route's own short warm-up.
+ */
+const twinWarmupRequestsPerRoute = 1000;
+
+const settings: LatencySettings = {
+  requests: positiveIntegerFromEnv('BENCH_REQUESTS', 2000),
+  connections: positiveIntegerFromEnv('BENCH_CONNECTIONS', 10),
+  warmupRequests: 200,
+};
+
+const json = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
+
+/** The tenant every tenant-token benchmark authenticates as. */
+async function createBenchTenant(url: string, clientToken: string): Promise<string> {
+  const response = await fetch(`${url}/tenants`, {
+    method: 'POST',
+    headers: json(clientToken),
+    body: JSON.stringify({ nome: 'Bench', ativo: true }),
+  });
+  const body = (await response.json()) as { data?: { token?: string } };
+  if (response.status !== 201 || !body.data?.token) {
+    throw new Error(`Could not create the bench tenant: ${response.status} ${JSON.stringify(body)}`);
+  }
+  return body.data.token;
+}
+
+/** The first case is the baseline: only the token lookup, which every authenticated route pays. */
+function latencyCases(clientToken: string, tenantToken: string): LatencyCase[] {
+  return [
+    { name: 'baseline', method: 'GET', path: '/whoami', headers: json(tenantToken) },
+    { name: 'get tenant', method: 'GET', path: '/tenant', headers: json(tenantToken) },
+    {
+      name: 'create tenant',
+      method: 'POST',
+      path: '/tenants',
+      headers: json(clientToken),
+      body: JSON.stringify({ nome: 'Bench Load', ativo: true }),
+    },
+  ];
+}
+
+async function runLatencyBenchmarks(): Promise<LatencyResult[]> {
+  const twin = await startTwin({ port: 0 });
+  try {
+    const tenantToken = await createBenchTenant(twin.url, twin.clientToken);
+    const cases = latencyCases(twin.clientToken, tenantToken);
+    process.stderr.write(`  warming up the twin (${twinWarmupRequestsPerRoute} requests per route)...\n`);
+    for (const testCase of cases) await warmUp(twin.url, testCase, twinWarmupRequestsPerRoute, settings.connections);
+    const results: LatencyResult[] = [];
+    for (const testCase of cases) {
+      process.stderr.write(`  measuring ${testCase.method} ${testCase.path}...\n`);
+      results.push(await measureLatency(twin.url, testCase, settings));
+    }
+    return results;
+  } finally {
+    await twin.stop();
+  }
+}
+
+function printLatency(results: readonly LatencyResult[]): void {
+  const [baseline] = results;
+  if (!baseline) return;
+  console.log(
+    `Latency (local twin, ${settings.requests} requests over ${settings.connections} connections, ` +
+      `after ${settings.warmupRequests} warm-up requests each)\n`,
+  );
+  const rows = results.map((result) => [
+    result.name,
+    `${result.method} ${result.path}`,
+    result.requests,
+    result.non2xx,
+    fixed(result.p50Ms, 2),
+    fixed(result.p99Ms, 2),
+    fixed(result.requestsPerSecond, 0),
+    ratio(result.p50Ms, baseline.p50Ms),
+    ratio(result.p99Ms, baseline.p99Ms),
+  ]);
+  console.log(
+    formatTable(['benchmark', 'route', 'requests', 'non-2xx', 'p50 ms', 'p99 ms', 'req/s', 'p50 vs base', 'p99 vs base'], rows),
+  );
+  for (const result of results) {
+    if (result.non2xx > 0 || result.errors > 0) {
+      console.log(
+        `WARNING: ${result.method} ${result.path} had ${result.non2xx} non-2xx answers and ${result.errors} ` +
+          `unanswered requests (status codes: ${JSON.stringify(result.statusCodes)}); its numbers are not comparable.`,
+      );
+    }
+  }
+}
+
+const kilobytes = (bytes: number) => bytes / 1024;
+
+function printBundles(bundles: readonly BundleSize[]): void {
+  console.log(`\nBundle sizes (index.mjs of each function, minified, 1 KB = 1024 bytes)\n`);
+  const rows = [...bundles]
+    .sort((a, b) => b.bytes - a.bytes)
+    .map((bundle) => [
+      bundle.functionId,
+      fixed(kilobytes(bundle.bytes), 1),
+      bundle.overBudget ? `over budget (${kilobytes(bundleBudgetBytes)} KB)` : '',
+    ]);
+  console.log(formatTable(['function', 'KB', ''], rows));
+}
+
+async function writeResults(latency: readonly LatencyResult[], bundles: readonly BundleSize[]): Promise<void> {
+  const results = {
+    timestamp: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: cpus().length,
+    loadAverageAtStart: loadAverage,
+    settings,
+    latency,
+    bundles: bundles.map((bundle) => ({ ...bundle, kilobytes: Number(fixed(kilobytes(bundle.bytes), 1)) })),
+    bundleBudgetBytes,
+  };
+  await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+// Other work on the machine (tests, a second twin) shows up in every latency: say how busy it was.
+const loadAverage = loadavg()[0] ?? 0;
+console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average ${fixed(loadAverage, 2)} at start\n`);
+const latency = await runLatencyBenchmarks();
+printLatency(latency);
+process.stderr.write('  synthesizing the stack to measure bundles (about 15 s)...\n');
+const bundles = await measureBundles(projectRoot, callerEnvironment);
+printBundles(bundles);
+await writeResults(latency, bundles);
+console.log(`\nNumbers written to ${fileURLToPath(new URL('results.json', import.meta.url)).replace(projectRoot, '')}`);

@@ -1,0 +1,129 @@
+/**
+ * Operator commands: `npm run admin -- <command>`. With TABLE_NAME set it works on that table
+ * (AWS credentials and region from the environment, DYNAMODB_ENDPOINT to override the endpoint);
+ * otherwise on the local twin's data in .data/ (through the running twin, or on its own).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createClient, listClients, rotateClientToken } from '../functions/core/clients/clients.ts';
+import { ensureTable } from '../local/create-table.ts';
+import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { localEnvironment, localTableName } from '../local/twin.ts';
+
+const usage = `Usage: npm run admin -- <command> [--json]
+
+  client create --name <name>     create a client (integrator) and print its token, shown only once
+  client list                     list the clients
+  client rotate-token --id <id>   give a client a new token (the old one stops working) and print it
+
+Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
+endpoint), else the local twin's data in DATA_DIR (default .data/).`;
+
+const dataDir = process.env.DATA_DIR || '.data';
+
+class UsageError extends Error {}
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    name: { type: 'string' },
+    id: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean' },
+  },
+});
+
+/** Points the core modules at the local twin's DynamoDB Local: the running one, or one started here. */
+async function useLocalData(): Promise<DynamoDbLocal | undefined> {
+  const runtimeFile = join(dataDir, 'twin.json');
+  if (existsSync(runtimeFile)) {
+    const running = JSON.parse(readFileSync(runtimeFile, 'utf8')) as { dynamodbEndpoint: string; pid: number };
+    if (isAlive(running.pid)) {
+      Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
+      return undefined;
+    }
+  }
+  const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+  Object.assign(process.env, localEnvironment(dynamo.endpoint));
+  const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
+  await ensureTable(client, localTableName);
+  client.destroy();
+  return dynamo;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function positiveId(raw: string | undefined): number {
+  if (!raw || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new UsageError('--id must be a positive integer');
+  return Number(raw);
+}
+
+async function run(print: (text: string, data: unknown) => void): Promise<number> {
+  const command = positionals.join(' ');
+  switch (command) {
+    case 'client create': {
+      const name = values.name?.trim();
+      if (!name) throw new UsageError('client create needs --name <name>');
+      const { client, token } = await createClient(name);
+      print(`Client ${client.clientId} (${client.nome}) created.\nToken, shown only once: ${token}`, {
+        id: client.clientId,
+        nome: client.nome,
+        token,
+      });
+      return 0;
+    }
+    case 'client list': {
+      const clients = (await listClients()).map(({ clientId, nome, createdAt }) => ({ id: clientId, nome, createdAt }));
+      const lines = clients.map((client) => `${String(client.id).padStart(6)}  ${client.createdAt}  ${client.nome}`);
+      print(['    id  created                   name', ...lines].join('\n'), clients);
+      return 0;
+    }
+    case 'client rotate-token': {
+      const id = positiveId(values.id);
+      const token = await rotateClientToken(id);
+      if (!token) {
+        console.error(`Client ${id} not found`);
+        return 1;
+      }
+      print(`Client ${id} has a new token; the old one no longer works.\nToken, shown only once: ${token}`, { id, token });
+      return 0;
+    }
+    default:
+      throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
+  }
+}
+
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+let localDynamo: DynamoDbLocal | undefined;
+let exitCode: number;
+try {
+  if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
+  exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
+} catch (error) {
+  if (error instanceof UsageError) {
+    console.error(`${error.message}\n\n${usage}`);
+    exitCode = 2;
+  } else if (error instanceof JavaMissingError) {
+    console.error(error.message);
+    exitCode = 1;
+  } else {
+    console.error(error instanceof Error ? error.message : String(error));
+    exitCode = 1;
+  }
+} finally {
+  await localDynamo?.stop();
+}
+process.exit(exitCode);

@@ -1,0 +1,142 @@
+import { describe, expect, test } from 'vitest';
+import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+
+describe('authentication (spec 5)', () => {
+  test('a missing token is 401 with WWW-Authenticate: Bearer', async () => {
+    const answer = await api('GET', '/tenants');
+    expectErrorEnvelope(answer, 401);
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  test('an unknown or malformed token is 401 with an invalid_token challenge', async () => {
+    for (const authorization of ['Bearer cli_nope', 'Bearer ', 'Basic dXNlcjpwYXNz', 'cli_raw']) {
+      const answer = await api('GET', '/tenants', { headers: { authorization } });
+      expectErrorEnvelope(answer, 401);
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+  });
+
+  test('a client token on a tenant route, and a tenant token on a client route, are 401', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    expectErrorEnvelope(await api('GET', '/tenant', { token: client.token }), 401);
+    expectErrorEnvelope(await api('GET', '/tenants', { token: tenant.token }), 401);
+    expectErrorEnvelope(await api('POST', '/tenants', { token: tenant.token, body: { nome: 'X', ativo: true } }), 401);
+  });
+
+  test('whoami names the kind of token', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    expect((await api('GET', '/whoami', { token: client.token })).body.data).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+    });
+    expect((await api('GET', '/whoami', { token: tenant.token })).body.data).toEqual({ kind: 'tenant', tenantId: tenant.id });
+  });
+});
+
+describe('request bodies', () => {
+  test('malformed JSON is 400', async () => {
+    const client = await newClient();
+    const error = expectErrorEnvelope(
+      await api('POST', '/tenants', {
+        token: client.token,
+        rawBody: '{"nome": "x", ',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
+    expect(error.code).toBe('malformed_json');
+  });
+
+  test('a wrong content type is 415', async () => {
+    const client = await newClient();
+    expectErrorEnvelope(
+      await api('POST', '/tenants', {
+        token: client.token,
+        rawBody: 'nome=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+    );
+  });
+
+  test('a body over 1 MB is 413', async () => {
+    const client = await newClient();
+    const body = { nome: 'x'.repeat(1024 * 1024), ativo: true };
+    expectErrorEnvelope(await api('POST', '/tenants', { token: client.token, body }), 413);
+  });
+
+  test('invalid UTF-8 is 400', async () => {
+    const client = await newClient();
+    const rawBody = Buffer.concat([Buffer.from('{"nome":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","ativo":true}')]);
+    expectErrorEnvelope(
+      await api('POST', '/tenants', { token: client.token, rawBody, headers: { 'content-type': 'application/json' } }),
+      400,
+    );
+  });
+
+  test('unknown routes are 404, as API Gateway answers them', async () => {
+    const answer = await api('GET', '/nothing-here');
+    expect(answer.status).toBe(404);
+  });
+});
+
+describe('Idempotency-Key on POST /tenants', () => {
+  test('two concurrent creates with one key make one tenant and both get the same answer', async () => {
+    const client = await newClient();
+    const headers = { 'idempotency-key': `key-${crypto.randomUUID()}` };
+    const body = { nome: 'Once', ativo: true };
+    const [first, second] = await Promise.all([
+      api('POST', '/tenants', { token: client.token, body, headers }),
+      api('POST', '/tenants', { token: client.token, body, headers }),
+    ]);
+    expect(first?.status).toBe(201);
+    expect(second?.status).toBe(201);
+    expect(second?.body).toEqual(first?.body);
+    expect((await api('GET', '/tenants', { token: client.token })).body.data).toHaveLength(1);
+  });
+
+  test('a later retry replays the first answer, token included, and is marked as a replay', async () => {
+    const client = await newClient();
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    const first = await api('POST', '/tenants', { token: client.token, body: { nome: 'A', ativo: true }, headers });
+    const retry = await api('POST', '/tenants', { token: client.token, body: { nome: 'A', ativo: true }, headers });
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  test('the same key with another body is 409; another client may use the same key', async () => {
+    const client = await newClient();
+    const other = await newClient();
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    await api('POST', '/tenants', { token: client.token, body: { nome: 'A', ativo: true }, headers });
+    const error = expectErrorEnvelope(
+      await api('POST', '/tenants', { token: client.token, body: { nome: 'B', ativo: true }, headers }),
+      409,
+    );
+    expect(error.code).toBe('idempotency_key_reused');
+    expect((await api('POST', '/tenants', { token: other.token, body: { nome: 'B', ativo: true }, headers })).status).toBe(201);
+  });
+
+  test('a refused request does not burn the key', async () => {
+    const client = await newClient();
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    const refused = await api('POST', '/tenants', {
+      token: client.token,
+      body: { nome: 'A', ativo: true, templateId: 424242 },
+      headers,
+    });
+    expect(refused.status).toBe(404);
+    // Schema failures happen before the key is looked at; domain refusals release it.
+    const fixed = await api('POST', '/tenants', {
+      token: client.token,
+      body: { nome: 'A', ativo: true, templateId: 424242 },
+      headers,
+    });
+    expect(fixed.status).toBe(404);
+    expect(fixed.headers.get('idempotent-replayed')).toBeNull();
+  });
+});

@@ -1,0 +1,266 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, test } from 'vitest';
+import { hashToken } from '../../functions/core/auth/tokens.ts';
+import { db, tableName } from '../../functions/core/store/dynamo.ts';
+import { keys } from '../../functions/core/store/keys.ts';
+import { findTenant } from '../../functions/core/tenants/tenant-repository.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+
+/** Templates are published by the templates feature; here one is put straight into the table. */
+async function seedTemplate(clientId: number, templateId: number) {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.template(clientId, templateId), nome: 'Seeded' } }));
+}
+
+describe('POST /tenants (spec 4.1)', () => {
+  test('creates the tenant and answers exactly {status, data:{id, nome, token, dominio, ativo}} with 201', async () => {
+    const client = await newClient();
+    const answer = await api('POST', '/tenants', { token: client.token, body: { nome: 'Acme Ltda', ativo: true } });
+    expect(answer.status).toBe(201);
+    expect(Object.keys(answer.body)).toEqual(['status', 'data']);
+    expect(answer.body.status).toBe('success');
+    const data = answer.body.data;
+    expect(Object.keys(data).sort()).toEqual(['ativo', 'dominio', 'id', 'nome', 'token']);
+    expect(data).toMatchObject({ nome: 'Acme Ltda', ativo: true });
+    expect(Number.isInteger(data.id)).toBe(true);
+    expect(data.dominio).toBe(`acme-ltda-${data.id}.localhost`);
+    expect(data.token).toMatch(/^ten_[A-Za-z0-9_-]{43}$/);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+
+    const stored = await findTenant(data.id);
+    expect(stored?.clientId).toBe(client.clientId);
+    expect(stored?.tokenHash).toBe(hashToken(data.token));
+    expect(JSON.stringify(stored)).not.toContain(data.token);
+  });
+
+  test('the tenant token opens GET /tenant, with empty applications and desks', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token, { nome: 'Beta', ativo: false });
+    const answer = await api('GET', '/tenant', { token: tenant.token });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      status: 'success',
+      data: { id: tenant.id, nome: 'Beta', dominio: tenant.dominio, ativo: false, applications: [], desks: [] },
+    });
+  });
+
+  test('ids are distinct integers and domains are unique', async () => {
+    const client = await newClient();
+    const created = await Promise.all(Array.from({ length: 8 }, () => newTenant(client.token, { nome: 'Same Name' })));
+    expect(new Set(created.map((tenant) => tenant.id)).size).toBe(8);
+    expect(new Set(created.map((tenant) => tenant.dominio)).size).toBe(8);
+  });
+
+  test('both development_variables formats are stored as one object', async () => {
+    const client = await newClient();
+    const fromObject = await newTenant(client.token, { development_variables: { HOST: 'db', PORT: 5432 } });
+    const fromArray = await newTenant(client.token, {
+      development_variables: [
+        { key: 'HOST', value: 'db' },
+        { key: 'PORT', value: 5432 },
+      ],
+    });
+    expect((await findTenant(fromObject.id))?.developmentVariables).toEqual({ HOST: 'db', PORT: 5432 });
+    expect((await findTenant(fromArray.id))?.developmentVariables).toEqual({ HOST: 'db', PORT: 5432 });
+  });
+
+  test.each([
+    ['a string', 'HOST=db'],
+    [
+      'a duplicate key',
+      [
+        { key: 'A', value: 1 },
+        { key: 'A', value: 2 },
+      ],
+    ],
+    ['a nested value', { A: { B: 1 } }],
+    ['an item without a key', [{ value: 1 }]],
+  ])(
+    'malformed development_variables (%s) is 400 "Invalid development_variables format..." and creates nothing',
+    async (_name, value) => {
+      const client = await newClient();
+      const body = expectErrorEnvelope(
+        await api('POST', '/tenants', { token: client.token, body: { nome: 'X', ativo: true, development_variables: value } }),
+        400,
+      );
+      expect(body.message.startsWith('Invalid development_variables format')).toBe(true);
+      expect((await api('GET', '/tenants', { token: client.token })).body.data).toEqual([]);
+    },
+  );
+
+  test('nome must be a non-empty string and ativo a boolean; unknown fields are refused', async () => {
+    const client = await newClient();
+    for (const [body, pointer] of [
+      [{ ativo: true }, '/nome'],
+      [{ nome: '', ativo: true }, '/nome'],
+      [{ nome: 5, ativo: true }, '/nome'],
+      [{ nome: 'X' }, '/ativo'],
+      [{ nome: 'X', ativo: 'true' }, '/ativo'],
+      [{ nome: 'X', ativo: true, owner: 'me' }, '/owner'],
+      [{ nome: 'X', ativo: true, templateId: '1' }, '/templateId'],
+    ] as const) {
+      const error = expectErrorEnvelope(await api('POST', '/tenants', { token: client.token, body }), 400);
+      expect(error.errors.map((field: { pointer: string }) => field.pointer)).toContain(pointer);
+    }
+  });
+
+  test('templateId must be a template of this client, else 404 Template not found', async () => {
+    const client = await newClient();
+    const other = await newClient();
+    await seedTemplate(client.clientId, 7);
+    await seedTemplate(other.clientId, 8);
+
+    const withOwn = await api('POST', '/tenants', { token: client.token, body: { nome: 'T', ativo: true, templateId: 7 } });
+    expect(withOwn.status).toBe(201);
+    expect((await findTenant(withOwn.body.data.id))?.templateId).toBe(7);
+
+    for (const templateId of [8, 999999]) {
+      const error = expectErrorEnvelope(
+        await api('POST', '/tenants', { token: client.token, body: { nome: 'T', ativo: true, templateId } }),
+        404,
+      );
+      expect(error.message).toBe('Template not found');
+    }
+  });
+});
+
+describe('GET /tenants', () => {
+  test("lists only the client's live tenants, paginated with a cursor", async () => {
+    const client = await newClient();
+    const other = await newClient();
+    const mine = [];
+    for (let index = 0; index < 5; index++) mine.push(await newTenant(client.token, { nome: `T${index}` }));
+    await newTenant(other.token);
+    await api('POST', '/tenants/delete', { token: client.token, body: { id: mine[1]?.id } });
+
+    const seen = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : '?limit=2';
+      const page = await api('GET', `/tenants${query}`, { token: client.token });
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.data);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    const expected = mine.filter((_, index) => index !== 1).map(({ id, nome, dominio, ativo }) => ({ id, nome, dominio, ativo }));
+    expect(seen).toEqual(expected);
+  });
+
+  test('bad limit or a foreign cursor is 400', async () => {
+    const client = await newClient();
+    const other = await newClient();
+    for (const limit of ['0', '101', 'abc', '-1', '1.5']) {
+      expectErrorEnvelope(await api('GET', `/tenants?limit=${limit}`, { token: client.token }), 400);
+    }
+    await newTenant(other.token);
+    await newTenant(other.token);
+    const otherPage = await api('GET', '/tenants?limit=1', { token: other.token });
+    const foreign = otherPage.body.nextCursor as string;
+    expect(foreign).toBeTruthy();
+    expectErrorEnvelope(await api('GET', `/tenants?cursor=${foreign}`, { token: client.token }), 400);
+    expectErrorEnvelope(await api('GET', '/tenants?cursor=not-a-cursor', { token: client.token }), 400);
+  });
+});
+
+describe('deleting a tenant (spec 4.3)', () => {
+  test.each([
+    ['POST', '/tenants/delete'],
+    ['DELETE', '/tenants'],
+  ])('%s %s soft-deletes, revokes the token at once and keeps a billing record', async (method, path) => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const answer = await api(method, path, { token: client.token, body: { id: tenant.id } });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ status: 'success', data: true });
+
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    const stored = await findTenant(tenant.id);
+    expect(stored?.deletedAt).toBeTruthy();
+    const billing = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenantDeletionRecord(tenant.id) }));
+    expect(billing.Item).toMatchObject({ tenantId: tenant.id, clientId: client.clientId, deletedAt: stored?.deletedAt });
+
+    const again = expectErrorEnvelope(await api(method, path, { token: client.token, body: { id: tenant.id } }), 404);
+    expect(again.message).toBe('Tenant not found');
+  });
+
+  test("another client's tenant and an unknown one are 404 Tenant not found, and stay untouched", async () => {
+    const client = await newClient();
+    const intruder = await newClient();
+    const tenant = await newTenant(client.token);
+    for (const id of [tenant.id, 987654321]) {
+      const error = expectErrorEnvelope(await api('POST', '/tenants/delete', { token: intruder.token, body: { id } }), 404);
+      expect(error.message).toBe('Tenant not found');
+    }
+    expect((await api('GET', '/tenant', { token: tenant.token })).status).toBe(200);
+  });
+
+  test('the body must be {id: positive integer}', async () => {
+    const client = await newClient();
+    for (const body of [{}, { id: '1' }, { id: 0 }, { id: 1, force: true }]) {
+      expectErrorEnvelope(await api('DELETE', '/tenants', { token: client.token, body }), 400);
+    }
+    expectErrorEnvelope(await api('DELETE', '/tenants', { token: client.token }), 400);
+  });
+});
+
+describe('activation and token rotation', () => {
+  test('deactivate and activate flip ativo; the token keeps reading', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const off = await api('POST', `/tenants/${tenant.id}/deactivate`, { token: client.token });
+    expect(off.body).toEqual({
+      status: 'success',
+      data: { id: tenant.id, nome: tenant.nome, dominio: tenant.dominio, ativo: false },
+    });
+    expect((await api('GET', '/tenant', { token: tenant.token })).body.data.ativo).toBe(false);
+    const on = await api('POST', `/tenants/${tenant.id}/activate`, { token: client.token });
+    expect(on.body.data.ativo).toBe(true);
+    expect((await api('GET', '/tenants', { token: client.token })).body.data[0].ativo).toBe(true);
+  });
+
+  test('rotation returns a new token once; the old one is 401 at once', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const rotated = await api('POST', `/tenants/${tenant.id}/token`, { token: client.token });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.id).toBe(tenant.id);
+    expect(rotated.body.data.token).not.toBe(tenant.token);
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expect((await api('GET', '/tenant', { token: rotated.body.data.token })).status).toBe(200);
+  });
+
+  test('concurrent rotations leave exactly one working token', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => api('POST', `/tenants/${tenant.id}/token`, { token: client.token })),
+    );
+    const tokens = answers.filter((answer) => answer.status === 200).map((answer) => answer.body.data.token as string);
+    const working = [];
+    for (const token of [tenant.token, ...tokens]) {
+      if ((await api('GET', '/tenant', { token })).status === 200) working.push(token);
+    }
+    expect(working).toHaveLength(1);
+  });
+
+  test('another client cannot deactivate, activate or rotate a tenant; a deleted one is gone for everyone', async () => {
+    const client = await newClient();
+    const intruder = await newClient();
+    const tenant = await newTenant(client.token);
+    for (const action of ['deactivate', 'activate', 'token']) {
+      expectErrorEnvelope(await api('POST', `/tenants/${tenant.id}/${action}`, { token: intruder.token }), 404);
+    }
+    expect((await api('GET', '/tenant', { token: tenant.token })).body.data.ativo).toBe(true);
+    await api('DELETE', '/tenants', { token: client.token, body: { id: tenant.id } });
+    for (const action of ['deactivate', 'activate', 'token']) {
+      expectErrorEnvelope(await api('POST', `/tenants/${tenant.id}/${action}`, { token: client.token }), 404);
+    }
+  });
+
+  test('a path id that is not a positive integer is 400', async () => {
+    const client = await newClient();
+    for (const id of ['abc', '0', '01', '1e3', '99999999999999999999']) {
+      expectErrorEnvelope(await api('POST', `/tenants/${id}/deactivate`, { token: client.token }), 400);
+    }
+  });
+});

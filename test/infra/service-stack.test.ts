@@ -1,0 +1,350 @@
+/**
+ * Assertions on the synthesized CloudFormation of ServiceStack. The route table is the source of
+ * truth: every expectation about functions, API routes and IAM grants is derived from its rows,
+ * so adding a route without wiring it (or wiring it with the wrong access) fails here.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tableDefinition } from '../../functions/core/store/table-definition.ts';
+import { type Route, routeKey, routes } from '../../functions/routes.ts';
+import { functionIdOf, ServiceStack } from '../../lib/service-stack.ts';
+
+const TENANT_BASE_DOMAIN = 'bi.example.com';
+
+/** The parts of the CloudFormation resources these tests read; everything else is matched with `Match`. */
+interface CfnResource<P = Record<string, unknown>> {
+  Type: string;
+  Properties: P;
+  Metadata?: Record<string, unknown>;
+  DeletionPolicy?: string;
+}
+type Ref = { Ref: string };
+type GetAtt = { 'Fn::GetAtt': [string, string] };
+type LambdaFunction = CfnResource<{ Role: GetAtt; LoggingConfig?: { LogGroup?: Ref } }>;
+type HttpRoute = CfnResource<{ RouteKey: string; Target: unknown }>;
+type HttpIntegration = CfnResource<{ IntegrationUri: unknown }>;
+type IamRole = CfnResource<{ Policies?: { PolicyDocument: PolicyDocument }[] }>;
+type IamPolicy = CfnResource<{ Roles: unknown[]; PolicyDocument: PolicyDocument }>;
+interface PolicyDocument {
+  Statement: PolicyStatement[];
+}
+interface PolicyStatement {
+  Effect: 'Allow' | 'Deny';
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: unknown;
+  NotResource?: unknown;
+}
+
+/** Synthesizes the stack without running esbuild, so template assertions take milliseconds. */
+function synthesizeTemplate(stage: string): Template {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  return Template.fromStack(new ServiceStack(app, 'Test', { stage, tenantBaseDomain: TENANT_BASE_DOMAIN }));
+}
+
+function resourcesOfType<R extends CfnResource>(template: Template, type: string): Record<string, R> {
+  return template.findResources(type) as Record<string, R>;
+}
+
+function single<T>(items: readonly T[], what: string): T {
+  if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
+  return items[0] as T;
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/**
+ * CDK logical ids are `<construct id><8 hex hash>`. Matching the whole id matters: `GetTenant` is a
+ * prefix of `GetTenants…`, and `PostTenants` of `PostTenantsLogs…` and `PostTenantsDelete…`.
+ */
+function isLogicalIdOf(constructId: string, logicalId: string): boolean {
+  return new RegExp(`^${constructId}[0-9A-F]{8}$`).test(logicalId);
+}
+
+function functionLogicalIdOf(template: Template, route: Route): string {
+  const ids = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
+    isLogicalIdOf(functionIdOf(route), id),
+  );
+  return single(ids, `Lambda function for ${routeKey(route)}`);
+}
+
+function tableLogicalIdOf(template: Template): string {
+  return single(Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table')), 'DynamoDB table');
+}
+
+/** Route.Target is `integrations/<Ref to integration>`; the integration's URI is the function's ARN. */
+function functionTargetedByRoute(template: Template, route: HttpRoute): string {
+  const target = route.Properties.Target as { 'Fn::Join': [string, [string, Ref]] };
+  expect(target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: expect.any(String) }]] });
+  const integrationId = target['Fn::Join'][1][1].Ref;
+  const integration = resourcesOfType<HttpIntegration>(template, 'AWS::ApiGatewayV2::Integration')[integrationId];
+  expect(integration, `integration ${integrationId}`).toBeDefined();
+  const uri = integration?.Properties.IntegrationUri as GetAtt;
+  expect(uri).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+  return uri['Fn::GetAtt'][0];
+}
+
+/** Every statement that applies to the role: policies attached to it and the role's inline policies. */
+function statementsGrantedToRole(template: Template, roleId: string): PolicyStatement[] {
+  const attached = Object.values(
+    template.findResources('AWS::IAM::Policy', { Properties: { Roles: Match.arrayWith([{ Ref: roleId }]) } }),
+  ) as IamPolicy[];
+  const role = resourcesOfType<IamRole>(template, 'AWS::IAM::Role')[roleId];
+  expect(role, `role ${roleId}`).toBeDefined();
+  const documents = [
+    ...attached.map((policy) => policy.Properties.PolicyDocument),
+    ...(role?.Properties.Policies ?? []).map((inline) => inline.PolicyDocument),
+  ];
+  return documents.flatMap((document) => asArray(document.Statement));
+}
+
+function statementsOfFunction(template: Template, route: Route): PolicyStatement[] {
+  const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[functionLogicalIdOf(template, route)];
+  const roleId = fn?.Properties.Role['Fn::GetAtt'][0];
+  if (!roleId) throw new Error(`No role on the function of ${routeKey(route)}`);
+  return statementsGrantedToRole(template, roleId);
+}
+
+/** IAM action names are case-insensitive, and `*` or `dynamodb:*` grant DynamoDB too. */
+const isDynamoDbAction = (action: string) => action === '*' || action.toLowerCase().startsWith('dynamodb:');
+
+function dynamoDbStatements(statements: PolicyStatement[]): PolicyStatement[] {
+  return statements.filter((statement) => asArray(statement.Action).some(isDynamoDbAction));
+}
+
+function allowedDynamoDbActions(statements: PolicyStatement[]): string[] {
+  return statements
+    .filter((statement) => statement.Effect === 'Allow')
+    .flatMap((statement) => asArray(statement.Action))
+    .filter(isDynamoDbAction)
+    .map((action) => action.toLowerCase());
+}
+
+// Everything that changes data, including batch and transaction forms (grantReadData must not give any).
+const DYNAMODB_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:TransactWriteItems',
+  'dynamodb:PartiQLInsert',
+  'dynamodb:PartiQLUpdate',
+  'dynamodb:PartiQLDelete',
+  'dynamodb:UpdateTable',
+  'dynamodb:DeleteTable',
+].map((action) => action.toLowerCase());
+
+const isWriteOrWildcard = (action: string) => DYNAMODB_WRITE_ACTIONS.includes(action) || action.includes('*');
+
+const lowerCased = (actions: string[]) => actions.map((action) => action.toLowerCase());
+
+describe('ServiceStack', () => {
+  let template: Template;
+  let tableId: string;
+
+  beforeAll(() => {
+    template = synthesizeTemplate('test');
+    tableId = tableLogicalIdOf(template);
+  });
+
+  describe('functions', () => {
+    it('gives every route its own construct id, so one function per route is possible', () => {
+      expect(new Set(routes.map(functionIdOf)).size).toBe(routes.length);
+    });
+
+    it('builds exactly one Lambda function per route and no others', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length);
+      const built = routes.map((route) => functionLogicalIdOf(template, route));
+      expect(new Set(built)).toEqual(new Set(Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))));
+    });
+
+    it('runs every function on Node.js 22, arm64, with X-Ray and the service environment', () => {
+      const conforming = template.findResources('AWS::Lambda::Function', {
+        Properties: {
+          Runtime: 'nodejs22.x',
+          Architectures: ['arm64'],
+          TracingConfig: { Mode: 'Active' },
+          Environment: { Variables: { TABLE_NAME: { Ref: tableId }, TENANT_BASE_DOMAIN: TENANT_BASE_DOMAIN } },
+        },
+      });
+      // Comparing id sets (not counts) names the offending function when one drifts.
+      expect(Object.keys(conforming).sort()).toEqual(Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).sort());
+    });
+
+    it('logs every function to its log group, which has a retention', () => {
+      const logGroups = resourcesOfType<CfnResource<{ RetentionInDays?: number }>>(template, 'AWS::Logs::LogGroup');
+      for (const route of routes) {
+        const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[functionLogicalIdOf(template, route)];
+        const logGroupId = fn?.Properties.LoggingConfig?.LogGroup?.Ref;
+        expect(logGroupId, `log group of ${routeKey(route)}`).toEqual(expect.any(String));
+        const retention = logGroups[logGroupId as string]?.Properties.RetentionInDays;
+        expect(retention, `retention of ${logGroupId}`).toBeGreaterThan(0);
+      }
+    });
+  });
+
+  describe('HTTP API', () => {
+    it('has exactly the route keys of the route table', () => {
+      const keys = Object.values(resourcesOfType<HttpRoute>(template, 'AWS::ApiGatewayV2::Route')).map(
+        (route) => route.Properties.RouteKey,
+      );
+      // Sorted lists rather than sets, so a duplicated route key fails too.
+      expect(keys.sort()).toEqual(routes.map(routeKey).sort());
+    });
+
+    it.each(routes.map((route) => [routeKey(route), route] as const))('integrates %s with its own function', (key, route) => {
+      const apiRoute = single(
+        Object.values(resourcesOfType<HttpRoute>(template, 'AWS::ApiGatewayV2::Route')).filter(
+          (candidate) => candidate.Properties.RouteKey === key,
+        ),
+        `route ${key}`,
+      );
+      expect(functionTargetedByRoute(template, apiRoute)).toBe(functionLogicalIdOf(template, route));
+    });
+  });
+
+  describe('table', () => {
+    it('is keyed, billed, backed up, expiring and retained as the table definition says', () => {
+      template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        Properties: {
+          KeySchema: [
+            { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+            { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+          ],
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+          // A literal array: same indexes, same order, nothing extra.
+          GlobalSecondaryIndexes: tableDefinition.globalIndexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey, KeyType: 'HASH' },
+              { AttributeName: index.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          })),
+        },
+      });
+    });
+
+    it('declares every key attribute, and only those, as a string', () => {
+      const table = resourcesOfType<CfnResource<{ AttributeDefinitions: { AttributeName: string; AttributeType: string }[] }>>(
+        template,
+        'AWS::DynamoDB::Table',
+      )[tableId];
+      const keyAttributes = [
+        tableDefinition.partitionKey,
+        tableDefinition.sortKey,
+        ...tableDefinition.globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+      ];
+      expect(table?.Properties.AttributeDefinitions).toEqual(
+        expect.arrayContaining(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' }))),
+      );
+      expect(table?.Properties.AttributeDefinitions).toHaveLength(new Set(keyAttributes).size);
+    });
+
+    it('turns on deletion protection in prod only', () => {
+      synthesizeTemplate('prod').hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
+      const testTable = resourcesOfType<CfnResource<{ DeletionProtectionEnabled?: boolean }>>(template, 'AWS::DynamoDB::Table')[
+        tableId
+      ];
+      expect(testTable?.Properties.DeletionProtectionEnabled ?? false).toBe(false);
+    });
+  });
+
+  describe('least privilege', () => {
+    const routesWith = (access: Route['table']) => routes.filter((route) => route.table === access);
+    const routeCases = (access: Route['table']) => routesWith(access).map((route) => [routeKey(route), route] as const);
+
+    it('covers every kind of table access the route table uses', () => {
+      // Guards the it.each blocks below against silently running zero cases.
+      for (const access of ['none', 'read', 'readWrite'] as const) expect(routesWith(access).length).toBeGreaterThan(0);
+    });
+
+    it.each(routeCases('read'))('lets %s read the table but not write it', (_key, route) => {
+      const actions = allowedDynamoDbActions(statementsOfFunction(template, route));
+      expect(actions).toEqual(expect.arrayContaining(lowerCased(['dynamodb:GetItem', 'dynamodb:Query'])));
+      expect(actions.filter(isWriteOrWildcard)).toEqual([]);
+    });
+
+    it.each(routeCases('readWrite'))('lets %s read and write the table', (_key, route) => {
+      const actions = allowedDynamoDbActions(statementsOfFunction(template, route));
+      expect(actions).toEqual(
+        expect.arrayContaining(
+          lowerCased(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+        ),
+      );
+      // Even read-write routes get named actions, not a wildcard.
+      expect(actions.filter((action) => action.includes('*'))).toEqual([]);
+    });
+
+    it.each(routeCases('none'))('gives %s no DynamoDB access at all', (_key, route) => {
+      expect(allowedDynamoDbActions(statementsOfFunction(template, route))).toEqual([]);
+    });
+
+    it.each(routes.map((route) => [routeKey(route), route] as const))(
+      'scopes the DynamoDB grants of %s to the table and its indexes',
+      (_key, route) => {
+        const tableArn = { 'Fn::GetAtt': [tableId, 'Arn'] };
+        const tableAndIndexArns = [tableArn, { 'Fn::Join': ['', [tableArn, '/index/*']] }];
+        const statements = statementsOfFunction(template, route);
+        // NotAction / NotResource would grant everything not listed, which the checks above cannot see.
+        expect(
+          statements.filter((statement) => statement.NotAction !== undefined || statement.NotResource !== undefined),
+        ).toEqual([]);
+        for (const statement of dynamoDbStatements(statements)) {
+          const resources = asArray(statement.Resource);
+          expect(resources.length).toBeGreaterThan(0);
+          for (const resource of resources) expect(tableAndIndexArns).toContainEqual(resource);
+        }
+      },
+    );
+  });
+});
+
+describe('ServiceStack bundling', () => {
+  it('bundles every function as minified ESM with a source map', { timeout: 120_000 }, () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'service-stack-synth-'));
+    try {
+      // Asset metadata is what the CLI turns on; without it the function has no 'aws:asset:path'.
+      const app = new App({ outdir, context: { [ASSET_RESOURCE_METADATA_ENABLED_CONTEXT]: true } });
+      const stack = new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN });
+      const assembly = app.synth();
+      const functions = Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template).findResources(
+        'AWS::Lambda::Function',
+      ) as Record<string, LambdaFunction>;
+      expect(Object.keys(functions)).toHaveLength(routes.length);
+
+      for (const [id, fn] of Object.entries(functions)) {
+        const assetPath = fn.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY];
+        expect(assetPath, `asset path of ${id}`).toEqual(expect.any(String));
+        const bundle = join(outdir, assetPath as string);
+        const code = join(bundle, 'index.mjs');
+        expect(existsSync(code), `${code} exists`).toBe(true);
+        expect(existsSync(`${code}.map`), `${code}.map exists`).toBe(true);
+
+        const source = readFileSync(code, 'utf8');
+        // Unminified esbuild output averages ~40 characters a line; minified runs to thousands.
+        const averageLineLength = statSync(code).size / source.split('\n').length;
+        expect(averageLineLength, `average line length of ${code}`).toBeGreaterThan(500);
+        // The banner comes first, proving the ESM build with createRequire for CommonJS dependencies.
+        expect(source.startsWith("import{createRequire}from'node:module';")).toBe(true);
+        expect(source.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
+        const sourceMap = JSON.parse(readFileSync(`${code}.map`, 'utf8')) as { sources?: string[] };
+        expect(sourceMap.sources?.length ?? 0).toBeGreaterThan(0);
+      }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});

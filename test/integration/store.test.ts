@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, test } from 'vitest';
+import { withIdempotency } from '../../functions/core/api/idempotency.ts';
+import { authenticate } from '../../functions/core/auth/principals.ts';
+import { hashToken, newToken } from '../../functions/core/auth/tokens.ts';
+import { createClient, findClient, listClients, rotateClientToken } from '../../functions/core/clients/clients.ts';
+import { ServiceError } from '../../functions/core/errors.ts';
+import { db, nextId, tableName } from '../../functions/core/store/dynamo.ts';
+import { keys } from '../../functions/core/store/keys.ts';
+import { findTenant, insertTenant, type TenantRecord } from '../../functions/core/tenants/tenant-repository.ts';
+
+const getItem = async (key: Record<string, string>) =>
+  (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+
+describe('atomic counters', () => {
+  test('concurrent callers never get the same id', async () => {
+    const name = `test-${crypto.randomUUID()}`;
+    const ids = await Promise.all(Array.from({ length: 50 }, () => nextId(name)));
+    expect(new Set(ids).size).toBe(50);
+    expect(Math.min(...ids)).toBe(1);
+    expect(Math.max(...ids)).toBe(50);
+  });
+});
+
+describe('clients and their tokens', () => {
+  test('a client token resolves to its client with one lookup; only its hash is stored', async () => {
+    const { client, token } = await createClient('Integrator');
+    expect(await authenticate(`Bearer ${token}`, ['client'])).toEqual({ kind: 'client', clientId: client.clientId });
+    const stored = await getItem(keys.token(hashToken(token)));
+    expect(stored).toMatchObject({ kind: 'client', clientId: client.clientId });
+    expect(JSON.stringify(await findClient(client.clientId))).not.toContain(token);
+    expect((await listClients()).map((listed) => listed.clientId)).toContain(client.clientId);
+  });
+
+  test('rotation swaps the token atomically; a given token can be installed', async () => {
+    const { client, token } = await createClient('Rotating');
+    const chosen = newToken('client');
+    expect(await rotateClientToken(client.clientId, chosen)).toBe(chosen);
+    await expect(authenticate(`Bearer ${token}`, ['client'])).rejects.toMatchObject({ status: 401 });
+    expect(await authenticate(`Bearer ${chosen}`, ['client'])).toMatchObject({ clientId: client.clientId });
+    expect(await rotateClientToken(987654321)).toBeUndefined();
+  });
+
+  test('a client token on a route for tenant tokens is refused', async () => {
+    const { token } = await createClient('Wrong door');
+    await expect(authenticate(`Bearer ${token}`, ['tenant'])).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('tenant writes hold together', () => {
+  test('a tenant whose token cannot be written is not written either', async () => {
+    const { token: takenToken } = await createClient('Holder of a token');
+    const tenantId = await nextId('tenant');
+    const tenant: TenantRecord = {
+      tenantId,
+      clientId: 1,
+      nome: 'Half',
+      ativo: true,
+      dominio: `half-${tenantId}.localhost`,
+      developmentVariables: {},
+      tokenHash: hashToken(takenToken),
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    };
+    await expect(insertTenant(tenant, takenToken)).rejects.toThrow();
+    expect(await findTenant(tenantId)).toBeUndefined();
+    expect((await getItem(keys.token(hashToken(takenToken))))?.kind).toBe('client');
+  });
+});
+
+describe('idempotency', () => {
+  const scope = `test:${crypto.randomUUID()}`;
+  const call = (key: string, request = 'same request') => ({ scope, key, request });
+
+  test('concurrent calls with one key run the work once and share its answer', async () => {
+    let runs = 0;
+    const key = crypto.randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        withIdempotency(call(key), async () => {
+          runs++;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return { status: 201, body: { run: runs } };
+        }),
+      ),
+    );
+    expect(runs).toBe(1);
+    expect(answers.map((answer) => answer.body)).toEqual(Array(5).fill({ run: 1 }));
+  });
+
+  test('the stored answer is encrypted: the secret in it is not in the table', async () => {
+    const key = crypto.randomUUID();
+    const secret = newToken('tenant');
+    await withIdempotency(call(key), async () => ({ status: 201, body: { token: secret } }));
+    const item = await getItem(keys.idempotency(scope, createHash('sha256').update(`key:${key}`).digest('hex')));
+    expect(item?.state).toBe('done');
+    expect(JSON.stringify(item)).not.toContain(secret);
+    expect(JSON.stringify(item)).not.toContain(key);
+    expect(item?.expiresAt).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
+  });
+
+  test('a failure releases the key so that a retry runs again', async () => {
+    const key = crypto.randomUUID();
+    await expect(
+      withIdempotency(call(key), async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const retried = await withIdempotency(call(key), async () => ({ status: 201, body: 'second' }));
+    expect(retried.body).toBe('second');
+  });
+
+  test('a 5xx answer is not stored; a different request with the key is 409', async () => {
+    const key = crypto.randomUUID();
+    await withIdempotency(call(key), async () => ({ status: 503, body: 'later' }));
+    expect((await withIdempotency(call(key), async () => ({ status: 201, body: 'now' }))).body).toBe('now');
+    await expect(withIdempotency(call(key, 'another request'), async () => ({ status: 201, body: 'x' }))).rejects.toSatisfy(
+      (error) => error instanceof ServiceError && error.status === 409,
+    );
+  });
+
+  test('keys must be printable ASCII of at most 255 characters', async () => {
+    for (const key of ['', 'x'.repeat(256), 'naïve', 'a b']) {
+      await expect(withIdempotency(call(key), async () => ({ status: 201, body: {} }))).rejects.toMatchObject({ status: 400 });
+    }
+  });
+});

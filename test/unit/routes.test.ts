@@ -1,0 +1,23 @@
+import { existsSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import { routeKey, routes } from '../../functions/routes.ts';
+import { requestSchemas } from '../../schemas/index.ts';
+
+test('every route key is unique', () => {
+  const keys = routes.map(routeKey);
+  expect(new Set(keys).size).toBe(keys.length);
+});
+
+test.each(routes.map((route) => [routeKey(route), route] as const))(
+  '%s has a handler module and its schema',
+  async (_key, route) => {
+    const file = new URL(`../../functions/http/${route.handler}.ts`, import.meta.url);
+    expect(existsSync(file)).toBe(true);
+    const module = (await import(file.href)) as { handler?: unknown };
+    expect(typeof module.handler).toBe('function');
+    if (route.body) expect(requestSchemas[route.body]).toBeDefined();
+    // A route that authenticates reads the token from the table.
+    if (route.auth.length > 0) expect(route.table).not.toBe('none');
+    if (route.idempotent) expect([route.method, route.table]).toEqual(['POST', 'readWrite']);
+  },
+);
