@@ -5,6 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTwin } from '../local/twin.ts';
 import { type BundleSize, bundleBudgetBytes, measureBundles } from './bundles.ts';
@@ -39,6 +40,10 @@ const settings: LatencySettings = {
   connections: positiveIntegerFromEnv('BENCH_CONNECTIONS', 10),
   warmupRequests: 200,
 };
+// autocannon splits the requests over the connections and refuses to leave a connection idle.
+if (settings.requests < settings.connections) {
+  throw new Error(`BENCH_REQUESTS (${settings.requests}) must be at least BENCH_CONNECTIONS (${settings.connections})`);
+}
 
 const json = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
 
@@ -94,7 +99,7 @@ function printLatency(results: readonly LatencyResult[]): void {
   if (!baseline) return;
   console.log(
     `Latency (local twin, ${settings.requests} requests over ${settings.connections} connections, ` +
-      `after ${settings.warmupRequests} warm-up requests each)\n`,
+      `after ${twinWarmupRequestsPerRoute} warm-up requests per route, then ${settings.warmupRequests} more right before each)\n`,
   );
   const rows = results.map((result) => [
     result.name,
@@ -141,7 +146,7 @@ async function writeResults(latency: readonly LatencyResult[], bundles: readonly
     platform: `${process.platform} ${process.arch}`,
     cpus: cpus().length,
     loadAverageAtStart: loadAverage,
-    settings,
+    settings: { ...settings, twinWarmupRequestsPerRoute },
     latency,
     bundles: bundles.map((bundle) => ({ ...bundle, kilobytes: Number(fixed(kilobytes(bundle.bytes), 1)) })),
     bundleBudgetBytes,
@@ -151,11 +156,14 @@ async function writeResults(latency: readonly LatencyResult[], bundles: readonly
 
 // Other work on the machine (tests, a second twin) shows up in every latency: say how busy it was.
 const loadAverage = loadavg()[0] ?? 0;
-console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average ${fixed(loadAverage, 2)} at start\n`);
+console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average ${fixed(loadAverage, 2)} at start`);
+if (loadAverage > cpus().length)
+  console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
+console.log();
 const latency = await runLatencyBenchmarks();
 printLatency(latency);
 process.stderr.write('  synthesizing the stack to measure bundles (about 15 s)...\n');
 const bundles = await measureBundles(projectRoot, callerEnvironment);
 printBundles(bundles);
 await writeResults(latency, bundles);
-console.log(`\nNumbers written to ${fileURLToPath(new URL('results.json', import.meta.url)).replace(projectRoot, '')}`);
+console.log(`\nNumbers written to ${relative(projectRoot, resultsFile)}`);

@@ -4,13 +4,24 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../functions/core/store/table-definition.ts';
-import { type Route, routes } from '../functions/routes.ts';
+import { type Route, routes, type TableAccess } from '../functions/routes.ts';
 import { ProjectFunction } from './project-function.ts';
 
 export interface ServiceStackProps extends StackProps {
   stage: string;
   tenantBaseDomain: string;
 }
+
+/**
+ * The DynamoDB actions behind each level of table access: exactly what the code calls, nothing
+ * more (grantReadData would add Scan, which could read every tenant's rows). Transactions are
+ * authorized per item action, so TransactWriteItems needs no action of its own.
+ */
+export const tableActions: Record<TableAccess, string[]> = {
+  none: [],
+  read: ['dynamodb:GetItem', 'dynamodb:Query'],
+  readWrite: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+};
 
 /** `GET /tenants/{id}/token` becomes `GetTenantsIdToken`: stable, readable construct ids. */
 export function functionIdOf(route: Pick<Route, 'method' | 'path'>): string {
@@ -51,8 +62,7 @@ export class ServiceStack extends Stack {
         description: `${route.method} ${route.path}: ${route.summary}`,
         environment,
       });
-      if (route.table === 'read') table.grantReadData(fn);
-      if (route.table === 'readWrite') table.grantReadWriteData(fn);
+      if (route.table !== 'none') table.grant(fn, ...tableActions[route.table]);
       api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

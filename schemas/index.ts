@@ -8,3 +8,7 @@ export const requestSchemas = {
 } as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;
+
+/** The export name of a schema's generated validator (`create-tenant` → `createTenant`). */
+export const validatorName = (schemaName: RequestSchemaName | string) =>
+  schemaName.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
