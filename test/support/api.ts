@@ -5,7 +5,7 @@ import { createClient } from '../../functions/core/clients/clients.ts';
 export interface ApiAnswer {
   status: number;
   headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
   body: any;
 }
 

@@ -6,9 +6,7 @@ import { keys } from '../store/keys.ts';
 import { hashToken, type TokenKind } from './tokens.ts';
 
 export type Principal =
-  | { kind: 'client'; clientId: number }
-  | { kind: 'tenant'; clientId: number; tenantId: number }
-  | { kind: 'anonymous' };
+  { kind: 'client'; clientId: number } | { kind: 'tenant'; clientId: number; tenantId: number } | { kind: 'anonymous' };
 
 /** The item that makes a token valid: deleting it revokes the token at once. */
 export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number }) {
