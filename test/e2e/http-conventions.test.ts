@@ -24,6 +24,13 @@ describe('authentication (spec 5)', () => {
     expectErrorEnvelope(await api('POST', '/tenants', { token: tenant.token, body: { nome: 'X', ativo: true } }), 401);
   });
 
+  test('the Bearer scheme name is case-insensitive', async () => {
+    const client = await newClient();
+    for (const scheme of ['bearer', 'BEARER']) {
+      expect((await api('GET', '/whoami', { headers: { authorization: `${scheme} ${client.token}` } })).status).toBe(200);
+    }
+  });
+
   test('whoami names the kind of token', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);

@@ -56,6 +56,7 @@ function jsonResult(status: number, body: unknown, requestId: string, headers: R
 /** Finds the route row this invocation serves, then resolves the bearer token for its schemes. */
 const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
   before: async (request) => {
+    logger.appendKeys({ requestId: requestIdOf(request.event) });
     const route = routeByKey(request.event.routeKey);
     if (!route) throw new Error(`No route in the route table for ${request.event.routeKey}`);
     request.context.route = route;
@@ -105,7 +106,6 @@ export function httpHandler<Body = undefined>(implementation: (request: ApiReque
     .use(authentication())
     .handler(async (event, context) => {
       const requestId = requestIdOf(event);
-      logger.appendKeys({ requestId });
       const { route, principal } = context;
       if (!route || !principal) throw new Error('The authentication middleware did not run');
       const parsed = route.body ? validateBody<Body>(route.body, parseJsonBody(event)) : undefined;

@@ -13,7 +13,8 @@ export function tokenItem(token: string, owner: { kind: TokenKind; clientId: num
   return { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() };
 }
 
-const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/;
+/** The scheme name is case-insensitive (RFC 6750 / RFC 9110); the token is printable ASCII. */
+const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 /**
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).

@@ -80,13 +80,8 @@ export function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promi
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':deletedAt': deletedAt },
       },
     },
-    {
-      Delete: {
-        TableName: tableName(),
-        Key: keys.token(tenant.tokenHash),
-        ConditionExpression: 'attribute_exists(pk)',
-      },
-    },
+    // Unconditional: the tenant's tokenHash condition above already pins which token this is.
+    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
     {
       Put: {
         TableName: tableName(),
@@ -116,7 +111,7 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':newHash': hashToken(newToken), ':updatedAt': updatedAt },
       },
     },
-    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash), ConditionExpression: 'attribute_exists(pk)' } },
+    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
     {
       Put: {
         TableName: tableName(),
