@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition } from '../../functions/core/store/table-definition.ts';
 import { type Route, routeKey, routes } from '../../functions/routes.ts';
 import { functionIdOf, ServiceStack } from '../../lib/service-stack.ts';
+import { createTableInput } from '../../local/create-table.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 
@@ -214,27 +215,21 @@ describe('ServiceStack', () => {
   describe('table', () => {
     it('is keyed, billed, backed up, expiring and retained as the table definition says', () => {
       template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      // The local twin's CreateTable request: the stack's table must be the same table.
+      const local = createTableInput('unused');
       template.hasResource('AWS::DynamoDB::Table', {
         DeletionPolicy: 'Retain',
         Properties: {
-          KeySchema: [
-            { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
-            { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
-          ],
-          BillingMode: 'PAY_PER_REQUEST',
+          KeySchema: local.KeySchema,
+          BillingMode: local.BillingMode,
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-          TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+          TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
           // A literal array: same indexes, same order, nothing extra.
-          GlobalSecondaryIndexes: tableDefinition.globalIndexes.map((index) => ({
-            IndexName: index.indexName,
-            KeySchema: [
-              { AttributeName: index.partitionKey, KeyType: 'HASH' },
-              { AttributeName: index.sortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          })),
+          GlobalSecondaryIndexes: local.GlobalSecondaryIndexes,
         },
       });
+      expect(local.KeySchema.map((key) => key.AttributeName)).toEqual(['pk', 'sk']);
+      expect(tableDefinition.timeToLiveAttribute).toBe('expiresAt');
     });
 
     it('declares every key attribute, and only those, as a string', () => {
@@ -242,15 +237,10 @@ describe('ServiceStack', () => {
         template,
         'AWS::DynamoDB::Table',
       )[tableId];
-      const keyAttributes = [
-        tableDefinition.partitionKey,
-        tableDefinition.sortKey,
-        ...tableDefinition.globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
-      ];
-      expect(table?.Properties.AttributeDefinitions).toEqual(
-        expect.arrayContaining(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' }))),
-      );
-      expect(table?.Properties.AttributeDefinitions).toHaveLength(new Set(keyAttributes).size);
+      const localAttributes = createTableInput('unused').AttributeDefinitions;
+      expect(table?.Properties.AttributeDefinitions).toEqual(expect.arrayContaining(localAttributes));
+      expect(table?.Properties.AttributeDefinitions).toHaveLength(localAttributes.length);
+      expect(localAttributes.every((attribute) => attribute.AttributeType === 'S')).toBe(true);
     });
 
     it('turns on deletion protection in prod only', () => {
