@@ -4,11 +4,12 @@
  * a route's auth scheme, body schema and table access are stated here and nowhere else.
  */
 import type { RequestSchemaName } from '../schemas/index.ts';
+import type { QueueName } from './core/store/queue-definitions.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Bearer token kinds a route accepts; an empty list means no authentication. */
-export type AuthScheme = 'client' | 'tenant';
+export type AuthScheme = 'client' | 'tenant' | 'agent';
 
 /** What the route's function may do to the table; the stack grants exactly this. */
 export type TableAccess = 'none' | 'read' | 'readWrite';
@@ -22,6 +23,10 @@ export interface Route {
   auth: readonly AuthScheme[];
   /** Request body schema under schemas/; a route without one takes no body. */
   body?: RequestSchemaName;
+  /** Also accept the body as YAML (`application/yaml`). */
+  yaml?: boolean;
+  /** Queues the route's function sends to; the stack grants exactly these. */
+  sends?: readonly QueueName[];
   table: TableAccess;
   /** Honours the Idempotency-Key header (POSTs that create things). */
   idempotent?: boolean;
@@ -98,7 +103,151 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     summary: "Rotate a tenant's token",
   },
-  { method: 'GET', path: '/tenant', handler: 'get-tenant', auth: ['tenant'], table: 'read', summary: 'The tenant of the token' },
+  {
+    method: 'GET',
+    path: '/tenant',
+    handler: 'get-tenant',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'The tenant of the token, with its applications and desks',
+  },
+  {
+    method: 'POST',
+    path: '/tenants/templates',
+    handler: 'publish-template',
+    auth: ['client'],
+    body: 'template-bundle',
+    yaml: true,
+    table: 'readWrite',
+    idempotent: true,
+    summary: 'Publish a new template (version 1)',
+  },
+  {
+    method: 'GET',
+    path: '/tenants/templates',
+    handler: 'list-templates',
+    auth: ['client'],
+    table: 'read',
+    summary: "List the client's templates (spec 4.2)",
+  },
+  {
+    method: 'GET',
+    path: '/tenants/templates/{id}',
+    handler: 'get-template',
+    auth: ['client'],
+    table: 'read',
+    summary: 'A template: its latest bundle and version history',
+  },
+  {
+    method: 'PUT',
+    path: '/tenants/templates/{id}',
+    handler: 'publish-template-version',
+    auth: ['client'],
+    body: 'template-bundle',
+    yaml: true,
+    table: 'readWrite',
+    summary: "Publish a template's next version",
+  },
+  {
+    method: 'PUT',
+    path: '/tenants/templates/default',
+    handler: 'set-default-template',
+    auth: ['client'],
+    body: 'set-default-template',
+    table: 'readWrite',
+    summary: "Set or clear the client's default template",
+  },
+  {
+    method: 'POST',
+    path: '/tenant/templates/apply',
+    handler: 'apply-template',
+    auth: ['tenant'],
+    body: 'apply-template',
+    table: 'readWrite',
+    summary: 'Apply a template to the tenant (spec 4.4)',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/templates/reload',
+    handler: 'reload',
+    auth: ['tenant'],
+    body: 'reload',
+    table: 'readWrite',
+    sends: ['reload'],
+    idempotent: true,
+    summary: 'Queue the loads of flows, per agent and in dependency order (spec 4.5)',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/agents',
+    handler: 'list-agents',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "The tenant's agents, online or not",
+  },
+  {
+    method: 'POST',
+    path: '/tenant/agents',
+    handler: 'create-agent',
+    auth: ['tenant'],
+    body: 'create-agent',
+    table: 'readWrite',
+    idempotent: true,
+    summary: 'Add an agent (its token is shown once)',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/agents/{id}/token',
+    handler: 'rotate-agent-token',
+    auth: ['tenant'],
+    table: 'readWrite',
+    summary: 'Give an agent a new token (the old one stops working)',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/runs',
+    handler: 'list-runs',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "The tenant's runs, newest first",
+  },
+  {
+    method: 'POST',
+    path: '/agent/heartbeat',
+    handler: 'agent-heartbeat',
+    auth: ['agent'],
+    table: 'readWrite',
+    summary: 'Agent heartbeat: marks it online, returns the loads dispatched to it',
+  },
+  {
+    method: 'POST',
+    path: '/agent/runs/{id}',
+    handler: 'report-run',
+    auth: ['agent'],
+    body: 'report-run',
+    table: 'readWrite',
+    summary: 'Agent reports a run running, succeeded or failed',
+  },
+];
+
+/** A function fed by a queue (a Lambda event source mapping on AWS, a poller in the twin). */
+export interface QueueConsumer {
+  queue: QueueName;
+  /** File under functions/workers/ (without .ts) exporting `handler`. */
+  handler: string;
+  batchSize: number;
+  table: TableAccess;
+  summary: string;
+}
+
+export const queueConsumers: readonly QueueConsumer[] = [
+  {
+    queue: 'reload',
+    handler: 'reload-worker',
+    batchSize: 10,
+    table: 'readWrite',
+    summary: 'Records queued loads as runs for their agents',
+  },
 ];
 
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;

@@ -9,6 +9,8 @@ export interface ProjectFunctionProps {
   entry: string;
   description: string;
   environment: Record<string, string>;
+  /** Default 15 s: under API Gateway's 30 s integration limit. */
+  timeoutSeconds?: number;
 }
 
 /**
@@ -28,8 +30,8 @@ export class ProjectFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
-      // Under API Gateway's 30 s integration limit; the idempotency claim (60 s) outlives it.
-      timeout: Duration.seconds(15),
+      // The idempotency claim (60 s) and every queue's visibility timeout outlive it.
+      timeout: Duration.seconds(props.timeoutSeconds ?? 15),
       tracing: Tracing.ACTIVE,
       logGroup,
       environment: {

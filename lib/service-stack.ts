@@ -1,10 +1,14 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../functions/core/store/table-definition.ts';
-import { type Route, routes, type TableAccess } from '../functions/routes.ts';
+import { type QueueName, queueDefinitions, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
+import { queueConsumers, type Route, routes, type TableAccess } from '../functions/routes.ts';
 import { ProjectFunction } from './project-function.ts';
 
 export interface ServiceStackProps extends StackProps {
@@ -23,11 +27,20 @@ export const tableActions: Record<TableAccess, string[]> = {
   readWrite: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
 };
 
+const pascalCase = (text: string) =>
+  text
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word[0]?.toUpperCase() + word.slice(1))
+    .join('');
+
 /** `GET /tenants/{id}/token` becomes `GetTenantsIdToken`: stable, readable construct ids. */
 export function functionIdOf(route: Pick<Route, 'method' | 'path'>): string {
-  const words = [route.method.toLowerCase(), ...route.path.split(/[^A-Za-z0-9]+/)].filter(Boolean);
-  return words.map((word) => word[0]?.toUpperCase() + word.slice(1)).join('');
+  return pascalCase(`${route.method.toLowerCase()} ${route.path}`);
 }
+
+/** `reload-worker` becomes `ReloadWorker`. */
+export const consumerIdOf = (handler: string) => pascalCase(handler);
 
 /** The whole service: one table, one HTTP API, one function per row of the route table. */
 export class ServiceStack extends Stack {
@@ -52,17 +65,24 @@ export class ServiceStack extends Stack {
       });
     }
 
+    const queues = this.createQueues();
+
     const api = new HttpApi(this, 'Api', { apiName: `bi-tenant-admin-${props.stage}` });
     const environment = { TABLE_NAME: table.tableName, TENANT_BASE_DOMAIN: props.tenantBaseDomain };
 
     for (const route of routes) {
       const functionId = functionIdOf(route);
+      const sends = route.sends ?? [];
       const fn = new ProjectFunction(this, functionId, {
         entry: `functions/http/${route.handler}.ts`,
         description: `${route.method} ${route.path}: ${route.summary}`,
-        environment,
+        environment: {
+          ...environment,
+          ...Object.fromEntries(sends.map((name) => [queueUrlVariable(name), queues[name].queueUrl])),
+        },
       });
       if (route.table !== 'none') table.grant(fn, ...tableActions[route.table]);
+      for (const name of sends) queues[name].grantSendMessages(fn);
       api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -70,7 +90,51 @@ export class ServiceStack extends Stack {
       });
     }
 
+    for (const consumer of queueConsumers) {
+      const fn = new ProjectFunction(this, consumerIdOf(consumer.handler), {
+        entry: `functions/workers/${consumer.handler}.ts`,
+        description: `${consumer.queue} queue: ${consumer.summary}`,
+        environment: { TABLE_NAME: table.tableName },
+        timeoutSeconds: 30,
+      });
+      if (consumer.table !== 'none') table.grant(fn, ...tableActions[consumer.table]);
+      fn.addEventSource(
+        new SqsEventSource(queues[consumer.queue], { batchSize: consumer.batchSize, reportBatchItemFailures: true }),
+      );
+    }
+
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: table.tableName });
+  }
+
+  /** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */
+  private createQueues(): Record<QueueName, Queue> {
+    const queues = {} as Record<QueueName, Queue>;
+    for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
+      const id = pascalCase(name);
+      const deadLetterQueue = new Queue(this, `${id}DeadLetterQueue`, {
+        fifo: definition.fifo,
+        retentionPeriod: Duration.days(definition.deadLetterRetentionDays),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      queues[name] = new Queue(this, `${id}Queue`, {
+        fifo: definition.fifo,
+        visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
+        retentionPeriod: Duration.days(definition.retentionDays),
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      new Alarm(this, `${id}DeadLetterAlarm`, {
+        alarmDescription: `Messages of the ${name} queue failed ${definition.maxReceiveCount} times and wait in its DLQ for an operator`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    }
+    return queues;
   }
 }

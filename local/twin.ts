@@ -1,10 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { type QueueName, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
+import { queueConsumers } from '../functions/routes.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
 import { ensureLocalClient } from './local-client.ts';
+import { type Poller, startPoller } from './queue-poller.ts';
+import { startLocalQueues } from './queues.ts';
 
 export interface TwinOptions {
   /** 0 picks a free port. */
@@ -15,8 +20,10 @@ export interface TwinOptions {
   clientToken?: string;
   /** Host name under which tenant domains are minted. */
   tenantBaseDomain?: string;
-  /** Print one line per request. */
+  /** Print one line per request and per worker batch. */
   log?: boolean;
+  /** Overrides the queues' visibility timeout (tests use a short one to see redeliveries). */
+  queueVisibilityTimeoutSeconds?: number;
 }
 
 export interface Twin {
@@ -25,6 +32,9 @@ export interface Twin {
   clientToken: string;
   dynamodbEndpoint: string;
   tableName: string;
+  sqsEndpoint: string;
+  queueUrls: Record<QueueName, string>;
+  deadLetterQueueUrls: Record<QueueName, string>;
   stop(): Promise<void>;
 }
 
@@ -44,13 +54,27 @@ export function localEnvironment(dynamodbEndpoint: string, tenantBaseDomain = 'l
   };
 }
 
-/** Starts the whole service on this machine: DynamoDB Local, the table, the local client, the gateway. */
+/**
+ * Starts the whole service on this machine: DynamoDB Local and the table, fauxqs and the queues,
+ * the local client, the gateway, and a poller per queue consumer. Queue messages are kept in
+ * memory only (fauxqs), also when the table is persisted.
+ */
 export async function startTwin(options: TwinOptions): Promise<Twin> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
   try {
-    Object.assign(process.env, localEnvironment(dynamo.endpoint, options.tenantBaseDomain));
+    const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+    stops.push(() => dynamo.stop());
+    const queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds });
+    stops.push(() => queues.stop());
+    Object.assign(process.env, localEnvironment(dynamo.endpoint, options.tenantBaseDomain), {
+      SQS_ENDPOINT: queues.endpoint,
+      ...Object.fromEntries(Object.entries(queues.urls).map(([name, url]) => [queueUrlVariable(name as QueueName), url])),
+    });
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
     await ensureTable(client, localTableName);
     client.destroy();
@@ -58,20 +82,29 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       stateFile: options.dataDir && join(options.dataDir, 'local-client.json'),
       preferredToken: options.clientToken,
     });
+    const sqs = new SQSClient({ endpoint: queues.endpoint });
+    stops.push(async () => sqs.destroy());
+    const pollers: Poller[] = queueConsumers.map((consumer) =>
+      startPoller({ consumer, queueUrl: queues.urls[consumer.queue], sqs, log: options.log }),
+    );
+    stops.push(async () => {
+      await Promise.all(pollers.map((poller) => poller.stop()));
+    });
     const gateway = await startGateway({ port: options.port, log: options.log });
+    stops.push(() => gateway.close());
     return {
       url: gateway.url,
       clientId: local.clientId,
       clientToken: local.token,
       dynamodbEndpoint: dynamo.endpoint,
       tableName: localTableName,
-      stop: async () => {
-        await gateway.close();
-        await dynamo.stop();
-      },
+      sqsEndpoint: queues.endpoint,
+      queueUrls: queues.urls,
+      deadLetterQueueUrls: queues.deadLetterUrls,
+      stop: stopAll,
     };
   } catch (error) {
-    await dynamo.stop();
+    await stopAll();
     throw error;
   }
 }

@@ -10,9 +10,10 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { queueDefinitions, queueUrlVariable } from '../../functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '../../functions/core/store/table-definition.ts';
-import { type Route, routeKey, routes } from '../../functions/routes.ts';
-import { functionIdOf, ServiceStack } from '../../lib/service-stack.ts';
+import { type QueueConsumer, queueConsumers, type Route, routeKey, routes } from '../../functions/routes.ts';
+import { consumerIdOf, functionIdOf, ServiceStack } from '../../lib/service-stack.ts';
 import { createTableInput } from '../../local/create-table.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
@@ -68,6 +69,13 @@ function asArray<T>(value: T | T[] | undefined): T[] {
  */
 function isLogicalIdOf(constructId: string, logicalId: string): boolean {
   return new RegExp(`^${constructId}[0-9A-F]{8}$`).test(logicalId);
+}
+
+function consumerLogicalIdOf(template: Template, consumer: QueueConsumer): string {
+  const ids = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
+    isLogicalIdOf(consumerIdOf(consumer.handler), id),
+  );
+  return single(ids, `Lambda function for the ${consumer.queue} queue`);
 }
 
 function functionLogicalIdOf(template: Template, route: Route): string {
@@ -161,31 +169,44 @@ describe('ServiceStack', () => {
       expect(new Set(routes.map(functionIdOf)).size).toBe(routes.length);
     });
 
-    it('builds exactly one Lambda function per route and no others', () => {
-      template.resourceCountIs('AWS::Lambda::Function', routes.length);
-      const built = routes.map((route) => functionLogicalIdOf(template, route));
+    it('builds exactly one Lambda function per route and per queue consumer, and no others', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length + queueConsumers.length);
+      const built = [
+        ...routes.map((route) => functionLogicalIdOf(template, route)),
+        ...queueConsumers.map((consumer) => consumerLogicalIdOf(template, consumer)),
+      ];
       expect(new Set(built)).toEqual(new Set(Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))));
     });
 
-    it('runs every function on Node.js 22, arm64, with X-Ray and the service environment', () => {
+    it('runs every function on Node.js 22, arm64, with X-Ray and the table', () => {
       const conforming = template.findResources('AWS::Lambda::Function', {
         Properties: {
           Runtime: 'nodejs22.x',
           Architectures: ['arm64'],
           TracingConfig: { Mode: 'Active' },
-          Environment: { Variables: { TABLE_NAME: { Ref: tableId }, TENANT_BASE_DOMAIN: TENANT_BASE_DOMAIN } },
+          Environment: { Variables: { TABLE_NAME: { Ref: tableId } } },
         },
       });
       // Comparing id sets (not counts) names the offending function when one drifts.
       expect(Object.keys(conforming).sort()).toEqual(Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).sort());
     });
 
+    it('gives every route function the tenant base domain', () => {
+      const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+      for (const route of routes) {
+        const variables = (
+          functions[functionLogicalIdOf(template, route)]?.Properties as { Environment?: { Variables?: object } }
+        ).Environment?.Variables;
+        expect(variables, routeKey(route)).toMatchObject({ TENANT_BASE_DOMAIN });
+      }
+    });
+
     it('logs every function to its log group, which has a retention', () => {
       const logGroups = resourcesOfType<CfnResource<{ RetentionInDays?: number }>>(template, 'AWS::Logs::LogGroup');
-      for (const route of routes) {
-        const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[functionLogicalIdOf(template, route)];
+      for (const id of Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+        const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[id];
         const logGroupId = fn?.Properties.LoggingConfig?.LogGroup?.Ref;
-        expect(logGroupId, `log group of ${routeKey(route)}`).toEqual(expect.any(String));
+        expect(logGroupId, `log group of ${id}`).toEqual(expect.any(String));
         const retention = logGroups[logGroupId as string]?.Properties.RetentionInDays;
         expect(retention, `retention of ${logGroupId}`).toBeGreaterThan(0);
       }
@@ -309,6 +330,96 @@ describe('ServiceStack', () => {
   });
 });
 
+describe('ServiceStack queues', () => {
+  let template: Template;
+  const queues = () => resourcesOfType<CfnResource<Record<string, unknown>>>(template, 'AWS::SQS::Queue');
+  const queueIdOf = (constructId: string) =>
+    single(
+      Object.keys(queues()).filter((id) => isLogicalIdOf(constructId, id)),
+      constructId,
+    );
+
+  beforeAll(() => {
+    template = synthesizeTemplate('test');
+  });
+
+  it.each(Object.entries(queueDefinitions))(
+    'makes the %s queue as defined: FIFO, encrypted, TLS only, redriven to its DLQ',
+    (name, definition) => {
+      const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+      const queue = queues()[queueIdOf(`${id}Queue`)];
+      const deadLetterId = queueIdOf(`${id}DeadLetterQueue`);
+      expect(queue?.Properties).toMatchObject({
+        FifoQueue: definition.fifo,
+        VisibilityTimeout: definition.visibilityTimeoutSeconds,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterId, 'Arn'] },
+          maxReceiveCount: definition.maxReceiveCount,
+        },
+      });
+      expect(queues()[deadLetterId]?.Properties).toMatchObject({ FifoQueue: definition.fifo, SqsManagedSseEnabled: true });
+      // enforceSSL: a queue policy denies any request without TLS.
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: Match.objectLike({
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        }),
+        Queues: [{ Ref: deadLetterId }],
+      });
+      // An alarm fires as soon as one message waits in the DLQ.
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Namespace: 'AWS/SQS',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    },
+  );
+
+  it.each(queueConsumers.map((consumer) => [consumer.handler, consumer] as const))(
+    'feeds %s from its queue with partial batch responses',
+    (_name, consumer) => {
+      const id = `${consumer.queue[0]?.toUpperCase()}${consumer.queue.slice(1)}Queue`;
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queueIdOf(id), 'Arn'] },
+        FunctionName: { Ref: consumerLogicalIdOf(template, consumer) },
+        BatchSize: consumer.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    },
+  );
+
+  it('lets exactly the routes that send to a queue send to it, and nothing else send at all', () => {
+    const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+    for (const route of routes) {
+      const fn = functions[functionLogicalIdOf(template, route)];
+      const roleId = fn?.Properties.Role['Fn::GetAtt'][0] as string;
+      const sendStatements = statementsGrantedToRole(template, roleId).filter((statement) =>
+        asArray(statement.Action).some((action) => action.toLowerCase() === 'sqs:sendmessage'),
+      );
+      const sends = route.sends ?? [];
+      expect(sendStatements.length > 0, `${routeKey(route)} may send`).toBe(sends.length > 0);
+      for (const statement of sendStatements) {
+        const targets = asArray(statement.Resource).map((resource) => JSON.stringify(resource));
+        const allowed = sends.map((name) =>
+          JSON.stringify({ 'Fn::GetAtt': [queueIdOf(`${name[0]?.toUpperCase()}${name.slice(1)}Queue`), 'Arn'] }),
+        );
+        expect(
+          targets.every((target) => allowed.includes(target)),
+          `${routeKey(route)} sends only to its queues`,
+        ).toBe(true);
+      }
+      const variables =
+        (fn?.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables ?? {};
+      for (const name of sends)
+        expect(variables[queueUrlVariable(name)], `${routeKey(route)} knows the ${name} queue`).toBeDefined();
+    }
+  });
+});
+
 describe('ServiceStack bundling', () => {
   it('bundles every function as minified ESM with a source map', { timeout: 120_000 }, () => {
     const outdir = mkdtempSync(join(tmpdir(), 'service-stack-synth-'));
@@ -320,7 +431,7 @@ describe('ServiceStack bundling', () => {
       const functions = Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template).findResources(
         'AWS::Lambda::Function',
       ) as Record<string, LambdaFunction>;
-      expect(Object.keys(functions)).toHaveLength(routes.length);
+      expect(Object.keys(functions)).toHaveLength(routes.length + queueConsumers.length);
 
       for (const [id, fn] of Object.entries(functions)) {
         const assetPath = fn.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY];

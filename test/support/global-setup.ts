@@ -6,14 +6,23 @@ declare module 'vitest' {
     twinUrl: string;
     dynamodbEndpoint: string;
     localClientToken: string;
+    sqsEndpoint: string;
+    queueUrls: Record<string, string>;
+    deadLetterQueueUrls: Record<string, string>;
   }
 }
 
-/** Starts the real local twin (DynamoDB Local + gateway) once for every test file. */
+/** Seconds before a failed queue message reappears in tests (180 on AWS). */
+export const testVisibilityTimeoutSeconds = 1;
+
+/** Starts the real local twin (DynamoDB Local, fauxqs, pollers, gateway) once for every test file. */
 export default async function setup(project: TestProject) {
-  const twin = await startTwin({ port: 0 });
+  const twin = await startTwin({ port: 0, queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds });
   project.provide('twinUrl', twin.url);
   project.provide('dynamodbEndpoint', twin.dynamodbEndpoint);
   project.provide('localClientToken', twin.clientToken);
+  project.provide('sqsEndpoint', twin.sqsEndpoint);
+  project.provide('queueUrls', twin.queueUrls);
+  project.provide('deadLetterQueueUrls', twin.deadLetterQueueUrls);
   return () => twin.stop();
 }

@@ -7,7 +7,7 @@ import { apiConfig } from '../config.ts';
 import { badRequest, type FieldError, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
 import { logger } from './logger.ts';
-import { parseJsonBody } from './request-body.ts';
+import { parseBody } from './request-body.ts';
 import { validateBody } from './validation.ts';
 
 export interface ApiRequest<Body = unknown> {
@@ -63,7 +63,7 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
     request.context.principal = await authenticate(request.event.headers.authorization, route.auth);
     const principal = request.context.principal;
     if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
-    if (principal.kind === 'tenant') logger.appendKeys({ tenantId: principal.tenantId });
+    if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
   },
 });
 
@@ -108,7 +108,7 @@ export function httpHandler<Body = undefined>(implementation: (request: ApiReque
       const requestId = requestIdOf(event);
       const { route, principal } = context;
       if (!route || !principal) throw new Error('The authentication middleware did not run');
-      const parsed = route.body ? validateBody<Body>(route.body, parseJsonBody(event)) : undefined;
+      const parsed = route.body ? validateBody<Body>(route.body, parseBody(event, { acceptYaml: route.yaml })) : undefined;
       const request: ApiRequest<Body> = {
         route,
         principal,

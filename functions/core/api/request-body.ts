@@ -1,23 +1,33 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { parseDocument } from 'yaml';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
 
 export const maxBodyBytes = 1024 * 1024;
 export const maxBodyDepth = 32;
 
 const jsonMediaType = /^application\/(?:[\w.+-]+\+)?json$/;
+const yamlMediaType = /^(?:application|text)\/(?:x-)?yaml$/;
+/** Bounds YAML alias expansion ("billion laughs"). */
+const maxYamlAliases = 100;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The request's JSON body, or `undefined` when there is none. Checks, in order: size (413),
- * content type (415), UTF-8 (400), JSON syntax (400), nesting depth and `__proto__` keys (400).
+ * The request's body, or `undefined` when there is none. JSON always; YAML too when `acceptYaml`.
+ * Checks, in order: size (413), content type (415), UTF-8 (400), syntax (400), nesting depth and
+ * `__proto__` keys (400).
  */
-export function parseJsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>): unknown {
+export function parseBody(
+  event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
+  options: { acceptYaml?: boolean } = {},
+): unknown {
   if (event.body === undefined || event.body === '') return undefined;
   const bytes = Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
   if (bytes.length > maxBodyBytes) throw payloadTooLarge(`Request body is larger than ${maxBodyBytes} bytes`);
   const mediaType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (!jsonMediaType.test(mediaType)) {
-    throw unsupportedMediaType(`Content-Type must be application/json, not ${mediaType || 'absent'}`);
+  const isYaml = options.acceptYaml === true && yamlMediaType.test(mediaType);
+  if (!isYaml && !jsonMediaType.test(mediaType)) {
+    const accepted = options.acceptYaml ? 'application/json or application/yaml' : 'application/json';
+    throw unsupportedMediaType(`Content-Type must be ${accepted}, not ${mediaType || 'absent'}`);
   }
   let text: string;
   try {
@@ -25,14 +35,32 @@ export function parseJsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBa
   } catch {
     throw badRequest('Request body is not valid UTF-8', [], 'malformed_body');
   }
-  let value: unknown;
+  const value = isYaml ? parseYaml(text) : parseJson(text);
+  checkStructure(value);
+  return value;
+}
+
+function parseJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw badRequest('Request body is not valid JSON', [], 'malformed_json');
   }
-  checkStructure(value);
-  return value;
+}
+
+/**
+ * YAML 1.2 core schema only: no custom or language tags (`!!js/function` and the like are errors,
+ * not strings), one document, unique keys, aliases bounded.
+ */
+function parseYaml(text: string): unknown {
+  const document = parseDocument(text, { schema: 'core', customTags: [], uniqueKeys: true, merge: false, prettyErrors: false });
+  const problem = document.errors[0] ?? document.warnings[0];
+  if (problem) throw badRequest(`Request body is not valid YAML: ${problem.message.split('\n')[0]}`, [], 'malformed_yaml');
+  try {
+    return document.toJS({ maxAliasCount: maxYamlAliases });
+  } catch (error) {
+    throw badRequest(`Request body is not valid YAML: ${(error as Error).message.split('\n')[0]}`, [], 'malformed_yaml');
+  }
 }
 
 /** Iterative, so that hostile nesting cannot exhaust the stack. */

@@ -103,6 +103,8 @@ function describeError(error: ErrorObject): FieldError {
       return at(path, `must have at most ${params.limit} items`);
     case 'maxProperties':
       return at(path, `must have at most ${params.limit} properties`);
+    case 'uniqueItems':
+      return at(path, `must not repeat an item (items ${params.j} and ${params.i} are equal)`);
     case 'enum':
       return at(path, `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`);
     case 'const':

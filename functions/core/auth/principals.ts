@@ -6,10 +6,13 @@ import { keys } from '../store/keys.ts';
 import { hashToken, type TokenKind } from './tokens.ts';
 
 export type Principal =
-  { kind: 'client'; clientId: number } | { kind: 'tenant'; clientId: number; tenantId: number } | { kind: 'anonymous' };
+  | { kind: 'client'; clientId: number }
+  | { kind: 'tenant'; clientId: number; tenantId: number }
+  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
+  | { kind: 'anonymous' };
 
 /** The item that makes a token valid: deleting it revokes the token at once. */
-export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number }) {
+export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number; agentId?: number }) {
   return { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() };
 }
 
@@ -32,6 +35,7 @@ export async function authenticate(authorization: string | undefined, schemes: r
   const invalid = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
   if (!item || !schemes.includes(item.kind)) throw invalid();
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
+  if (item.kind === 'agent') return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };
 }
 
@@ -39,6 +43,7 @@ export async function authenticate(authorization: string | undefined, schemes: r
 export function principalScope(principal: Principal): string {
   if (principal.kind === 'client') return `client:${principal.clientId}`;
   if (principal.kind === 'tenant') return `tenant:${principal.tenantId}`;
+  if (principal.kind === 'agent') return `agent:${principal.tenantId}:${principal.agentId}`;
   return 'anonymous';
 }
 
@@ -48,7 +53,14 @@ export function clientIdOf(principal: Principal): number {
   return principal.clientId;
 }
 
-export function tenantIdOf(principal: Principal): number {
+export function tenantOf(principal: Principal): { tenantId: number; clientId: number } {
   if (principal.kind !== 'tenant') throw new Error(`Expected a tenant principal, got ${principal.kind}`);
-  return principal.tenantId;
+  return { tenantId: principal.tenantId, clientId: principal.clientId };
+}
+
+export const tenantIdOf = (principal: Principal): number => tenantOf(principal).tenantId;
+
+export function agentOf(principal: Principal): { tenantId: number; agentId: number } {
+  if (principal.kind !== 'agent') throw new Error(`Expected an agent principal, got ${principal.kind}`);
+  return { tenantId: principal.tenantId, agentId: principal.agentId };
 }

@@ -9,6 +9,8 @@ export interface ClientRecord {
   clientId: number;
   nome: string;
   tokenHash: string;
+  /** Applied to new tenants created without `templateId` (spec 4.1 step 3). */
+  defaultTemplateId?: number;
   createdAt: string;
   updatedAt: string;
 }

@@ -1,5 +1,7 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
   DynamoDBDocumentClient,
   QueryCommand,
   type QueryCommandInput,
@@ -24,19 +26,70 @@ export function db(): DynamoDBDocumentClient {
 
 export const tableName = () => config().tableName;
 
-/** Next integer id of a counter, atomically (UpdateItem ADD). */
+/** Next integer id of a global counter, atomically (UpdateItem ADD). */
 export async function nextId(counterName: string): Promise<number> {
+  const [id] = await allocateIds(keys.counter(counterName), 1);
+  return id as number;
+}
+
+/** `count` consecutive ids from a counter item in one round trip. */
+export async function allocateIds(counterKey: { pk: string; sk: string }, count: number): Promise<number[]> {
+  if (count === 0) return [];
   const result = await db().send(
     new UpdateCommand({
       TableName: tableName(),
-      Key: keys.counter(counterName),
-      UpdateExpression: 'ADD #value :one',
+      Key: counterKey,
+      UpdateExpression: 'ADD #value :count',
       ExpressionAttributeNames: { '#value': 'value' },
-      ExpressionAttributeValues: { ':one': 1 },
+      ExpressionAttributeValues: { ':count': count },
       ReturnValues: 'UPDATED_NEW',
     }),
   );
-  return Number(result.Attributes?.value);
+  const last = Number(result.Attributes?.value);
+  return Array.from({ length: count }, (_, index) => last - count + 1 + index);
+}
+
+/** Every item of a partition whose sort key starts with `prefix`, all pages. */
+export async function queryAll<T>(partition: string, prefix: string, options: { projection?: string } = {}): Promise<T[]> {
+  const items: T[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': partition, ':prefix': prefix },
+        ProjectionExpression: options.projection,
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...((page.Items ?? []) as T[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** Puts many items, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed. */
+export async function putAll(items: readonly Record<string, unknown>[], parallelism = 4): Promise<void> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+  const worker = async () => {
+    for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) await writeChunk(chunk);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, chunks.length) }, worker));
+}
+
+async function writeChunk(items: Record<string, unknown>[]): Promise<void> {
+  let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = items.map((item) => ({
+    PutRequest: { Item: item },
+  }));
+  for (let attempt = 0; requests.length > 0; attempt++) {
+    if (attempt === 8) throw new Error(`DynamoDB left ${requests.length} writes unprocessed after ${attempt} attempts`);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    const result = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+    requests = result.UnprocessedItems?.[tableName()] ?? [];
+  }
 }
 
 /**
@@ -66,33 +119,42 @@ export interface Page<T> {
 const maxPageSize = 100;
 
 /**
- * One page of a partition of a global index. The cursor is the last evaluated key, base64url
- * encoded; a cursor that was not issued for this partition is a 400, never a DynamoDB error.
+ * One page of a partition (of the table, or of a global index), optionally only the sort keys
+ * starting with `prefix`. The cursor is the last evaluated key, base64url encoded; a cursor that
+ * was not issued for this partition is a 400, never a DynamoDB error.
  */
-export async function queryIndexPage<T>(options: {
-  index: IndexName;
+export async function queryPage<T>(options: {
+  index?: IndexName;
   partition: string;
+  prefix?: string;
   limit: number;
   cursor: string | undefined;
+  newestFirst?: boolean;
 }): Promise<Page<T>> {
-  const index = tableDefinition.globalIndexes.find((candidate) => candidate.indexName === options.index);
-  if (!index) throw new Error(`Unknown index ${options.index}`);
+  const index = options.index && tableDefinition.globalIndexes.find((candidate) => candidate.indexName === options.index);
+  if (options.index && !index) throw new Error(`Unknown index ${options.index}`);
+  const partitionKey = index?.partitionKey ?? tableDefinition.partitionKey;
+  const sortKey = index?.sortKey ?? tableDefinition.sortKey;
   const input: QueryCommandInput = {
     TableName: tableName(),
-    IndexName: index.indexName,
-    KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': index.partitionKey },
-    ExpressionAttributeValues: { ':pk': options.partition },
+    IndexName: index?.indexName,
+    KeyConditionExpression: options.prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeNames: options.prefix === undefined ? { '#pk': partitionKey } : { '#pk': partitionKey, '#sk': sortKey },
+    ExpressionAttributeValues:
+      options.prefix === undefined ? { ':pk': options.partition } : { ':pk': options.partition, ':prefix': options.prefix },
     Limit: Math.min(options.limit, maxPageSize),
+    ScanIndexForward: !options.newestFirst,
   };
   if (options.cursor !== undefined) {
-    input.ExclusiveStartKey = decodeCursor(options.cursor, [
+    const attributes = [
       tableDefinition.partitionKey,
       tableDefinition.sortKey,
-      index.partitionKey,
-      index.sortKey,
-    ]);
-    if (input.ExclusiveStartKey[index.partitionKey] !== options.partition) throw invalidCursor();
+      ...(index ? [index.partitionKey, index.sortKey] : []),
+    ];
+    input.ExclusiveStartKey = decodeCursor(options.cursor, attributes);
+    const sortValue = input.ExclusiveStartKey[sortKey] ?? '';
+    if (input.ExclusiveStartKey[partitionKey] !== options.partition || !sortValue.startsWith(options.prefix ?? ''))
+      throw invalidCursor();
   }
   const result = await db().send(new QueryCommand(input));
   return {

@@ -7,8 +7,10 @@
 const sortable = (id: number) => id.toString().padStart(12, '0');
 
 export const keys = {
-  /** Global counters (ids of clients and tenants). */
+  /** Global counters (ids of clients, tenants, templates). */
   counter: (name: string) => ({ pk: 'COUNTER', sk: name }),
+  /** Counters of ids scoped to one tenant (agents, resources, runs). */
+  tenantCounter: (tenantId: number, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `COUNTER#${name}` }),
 
   client: (clientId: number) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' }),
   /** Index entry listing every client, for the admin CLI. */
@@ -27,6 +29,32 @@ export const keys = {
   tenantDeletionRecord: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'BILLING#DELETED' }),
 
   template: (clientId: number, templateId: number) => ({ pk: `CLIENT#${clientId}`, sk: `TEMPLATE#${templateId}` }),
+  /** Prefix of a client's templates (not of their versions: `TEMPLATEVERSION#` does not start with it). */
+  templatesPrefix: 'TEMPLATE#',
+  templateVersion: (clientId: number, templateId: number, version: number) => ({
+    pk: `CLIENT#${clientId}`,
+    sk: `TEMPLATEVERSION#${templateId}#${sortable(version)}`,
+  }),
+  templateVersionsPrefix: (templateId: number) => `TEMPLATEVERSION#${templateId}#`,
+
+  /** A resource a template put in a tenant (desk, table, flow…), by type and integer id. */
+  tenantResource: (tenantId: number, type: string, id: number) => ({ pk: `TENANT#${tenantId}`, sk: `R#${type}#${sortable(id)}` }),
+  tenantResourcesPrefix: (type?: string) => (type ? `R#${type}#` : 'R#'),
+  /** The tenant's template apply in progress or last finished (a lock and a journal). */
+  applyJournal: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'APPLY' }),
+
+  agent: (tenantId: number, agentId: number) => ({ pk: `TENANT#${tenantId}`, sk: `AGENT#${sortable(agentId)}` }),
+  agentsPrefix: 'AGENT#',
+
+  run: (tenantId: number, runId: number) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${sortable(runId)}` }),
+  runsPrefix: 'RUN#',
+  /** Index entry listing an agent's runs waiting to be picked up; removed once the agent takes the run. */
+  agentPendingRunsIndex: (tenantId: number, agentId: number, runId: number) => ({
+    gsi1pk: `AGENT#${tenantId}#${agentId}#PENDING`,
+    gsi1sk: sortable(runId),
+  }),
+  /** Marks a queued load as recorded, so a redelivered message never makes a second run. */
+  recordedLoad: (tenantId: number, deduplicationId: string) => ({ pk: `TENANT#${tenantId}`, sk: `LOAD#${deduplicationId}` }),
 
   /** One per (caller, route, Idempotency-Key); expires after 24 hours. */
   idempotency: (scope: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${scope}#${keyHash}`, sk: 'IDEMPOTENCY' }),

@@ -1,11 +1,163 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/dynamo.ts';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { payloadTooLarge } from '../errors.ts';
+import { db, queryAll, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
+import type { TemplateBundle } from './bundle.ts';
+
+/** A client's template: its name and latest version. Each version's bundle is an item of its own. */
+export interface TemplateRecord {
+  templateId: number;
+  clientId: number;
+  nome: string;
+  latestVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface TemplateVersionSummary {
+  version: number;
+  nome: string;
+  publishedAt: string;
+  resources: number;
+}
+
+/**
+ * A DynamoDB item holds at most 400 KB; bundles of hundreds of resources are stored gzipped
+ * (JSON shrinks about tenfold), and one that still does not fit is refused.
+ */
+const maxStoredBundleBytes = 350 * 1024;
+
+function encodeBundle(bundle: TemplateBundle): Uint8Array {
+  const packed = gzipSync(JSON.stringify(bundle));
+  if (packed.length > maxStoredBundleBytes) {
+    throw payloadTooLarge(
+      `The template is too large to store (${packed.length} bytes compressed, at most ${maxStoredBundleBytes})`,
+    );
+  }
+  return packed;
+}
+
+const decodeBundle = (packed: Uint8Array): TemplateBundle => JSON.parse(gunzipSync(packed).toString('utf8')) as TemplateBundle;
+
+export const resourceCount = (bundle: TemplateBundle) =>
+  [bundle.desks, bundle.tables, bundle.connections, bundle.flows, bundle.applications, bundle.dashboards].reduce(
+    (total, list) => total + (list?.length ?? 0),
+    0,
+  );
+
+function versionItem(clientId: number, templateId: number, version: number, bundle: TemplateBundle, publishedAt: string) {
+  return {
+    ...keys.templateVersion(clientId, templateId, version),
+    templateId,
+    version,
+    nome: bundle.nome,
+    publishedAt,
+    resources: resourceCount(bundle),
+    bundle: encodeBundle(bundle),
+  };
+}
+
+/** Version 1 of a new template, with its record, in one transaction. */
+export async function insertTemplate(clientId: number, templateId: number, bundle: TemplateBundle): Promise<TemplateRecord> {
+  const now = new Date().toISOString();
+  const record: TemplateRecord = { templateId, clientId, nome: bundle.nome, latestVersion: 1, createdAt: now, updatedAt: now };
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...record, ...keys.template(clientId, templateId) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: versionItem(clientId, templateId, 1, bundle, now),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+  if (!written) throw new Error(`Template ${templateId} already exists`);
+  return record;
+}
+
+/** The next version; `undefined` when another publish took that version number first. */
+export async function insertNextVersion(template: TemplateRecord, bundle: TemplateBundle): Promise<TemplateRecord | undefined> {
+  const now = new Date().toISOString();
+  const version = template.latestVersion + 1;
+  const written = await transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.template(template.clientId, template.templateId),
+        UpdateExpression: 'SET latestVersion = :version, nome = :nome, updatedAt = :now',
+        ConditionExpression: 'latestVersion = :previous',
+        ExpressionAttributeValues: {
+          ':version': version,
+          ':previous': template.latestVersion,
+          ':nome': bundle.nome,
+          ':now': now,
+        },
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: versionItem(template.clientId, template.templateId, version, bundle, now),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+  return written ? { ...template, nome: bundle.nome, latestVersion: version, updatedAt: now } : undefined;
+}
+
+export async function findTemplate(clientId: number, templateId: number): Promise<TemplateRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.template(clientId, templateId), ConsistentRead: true }),
+  );
+  return result.Item as TemplateRecord | undefined;
+}
 
 /** Whether `templateId` is a template published by this client (templates are client-scoped). */
 export async function templateExists(clientId: number, templateId: number): Promise<boolean> {
+  return (await findTemplate(clientId, templateId)) !== undefined;
+}
+
+export function listClientTemplates(clientId: number): Promise<TemplateRecord[]> {
+  return queryAll<TemplateRecord>(keys.client(clientId).pk, keys.templatesPrefix);
+}
+
+export function listVersions(clientId: number, templateId: number): Promise<TemplateVersionSummary[]> {
+  return queryAll<TemplateVersionSummary>(keys.client(clientId).pk, keys.templateVersionsPrefix(templateId), {
+    projection: 'version, nome, publishedAt, resources',
+  });
+}
+
+export async function loadVersionBundle(
+  clientId: number,
+  templateId: number,
+  version: number,
+): Promise<TemplateBundle | undefined> {
   const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.template(clientId, templateId), ProjectionExpression: 'pk' }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.templateVersion(clientId, templateId, version),
+      ProjectionExpression: 'bundle',
+    }),
   );
-  return result.Item !== undefined;
+  return result.Item ? decodeBundle(result.Item.bundle as Uint8Array) : undefined;
+}
+
+/** The client's default template (applied to new tenants created without `templateId`); null clears it. */
+export async function storeDefaultTemplate(clientId: number, templateId: number | null): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.client(clientId),
+      UpdateExpression: templateId === null ? 'REMOVE defaultTemplateId' : 'SET defaultTemplateId = :templateId',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
+    }),
+  );
 }

@@ -1,9 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { defaultAgentItems, listAgents } from '../agents/agents.ts';
 import { tokenItem } from '../auth/principals.ts';
 import { hashToken } from '../auth/tokens.ts';
-import { db, type Page, queryIndexPage, tableName, transact } from '../store/dynamo.ts';
+import { db, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
+import { notFound } from '../errors.ts';
 
 export type VariableValue = string | number | boolean;
 
@@ -14,8 +16,10 @@ export interface TenantRecord {
   ativo: boolean;
   dominio: string;
   developmentVariables: Record<string, VariableValue>;
-  /** The template chosen at creation (applied by the templates feature). */
+  /** The template chosen at creation. */
   templateId?: number;
+  /** The template version the tenant last finished applying. */
+  appliedTemplate?: { templateId: number; version: number; appliedAt: string };
   /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
   tokenHash: string;
   createdAt: string;
@@ -23,14 +27,17 @@ export interface TenantRecord {
   deletedAt?: string;
 }
 
+export const tenantNotFound = () => notFound('Tenant not found');
+
 const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
   ...keys.tenant(tenant.tenantId),
   ...keys.clientTenantsIndex(tenant.clientId, tenant.tenantId),
 });
 
-/** Writes the tenant and its token together: neither exists without the other. */
+/** Writes the tenant, its token and its default agent together: none exists without the others. */
 export async function insertTenant(tenant: TenantRecord, token: string): Promise<void> {
   const written = await transact([
+    ...defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt),
     {
       Put: {
         TableName: tableName(),
@@ -56,7 +63,7 @@ export async function findTenant(tenantId: number): Promise<TenantRecord | undef
 }
 
 export function listClientTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantRecord>> {
-  return queryIndexPage<TenantRecord>({ index: 'gsi1', partition: keys.clientTenantsIndex(clientId, 0).gsi1pk, limit, cursor });
+  return queryPage<TenantRecord>({ index: 'gsi1', partition: keys.clientTenantsIndex(clientId, 0).gsi1pk, limit, cursor });
 }
 
 /** Guards every write on a tenant read just before: same owner, not deleted, token unchanged. */
@@ -67,10 +74,15 @@ const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientI
 
 /**
  * Soft delete: marks the tenant deleted, drops it from the client's list, revokes its token and
- * keeps a billing record, in one transaction. `false` when the tenant changed since it was read.
+ * its agents' tokens, and keeps a billing record, in one transaction (at most 50 agents keep it
+ * well under DynamoDB's 100 items). `false` when the tenant changed since it was read.
  */
-export function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
+export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
+  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => ({
+    Delete: { TableName: tableName(), Key: keys.token(agent.tokenHash) },
+  }));
   return transact([
+    ...agentTokens,
     {
       Update: {
         TableName: tableName(),

@@ -1,8 +1,12 @@
+import { logger } from '../api/logger.ts';
 import { hashToken, newToken } from '../auth/tokens.ts';
+import { findClient } from '../clients/clients.ts';
+import { applyTemplate } from '../templates/apply.ts';
 import { apiConfig } from '../config.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { nextId, type Page } from '../store/dynamo.ts';
 import { templateExists } from '../templates/template-repository.ts';
+import { loadResources } from '../templates/tenant-resources.ts';
 import {
   findTenant,
   insertTenant,
@@ -10,6 +14,7 @@ import {
   replaceTenantToken,
   softDeleteTenant,
   type TenantRecord,
+  tenantNotFound,
   updateTenantActive,
   type VariableValue,
 } from './tenant-repository.ts';
@@ -29,8 +34,6 @@ export interface TenantSummary {
   dominio: string;
   ativo: boolean;
 }
-
-export const tenantNotFound = () => notFound('Tenant not found');
 
 export const summarize = (tenant: TenantRecord): TenantSummary => ({
   id: tenant.tenantId,
@@ -95,8 +98,29 @@ export async function createTenant(clientId: number, input: CreateTenantInput): 
     updatedAt: now,
   };
   await insertTenant(tenant, token);
+  await applyOnCreation(tenant, input.templateId);
   // Field order as spec 4.1 shows it.
   return { id: tenantId, nome: tenant.nome, token, dominio: tenant.dominio, ativo: tenant.ativo };
+}
+
+/**
+ * Spec 4.1 steps 2-3: the template sent, else the client's default one, is applied at once. The
+ * tenant and its token exist already and the token is shown only in this answer, so a failed
+ * apply does not fail the creation: it is logged, its journal stays pending, and the tenant's
+ * next POST /tenant/templates/apply converges.
+ */
+async function applyOnCreation(tenant: TenantRecord, requested: number | undefined): Promise<void> {
+  const templateId = requested ?? (await findClient(tenant.clientId))?.defaultTemplateId;
+  if (templateId === undefined) return;
+  try {
+    await applyTemplate(tenant.tenantId, templateId, { onCreation: true });
+  } catch (error) {
+    logger.error('Applying the template of a new tenant failed', {
+      tenantId: tenant.tenantId,
+      templateId,
+      error: error as Error,
+    });
+  }
 }
 
 /** The client's own live tenant; another client's, a deleted or an unknown one is the same 404. */
@@ -149,10 +173,38 @@ export function rotateTenantToken(clientId: number, tenantId: number): Promise<{
   );
 }
 
-/** GET /tenant: the token's own tenant. Its token resolving means it is not deleted. */
+/**
+ * GET /tenant: the token's own tenant, the template version it has, and the applications and
+ * desks (with their tables) its templates put in it: what an integrator builds a menu from.
+ */
 export async function describeOwnTenant(tenantId: number) {
-  const tenant = await findTenant(tenantId);
+  const [tenant, resources] = await Promise.all([findTenant(tenantId), loadResources(tenantId)]);
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
-  // Applications and desks come from applied templates (templates feature); none until then.
-  return { ...summarize(tenant), applications: [] as unknown[], desks: [] as unknown[] };
+  const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
+  const tables = resources.filter((resource) => resource.type === 'table').sort(byId);
+  return {
+    ...summarize(tenant),
+    template: tenant.appliedTemplate
+      ? {
+          id: tenant.appliedTemplate.templateId,
+          version: tenant.appliedTemplate.version,
+          appliedAt: tenant.appliedTemplate.appliedAt,
+        }
+      : null,
+    applications: resources
+      .filter((resource) => resource.type === 'application')
+      .sort(byId)
+      .map(({ id, key, nome, route }) => ({ id, key, nome, route })),
+    desks: resources
+      .filter((resource) => resource.type === 'desk')
+      .sort(byId)
+      .map(({ id, key, nome }) => ({
+        id,
+        key,
+        nome,
+        tables: tables
+          .filter((table) => table.deskKey === key)
+          .map((table) => ({ id: table.id, key: table.key, nome: table.nome })),
+      })),
+  };
 }

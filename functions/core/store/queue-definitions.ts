@@ -1,0 +1,19 @@
+/**
+ * The service's queues. The CDK stack and the local twin both create them from this object, and
+ * functions find each queue's URL in the environment variable named by `queueUrlVariable`.
+ */
+export const queueDefinitions = {
+  /**
+   * Loads to hand to agents. FIFO with one message group per tenant and agent, so each agent's
+   * loads keep their dependency order; after 5 failed receives a message goes to the DLQ.
+   */
+  reload: { fifo: true, visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4, deadLetterRetentionDays: 14 },
+} as const;
+
+export type QueueName = keyof typeof queueDefinitions;
+
+export const queueUrlVariable = (name: QueueName) => `${name.toUpperCase()}_QUEUE_URL`;
+
+/** Names used where the twin names queues itself (AWS generates its own). */
+export const localQueueName = (name: QueueName, deadLetter = false) =>
+  `${name}${deadLetter ? '-dlq' : ''}${queueDefinitions[name].fifo ? '.fifo' : ''}`;

@@ -1,0 +1,46 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { type QueueName, queueUrlVariable } from './queue-definitions.ts';
+
+let client: SQSClient | undefined;
+
+/** The SQS client, created once per cold start; SQS_ENDPOINT is set only off AWS (fauxqs). */
+export function sqs(): SQSClient {
+  client ??= new SQSClient({ endpoint: process.env.SQS_ENDPOINT || undefined, maxAttempts: 5 });
+  return client;
+}
+
+export function queueUrl(name: QueueName): string {
+  const url = process.env[queueUrlVariable(name)];
+  if (!url) throw new Error(`Missing required environment variable ${queueUrlVariable(name)}`);
+  return url;
+}
+
+export interface FifoMessage {
+  deduplicationId: string;
+  body: unknown;
+}
+
+/**
+ * Sends messages to one FIFO message group, in order (SendMessageBatch keeps the order of its
+ * entries within a group). Throws when any entry is refused, so callers never report a load as
+ * enqueued that is not.
+ */
+export async function sendToFifoGroup(name: QueueName, groupId: string, messages: readonly FifoMessage[]): Promise<void> {
+  for (let start = 0; start < messages.length; start += 10) {
+    const chunk = messages.slice(start, start + 10);
+    const result = await sqs().send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl(name),
+        Entries: chunk.map((message, index) => ({
+          Id: String(index),
+          MessageGroupId: groupId,
+          MessageDeduplicationId: message.deduplicationId,
+          MessageBody: JSON.stringify(message.body),
+        })),
+      }),
+    );
+    if (result.Failed?.length) {
+      throw new Error(`SQS refused ${result.Failed.length} message(s): ${result.Failed.map((entry) => entry.Code).join(', ')}`);
+    }
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The resources a template puts in a tenant, and the pure computation of what applying a bundle
+ * changes. Resources are matched by type and key; ids never change once given; nothing absent
+ * from the bundle is removed.
+ */
+import { putAll, queryAll } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import type { TemplateBundle } from './bundle.ts';
+
+export const resourceTypes = ['desk', 'table', 'connection', 'flow', 'application', 'dashboard'] as const;
+export type ResourceType = (typeof resourceTypes)[number];
+/** Counters of tenant-scoped ids: one per resource type, plus columns and widgets. */
+export type IdCounter = ResourceType | 'column' | 'widget';
+
+interface ResourceBase {
+  tenantId: number;
+  id: number;
+  key: string;
+  nome: string;
+  templateId: number;
+  /** The template version in which this resource last changed. */
+  changedInVersion: number;
+}
+
+export interface StoredColumn {
+  id: number;
+  column_name: string;
+  data_type: string;
+  label: string;
+}
+
+export interface StoredWidget {
+  id: number;
+  key: string;
+  nome: string;
+  kind: string;
+  tableKey?: string;
+}
+
+export type StoredResource =
+  | (ResourceBase & { type: 'desk' })
+  | (ResourceBase & { type: 'table'; deskKey: string; columns: StoredColumn[] })
+  | (ResourceBase & { type: 'connection'; kind: string; agent: string; properties: Record<string, string | number | boolean> })
+  | (ResourceBase & { type: 'flow'; connectionKey: string; reads: string[]; writes: string[]; context: string })
+  | (ResourceBase & { type: 'application'; route: string })
+  | (ResourceBase & { type: 'dashboard'; applicationKey?: string; widgets: StoredWidget[] });
+
+export type StoredOf<T extends ResourceType> = Extract<StoredResource, { type: T }>;
+
+export const defaultAgentSlot = 'default';
+
+export function loadResources(tenantId: number): Promise<StoredResource[]> {
+  return queryAll<StoredResource>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix());
+}
+
+export function loadResourcesOfType<T extends ResourceType>(tenantId: number, type: T): Promise<StoredOf<T>[]> {
+  return queryAll<StoredOf<T>>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix(type));
+}
+
+export function writeResources(resources: readonly StoredResource[]): Promise<void> {
+  return putAll(
+    resources.map((resource) => ({ ...resource, ...keys.tenantResource(resource.tenantId, resource.type, resource.id) })),
+  );
+}
+
+/** Current resources by type and key. */
+function indexByKey(current: readonly StoredResource[]) {
+  const index = new Map<string, StoredResource>();
+  for (const resource of current) index.set(`${resource.type}:${resource.key}`, resource);
+  return {
+    find: <T extends ResourceType>(type: T, key: string) => index.get(`${type}:${key}`) as StoredOf<T> | undefined,
+  };
+}
+
+/** How many new ids of each counter applying `bundle` over `current` needs. */
+export function newIdsNeeded(bundle: TemplateBundle, current: readonly StoredResource[]): Record<IdCounter, number> {
+  const existing = indexByKey(current);
+  const needs: Record<IdCounter, number> = {
+    desk: 0,
+    table: 0,
+    connection: 0,
+    flow: 0,
+    application: 0,
+    dashboard: 0,
+    column: 0,
+    widget: 0,
+  };
+  const count = (type: ResourceType, list: readonly { key: string }[] | undefined) => {
+    for (const item of list ?? []) if (!existing.find(type, item.key)) needs[type]++;
+  };
+  count('desk', bundle.desks);
+  count('table', bundle.tables);
+  count('connection', bundle.connections);
+  count('flow', bundle.flows);
+  count('application', bundle.applications);
+  count('dashboard', bundle.dashboards);
+  for (const table of bundle.tables ?? []) {
+    const known = new Set(existing.find('table', table.key)?.columns.map((column) => column.column_name));
+    needs.column += table.columns.filter((column) => !known.has(column.column_name)).length;
+  }
+  for (const dashboard of bundle.dashboards ?? []) {
+    const known = new Set(existing.find('dashboard', dashboard.key)?.widgets.map((widget) => widget.key));
+    needs.widget += dashboard.widgets.filter((widget) => !known.has(widget.key)).length;
+  }
+  return needs;
+}
+
+export interface ApplyChanges {
+  /** Resources that are new or differ from what the tenant has: the writes to make. */
+  changed: StoredResource[];
+  /** Keys of tables created or rebuilt (their columns' names or types changed): they need a reload. */
+  createdOrRebuiltTables: string[];
+}
+
+/**
+ * What the tenant should hold after applying `bundle` (version `version` of `templateId`), given
+ * what it holds now and fresh ids (as many as `newIdsNeeded` asked for, consumed in order).
+ */
+export function computeChanges(
+  tenantId: number,
+  template: { templateId: number; version: number },
+  bundle: TemplateBundle,
+  current: readonly StoredResource[],
+  freshIds: Record<IdCounter, number[]>,
+): ApplyChanges {
+  const existing = indexByKey(current);
+  const takeId = (counter: IdCounter) => {
+    const id = freshIds[counter].shift();
+    if (id === undefined) throw new Error(`Not enough fresh ${counter} ids were allocated`);
+    return id;
+  };
+  const changed: StoredResource[] = [];
+  const createdOrRebuiltTables: string[] = [];
+  const base = (type: ResourceType, key: string, nome: string) => ({
+    tenantId,
+    id: existing.find(type, key)?.id ?? takeId(type),
+    key,
+    nome,
+    templateId: template.templateId,
+    changedInVersion: template.version,
+  });
+  const keep = (resource: StoredResource) => {
+    const before = existing.find(resource.type, resource.key);
+    if (!before || !sameContent(before, resource)) changed.push(resource);
+  };
+
+  for (const desk of bundle.desks ?? []) keep({ type: 'desk', ...base('desk', desk.key, desk.nome) });
+  for (const table of bundle.tables ?? []) {
+    const before = existing.find('table', table.key);
+    const columnIds = new Map(before?.columns.map((column) => [column.column_name, column.id]));
+    const columns = table.columns.map((column) => ({ id: columnIds.get(column.column_name) ?? takeId('column'), ...column }));
+    if (!before || structureOf(before.columns) !== structureOf(columns)) createdOrRebuiltTables.push(table.key);
+    keep({ type: 'table', ...base('table', table.key, table.nome), deskKey: table.desk, columns });
+  }
+  for (const connection of bundle.connections ?? []) {
+    keep({
+      type: 'connection',
+      ...base('connection', connection.key, connection.nome),
+      kind: connection.kind,
+      agent: connection.agent ?? defaultAgentSlot,
+      properties: connection.properties ?? {},
+    });
+  }
+  for (const flow of bundle.flows ?? []) {
+    keep({
+      type: 'flow',
+      ...base('flow', flow.key, flow.nome),
+      connectionKey: flow.connection,
+      reads: flow.reads ?? [],
+      writes: flow.writes,
+      context: flow.context,
+    });
+  }
+  for (const application of bundle.applications ?? []) {
+    keep({ type: 'application', ...base('application', application.key, application.nome), route: application.route });
+  }
+  for (const dashboard of bundle.dashboards ?? []) {
+    const widgetIds = new Map(existing.find('dashboard', dashboard.key)?.widgets.map((widget) => [widget.key, widget.id]));
+    const widgets = dashboard.widgets.map(({ table, ...widget }) => ({
+      id: widgetIds.get(widget.key) ?? takeId('widget'),
+      ...widget,
+      ...(table === undefined ? {} : { tableKey: table }),
+    }));
+    keep({
+      type: 'dashboard',
+      ...base('dashboard', dashboard.key, dashboard.nome),
+      ...(dashboard.application === undefined ? {} : { applicationKey: dashboard.application }),
+      widgets,
+    });
+  }
+  return { changed, createdOrRebuiltTables };
+}
+
+/** A table's physical structure: column names and types in order (labels are presentation only). */
+const structureOf = (columns: readonly Pick<StoredColumn, 'column_name' | 'data_type'>[]) =>
+  JSON.stringify(columns.map((column) => [column.column_name, column.data_type]));
+
+/** Equal apart from bookkeeping: an unchanged resource is not rewritten, and keeps its changedInVersion. */
+function sameContent(before: StoredResource, after: StoredResource): boolean {
+  return canonical({ ...before, changedInVersion: 0 }) === canonical({ ...after, changedInVersion: 0 });
+}
+
+/** JSON with object keys sorted and the table's own key attributes left out. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
+    const entries = Object.entries(inner as Record<string, unknown>).filter(
+      ([name]) => !['pk', 'sk', 'gsi1pk', 'gsi1sk'].includes(name),
+    );
+    return Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)));
+  });
+}

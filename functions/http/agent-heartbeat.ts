@@ -1,0 +1,19 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { agentOf } from '../core/auth/principals.ts';
+import { recordHeartbeat } from '../core/agents/agents.ts';
+import { describeRun, pendingRuns } from '../core/reload/runs.ts';
+
+/** The agent is online for two minutes, and gets the loads dispatched to it, oldest first. */
+export const handler = httpHandler(async ({ principal }) => {
+  const { tenantId, agentId } = agentOf(principal);
+  const now = new Date().toISOString();
+  await recordHeartbeat(tenantId, agentId, now);
+  const runs = await pendingRuns(tenantId, agentId);
+  return {
+    status: 200,
+    body: {
+      status: 'success',
+      data: { agentId, serverTime: now, runs: runs.map((run) => ({ ...describeRun(run), variables: run.variables })) },
+    },
+  };
+});

@@ -1,0 +1,9 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { tenantOf } from '../core/auth/principals.ts';
+import { createAgent } from '../core/agents/agents.ts';
+
+/** The new agent's token is in this answer only. */
+export const handler = httpHandler<{ nome: string }>(async ({ principal, body }) => {
+  const { tenantId, clientId } = tenantOf(principal);
+  return { status: 201, body: { status: 'success', data: await createAgent(tenantId, clientId, body.nome) } };
+});

@@ -1,0 +1,8 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { clientIdOf } from '../core/auth/principals.ts';
+import { describeTemplate } from '../core/templates/catalogue.ts';
+
+export const handler = httpHandler(async (request) => ({
+  status: 200,
+  body: { status: 'success', data: await describeTemplate(clientIdOf(request.principal), idParameter(request, 'id')) },
+}));

@@ -1,0 +1,9 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { agentOf } from '../core/auth/principals.ts';
+import { describeRun, reportRun, type RunStatus } from '../core/reload/runs.ts';
+
+export const handler = httpHandler<{ status: Exclude<RunStatus, 'dispatched'>; message?: string }>(async (request) => {
+  const { tenantId, agentId } = agentOf(request.principal);
+  const run = await reportRun(tenantId, agentId, idParameter(request, 'id'), request.body);
+  return { status: 200, body: { status: 'success', data: describeRun(run) } };
+});

@@ -1,0 +1,9 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { rotateAgentToken } from '../core/agents/agents.ts';
+
+/** A new token for one of the tenant's agents (how the default agent's token is obtained). */
+export const handler = httpHandler(async (request) => ({
+  status: 200,
+  body: { status: 'success', data: await rotateAgentToken(tenantIdOf(request.principal), idParameter(request, 'id')) },
+}));
