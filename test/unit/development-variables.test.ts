@@ -81,6 +81,14 @@ describe('development_variables', () => {
     expect(error.errors.map((field) => field.pointer).sort()).toEqual(['/ativo', '/development_variables', '/nome']);
   });
 
+  test('bounds: at most 64 KiB as a whole', () => {
+    const large = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`V${index}`, 'x'.repeat(4000)]));
+    const error = rejection(() => accept(large));
+    expect(error.message).toBe('Invalid development_variables format: larger than 65536 bytes as JSON');
+    const fits = Object.fromEntries(Array.from({ length: 15 }, (_, index) => [`V${index}`, 'x'.repeat(4000)]));
+    expect(Object.keys(accept(fits))).toHaveLength(15);
+  });
+
   test('bounds: at most 200 variables, names up to 128 characters', () => {
     const many = Object.fromEntries(Array.from({ length: 201 }, (_, index) => [`V${index}`, index]));
     expect(rejection(() => accept(many)).status).toBe(400);

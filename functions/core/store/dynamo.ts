@@ -74,10 +74,17 @@ export async function queryAll<T>(partition: string, prefix: string, options: { 
 export async function putAll(items: readonly Record<string, unknown>[], parallelism = 4): Promise<void> {
   const chunks: Record<string, unknown>[][] = [];
   for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+  let failure: unknown;
   const worker = async () => {
-    for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) await writeChunk(chunk);
+    for (let chunk = chunks.shift(); chunk && failure === undefined; chunk = chunks.shift()) {
+      await writeChunk(chunk).catch((error: unknown) => {
+        failure ??= error;
+      });
+    }
   };
+  // Every worker stops at the first failure and the caller hears of it only once nothing is in flight.
   await Promise.all(Array.from({ length: Math.min(parallelism, chunks.length) }, worker));
+  if (failure !== undefined) throw failure;
 }
 
 async function writeChunk(items: Record<string, unknown>[]): Promise<void> {

@@ -48,20 +48,33 @@ export const summarize = (tenant: TenantRecord): TenantSummary => ({
  */
 export function normalizeDevelopmentVariables(input: CreateTenantInput['development_variables']): Record<string, VariableValue> {
   if (input === undefined) return {};
-  if (!Array.isArray(input)) return Object.fromEntries(Object.entries(input));
   const variables = new Map<string, VariableValue>();
-  input.forEach(({ key, value }, index) => {
-    if (variables.has(key)) {
-      throw badRequest(
-        `Invalid development_variables format: duplicate key ${JSON.stringify(key)}`,
-        [{ location: 'body', pointer: `/development_variables/${index}/key`, message: 'duplicates an earlier key' }],
-        'validation_failed',
-      );
-    }
-    variables.set(key, value);
-  });
-  return Object.fromEntries(variables);
+  if (Array.isArray(input)) {
+    input.forEach(({ key, value }, index) => {
+      if (variables.has(key)) {
+        throw invalidVariables(
+          `duplicate key ${JSON.stringify(key)}`,
+          `/development_variables/${index}/key`,
+          'duplicates an earlier key',
+        );
+      }
+      variables.set(key, value);
+    });
+  } else {
+    for (const [key, value] of Object.entries(input)) variables.set(key, value);
+  }
+  const normalized = Object.fromEntries(variables);
+  // They travel with every queued load and are kept on every run: bounded as a whole, too.
+  if (Buffer.byteLength(JSON.stringify(normalized)) > maxDevelopmentVariablesBytes) {
+    throw invalidVariables(`larger than ${maxDevelopmentVariablesBytes} bytes as JSON`, '/development_variables', 'is too large');
+  }
+  return normalized;
 }
+
+export const maxDevelopmentVariablesBytes = 64 * 1024;
+
+const invalidVariables = (why: string, pointer: string, message: string) =>
+  badRequest(`Invalid development_variables format: ${why}`, [{ location: 'body', pointer, message }], 'validation_failed');
 
 /** `<slug-of-nome>-<id>.<base>`: unique because the id is, readable because of the slug, never changed. */
 export function tenantDomain(nome: string, tenantId: number, baseDomain: string): string {

@@ -1,0 +1,101 @@
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { describe, expect, inject, test } from 'vitest';
+import type { LoadMessage } from '../../functions/core/reload/reload.ts';
+import { listRuns } from '../../functions/core/reload/runs.ts';
+import { handler } from '../../functions/workers/reload-worker.ts';
+import { newClient, newTenant } from '../support/api.ts';
+import { eventually } from '../support/templates.ts';
+
+const load = (tenantId: number, flowId: number, batchId = crypto.randomUUID()): LoadMessage => ({
+  batchId,
+  deduplicationId: `${batchId}-${flowId}`,
+  tenantId,
+  agentId: 1,
+  flowId,
+  context: 'full',
+  variables: { A: 1 },
+  requestedAt: new Date().toISOString(),
+});
+
+const record = (body: unknown, group: string): SQSRecord =>
+  ({
+    messageId: crypto.randomUUID(),
+    receiptHandle: 'r',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: { MessageGroupId: group, ApproximateReceiveCount: '1' },
+  }) as unknown as SQSRecord;
+
+describe('reload worker', () => {
+  test('a failed message fails the rest of its FIFO group, not the other groups', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const records = [
+      record(load(tenant.id, 11), 'a'),
+      record('{not json', 'a'),
+      record(load(tenant.id, 12), 'a'),
+      record(load(tenant.id, 21), 'b'),
+    ];
+    const result = await handler({ Records: records } as SQSEvent);
+    expect(result.batchItemFailures).toEqual([
+      { itemIdentifier: records[1]?.messageId },
+      { itemIdentifier: records[2]?.messageId },
+    ]);
+    const runs = (await listRuns(tenant.id, 50, undefined)).items;
+    expect(runs.map((run) => run.flowId).sort()).toEqual([11, 21]);
+  });
+
+  test('a message delivered twice makes one run', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const message = load(tenant.id, 5);
+    await handler({ Records: [record(message, 'g')] } as SQSEvent);
+    const again = await handler({ Records: [record(message, 'g')] } as SQSEvent);
+    expect(again.batchItemFailures).toEqual([]);
+    expect((await listRuns(tenant.id, 50, undefined)).items).toHaveLength(1);
+  });
+
+  test('through the real queue, a crashing message is redelivered alone until it lands in the DLQ', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
+    const poison = `not a load ${crypto.randomUUID()}`;
+    const good = load(tenant.id, 7);
+    try {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: inject('queueUrls').reload,
+          MessageBody: poison,
+          MessageGroupId: 'poison',
+          MessageDeduplicationId: crypto.randomUUID(),
+        }),
+      );
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: inject('queueUrls').reload,
+          MessageBody: JSON.stringify(good),
+          MessageGroupId: `tenant-${tenant.id}-agent-1`,
+          MessageDeduplicationId: good.deduplicationId,
+        }),
+      );
+      // After 5 receives (1 s apart in tests) the queue moves the poison message to the DLQ.
+      const deadLetter = await eventually(async () => {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: inject('deadLetterQueueUrls').reload,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: 0,
+          }),
+        );
+        return received.Messages?.find((message) => message.Body === poison);
+      }, 30_000);
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: inject('deadLetterQueueUrls').reload, ReceiptHandle: deadLetter.ReceiptHandle }),
+      );
+      // The good message was handled once, and only once, while the poison one kept failing.
+      expect((await listRuns(tenant.id, 50, undefined)).items.map((run) => run.flowId)).toEqual([7]);
+    } finally {
+      sqs.destroy();
+    }
+  });
+});
