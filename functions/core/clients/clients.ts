@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { tokenItem } from '../auth/principals.ts';
 import { hashToken, newToken } from '../auth/tokens.ts';
-import { db, nextId, tableName, transact } from '../store/dynamo.ts';
+import { db, nextId, queryAll, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
@@ -46,23 +46,8 @@ export async function findClient(clientId: number): Promise<ClientRecord | undef
 }
 
 /** Every client, oldest first (an operator's listing; clients are few). */
-export async function listClients(): Promise<ClientRecord[]> {
-  const clients: ClientRecord[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.clientsIndex(0).gsi1pk },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    clients.push(...((page.Items ?? []) as ClientRecord[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return clients;
+export function listClients(): Promise<ClientRecord[]> {
+  return queryAll<ClientRecord>(keys.clientsIndex(0).gsi1pk, '', { index: 'gsi1' });
 }
 
 /**

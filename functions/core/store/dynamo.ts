@@ -49,19 +49,54 @@ export async function allocateIds(counterKey: { pk: string; sk: string }, count:
   return Array.from({ length: count }, (_, index) => last - count + 1 + index);
 }
 
-/** Every item of a partition whose sort key starts with `prefix`, all pages. */
-export async function queryAll<T>(partition: string, prefix: string, options: { projection?: string } = {}): Promise<T[]> {
+/** The key condition of a query: one partition, and optionally sort keys starting with `prefix`. */
+function keyCondition(
+  keyNames: { partition: string; sort: string },
+  partition: string,
+  prefix: string | undefined,
+): {
+  KeyConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, string>;
+} {
+  const withPrefix = prefix !== undefined && prefix !== '';
+  return {
+    KeyConditionExpression: withPrefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
+    ExpressionAttributeNames: withPrefix ? { '#pk': keyNames.partition, '#sk': keyNames.sort } : { '#pk': keyNames.partition },
+    ExpressionAttributeValues: withPrefix ? { ':pk': partition, ':prefix': prefix } : { ':pk': partition },
+  };
+}
+
+/** The key attribute names of the table, or of one of its global indexes. */
+function keyNamesOf(indexName: IndexName | undefined) {
+  const index = indexName && tableDefinition.globalIndexes.find((candidate) => candidate.indexName === indexName);
+  if (indexName && !index) throw new Error(`Unknown index ${indexName}`);
+  return index
+    ? { indexName: index.indexName, partition: index.partitionKey, sort: index.sortKey }
+    : { indexName: undefined, partition: tableDefinition.partitionKey, sort: tableDefinition.sortKey };
+}
+
+/**
+ * Every item of a partition (of the table, or of a global index) whose sort key starts with
+ * `prefix` ('' for all), all pages. Reads of the table are consistent; index reads cannot be.
+ */
+export async function queryAll<T>(
+  partition: string,
+  prefix: string,
+  options: { projection?: string; index?: IndexName } = {},
+): Promise<T[]> {
+  const names = keyNamesOf(options.index);
   const items: T[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await db().send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': partition, ':prefix': prefix },
+        IndexName: names.indexName,
+        ...keyCondition(names, partition, prefix),
         ProjectionExpression: options.projection,
         ExclusiveStartKey: startKey,
-        ConsistentRead: true,
+        ConsistentRead: names.indexName ? undefined : true,
       }),
     );
     items.push(...((page.Items ?? []) as T[]));
@@ -138,30 +173,22 @@ export async function queryPage<T>(options: {
   cursor: string | undefined;
   newestFirst?: boolean;
 }): Promise<Page<T>> {
-  const index = options.index && tableDefinition.globalIndexes.find((candidate) => candidate.indexName === options.index);
-  if (options.index && !index) throw new Error(`Unknown index ${options.index}`);
-  const partitionKey = index?.partitionKey ?? tableDefinition.partitionKey;
-  const sortKey = index?.sortKey ?? tableDefinition.sortKey;
+  const names = keyNamesOf(options.index);
   const input: QueryCommandInput = {
     TableName: tableName(),
-    IndexName: index?.indexName,
-    KeyConditionExpression: options.prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
-    ExpressionAttributeNames: options.prefix === undefined ? { '#pk': partitionKey } : { '#pk': partitionKey, '#sk': sortKey },
-    ExpressionAttributeValues:
-      options.prefix === undefined ? { ':pk': options.partition } : { ':pk': options.partition, ':prefix': options.prefix },
+    IndexName: names.indexName,
+    ...keyCondition(names, options.partition, options.prefix),
     Limit: Math.min(options.limit, maxPageSize),
     ScanIndexForward: !options.newestFirst,
   };
   if (options.cursor !== undefined) {
-    const attributes = [
-      tableDefinition.partitionKey,
-      tableDefinition.sortKey,
-      ...(index ? [index.partitionKey, index.sortKey] : []),
-    ];
+    const tableKeys = [tableDefinition.partitionKey, tableDefinition.sortKey];
+    const attributes = names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
     input.ExclusiveStartKey = decodeCursor(options.cursor, attributes);
-    const sortValue = input.ExclusiveStartKey[sortKey] ?? '';
-    if (input.ExclusiveStartKey[partitionKey] !== options.partition || !sortValue.startsWith(options.prefix ?? ''))
+    const sortValue = input.ExclusiveStartKey[names.sort] ?? '';
+    if (input.ExclusiveStartKey[names.partition] !== options.partition || !sortValue.startsWith(options.prefix ?? '')) {
       throw invalidCursor();
+    }
   }
   const result = await db().send(new QueryCommand(input));
   return {

@@ -10,7 +10,8 @@ import type { TemplateBundle } from './bundle.ts';
 export const resourceTypes = ['desk', 'table', 'connection', 'flow', 'application', 'dashboard'] as const;
 export type ResourceType = (typeof resourceTypes)[number];
 /** Counters of tenant-scoped ids: one per resource type, plus columns and widgets. */
-export type IdCounter = ResourceType | 'column' | 'widget';
+export const idCounters = [...resourceTypes, 'column', 'widget'] as const;
+export type IdCounter = (typeof idCounters)[number];
 
 interface ResourceBase {
   tenantId: number;
@@ -75,16 +76,7 @@ function indexByKey(current: readonly StoredResource[]) {
 /** How many new ids of each counter applying `bundle` over `current` needs. */
 export function newIdsNeeded(bundle: TemplateBundle, current: readonly StoredResource[]): Record<IdCounter, number> {
   const existing = indexByKey(current);
-  const needs: Record<IdCounter, number> = {
-    desk: 0,
-    table: 0,
-    connection: 0,
-    flow: 0,
-    application: 0,
-    dashboard: 0,
-    column: 0,
-    widget: 0,
-  };
+  const needs = Object.fromEntries(idCounters.map((counter) => [counter, 0])) as Record<IdCounter, number>;
   const count = (type: ResourceType, list: readonly { key: string }[] | undefined) => {
     for (const item of list ?? []) if (!existing.find(type, item.key)) needs[type]++;
   };
