@@ -11,6 +11,7 @@ import { startTwin } from '../local/twin.ts';
 import { type BundleSize, bundleBudgetBytes, measureBundles } from './bundles.ts';
 import { type LatencyCase, type LatencyResult, type LatencySettings, measureLatency, warmUp } from './latency.ts';
 import { fixed, formatTable, ratio } from './table.ts';
+import { measureTemplateOperations, type OperationResult } from './templates.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
@@ -45,6 +46,8 @@ if (settings.requests < settings.connections) {
   throw new Error(`BENCH_REQUESTS (${settings.requests}) must be at least BENCH_CONNECTIONS (${settings.connections})`);
 }
 
+const templateSettings = { resources: 500, reloadItems: 100, runs: positiveIntegerFromEnv('BENCH_APPLY_RUNS', 5) };
+
 const json = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
 
 /** The tenant every tenant-token benchmark authenticates as. */
@@ -76,7 +79,8 @@ function latencyCases(clientToken: string, tenantToken: string): LatencyCase[] {
   ];
 }
 
-async function runLatencyBenchmarks(): Promise<LatencyResult[]> {
+/** One twin for every benchmark: the functions' clients are per-process singletons, as on Lambda. */
+async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; templates: OperationResult[] }> {
   const twin = await startTwin({ port: 0 });
   try {
     const tenantToken = await createBenchTenant(twin.url, twin.clientToken);
@@ -88,7 +92,8 @@ async function runLatencyBenchmarks(): Promise<LatencyResult[]> {
       process.stderr.write(`  measuring ${testCase.method} ${testCase.path}...\n`);
       results.push(await measureLatency(twin.url, testCase, settings));
     }
-    return results;
+    process.stderr.write('  measuring template apply and reload...\n');
+    return { latency: results, templates: await measureTemplateOperations(twin, templateSettings) };
   } finally {
     await twin.stop();
   }
@@ -139,7 +144,19 @@ function printBundles(bundles: readonly BundleSize[]): void {
   console.log(formatTable(['function', 'KB', ''], rows));
 }
 
-async function writeResults(latency: readonly LatencyResult[], bundles: readonly BundleSize[]): Promise<void> {
+function printTemplateOperations(results: readonly OperationResult[]): void {
+  console.log(
+    `\nTemplate apply and reload (local twin, median of ${templateSettings.runs} tenants; round trips = DynamoDB requests)\n`,
+  );
+  const rows = results.map((result) => [result.operation, fixed(result.medianMs, 1), fixed(result.maxMs, 1), result.roundTrips]);
+  console.log(formatTable(['operation', 'median ms', 'max ms', 'round trips'], rows));
+}
+
+async function writeResults(
+  latency: readonly LatencyResult[],
+  templates: readonly OperationResult[],
+  bundles: readonly BundleSize[],
+): Promise<void> {
   const results = {
     timestamp: new Date().toISOString(),
     node: process.version,
@@ -148,6 +165,7 @@ async function writeResults(latency: readonly LatencyResult[], bundles: readonly
     loadAverageAtStart: loadAverage,
     settings: { ...settings, twinWarmupRequestsPerRoute },
     latency,
+    templates: { settings: templateSettings, results: templates },
     bundles: bundles.map((bundle) => ({ ...bundle, kilobytes: Number(fixed(kilobytes(bundle.bytes), 1)) })),
     bundleBudgetBytes,
   };
@@ -160,10 +178,11 @@ console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
 console.log();
-const latency = await runLatencyBenchmarks();
+const { latency, templates } = await runTwinBenchmarks();
 printLatency(latency);
+printTemplateOperations(templates);
 process.stderr.write('  synthesizing the stack to measure bundles (about 15 s)...\n');
 const bundles = await measureBundles(projectRoot, callerEnvironment);
 printBundles(bundles);
-await writeResults(latency, bundles);
+await writeResults(latency, templates, bundles);
 console.log(`\nNumbers written to ${relative(projectRoot, resultsFile)}`);

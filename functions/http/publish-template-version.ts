@@ -1,12 +1,16 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import { clientIdOf } from '../core/auth/principals.ts';
 import type { TemplateBundle } from '../core/templates/bundle.ts';
+import { parseYamlBody } from '../core/api/yaml-body.ts';
 import { publishNextVersion } from '../core/templates/catalogue.ts';
 
-export const handler = httpHandler<TemplateBundle>(async (request) => ({
-  status: 200,
-  body: {
-    status: 'success',
-    data: await publishNextVersion(clientIdOf(request.principal), idParameter(request, 'id'), request.body),
-  },
-}));
+export const handler = httpHandler<TemplateBundle>(
+  async (request) => ({
+    status: 200,
+    body: {
+      status: 'success',
+      data: await publishNextVersion(clientIdOf(request.principal), idParameter(request, 'id'), request.body),
+    },
+  }),
+  { yaml: parseYamlBody },
+);

@@ -262,7 +262,7 @@ describe('the template catalogue', () => {
     expect((await api('GET', '/tenants/templates', { token: client.token })).body.data).toEqual([]);
   });
 
-  test('a template can be published as YAML', async () => {
+  test('a template and its next versions can be published as YAML', async () => {
     const client = await newClient();
     const yaml = [
       'nome: From YAML',
@@ -284,6 +284,18 @@ describe('the template catalogue', () => {
       desks: [{ key: 'ops', nome: 'Operations' }],
       applications: [{ key: 'ops-app', nome: 'Ops', route: '/apps/ops' }],
     });
+    const next = await api('PUT', `/tenants/templates/${answer.body.data.id}`, {
+      token: client.token,
+      rawBody: 'nome: Version two',
+      headers: { 'content-type': 'application/x-yaml' },
+    });
+    expect(next.body.data).toMatchObject({ nome: 'Version two', version: 2 });
+    const json = await api('PUT', '/tenants/templates/default', {
+      token: client.token,
+      rawBody: 'templateId: 1',
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(json.status).toBe(415);
   });
 
   test("the client's default template is applied to tenants created without templateId; null clears it", async () => {

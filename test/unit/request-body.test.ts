@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { maxBodyBytes, parseBody } from '../../functions/core/api/request-body.ts';
+import { parseYamlBody } from '../../functions/core/api/yaml-body.ts';
 import { ServiceError } from '../../functions/core/errors.ts';
 
 const json = (body: string, contentType = 'application/json') => ({
@@ -72,7 +73,7 @@ describe('YAML request bodies (routes that accept them)', () => {
   const yaml = (body: string) => ({ body, isBase64Encoded: false, headers: { 'content-type': 'application/yaml' } });
   const yamlFailure = (body: string) => {
     try {
-      parseBody(yaml(body), { acceptYaml: true });
+      parseBody(yaml(body), { yaml: parseYamlBody });
     } catch (error) {
       if (error instanceof ServiceError) return { status: error.status, code: error.code };
       throw error;
@@ -83,9 +84,7 @@ describe('YAML request bodies (routes that accept them)', () => {
   test('YAML parses to the same value as the equivalent JSON', () => {
     const parsed = parseBody(
       yaml('nome: Retail\ntables:\n  - key: orders\n    columns: [{column_name: id, data_type: int, label: Id}]\n'),
-      {
-        acceptYaml: true,
-      },
+      { yaml: parseYamlBody },
     );
     expect(parsed).toEqual({
       nome: 'Retail',
@@ -94,7 +93,7 @@ describe('YAML request bodies (routes that accept them)', () => {
   });
 
   test('core schema: dates and yes/no stay strings, as YAML 1.2 says', () => {
-    expect(parseBody(yaml('a: 2026-01-01\nb: yes\nc: "07:30"'), { acceptYaml: true })).toEqual({
+    expect(parseBody(yaml('a: 2026-01-01\nb: yes\nc: "07:30"'), { yaml: parseYamlBody })).toEqual({
       a: '2026-01-01',
       b: 'yes',
       c: '07:30',

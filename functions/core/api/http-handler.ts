@@ -7,7 +7,7 @@ import { apiConfig } from '../config.ts';
 import { badRequest, type FieldError, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
 import { logger } from './logger.ts';
-import { parseBody } from './request-body.ts';
+import { parseBody, type YamlParser } from './request-body.ts';
 import { validateBody } from './validation.ts';
 
 export interface ApiRequest<Body = unknown> {
@@ -98,8 +98,12 @@ const errorBody = (code: string, message: string, requestId: string, errors: Fie
 /**
  * Wraps a route's implementation: logging context, authentication per the route table, body
  * parsing and schema validation, Idempotency-Key handling, and the mapping of errors to HTTP.
+ * Routes that take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`.
  */
-export function httpHandler<Body = undefined>(implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>) {
+export function httpHandler<Body = undefined>(
+  implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>,
+  options: { yaml?: YamlParser } = {},
+) {
   return middy<Event, Result, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(errorResponses())
@@ -108,7 +112,10 @@ export function httpHandler<Body = undefined>(implementation: (request: ApiReque
       const requestId = requestIdOf(event);
       const { route, principal } = context;
       if (!route || !principal) throw new Error('The authentication middleware did not run');
-      const parsed = route.body ? validateBody<Body>(route.body, parseBody(event, { acceptYaml: route.yaml })) : undefined;
+      if (Boolean(route.yaml) !== Boolean(options.yaml)) {
+        throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
+      }
+      const parsed = route.body ? validateBody<Body>(route.body, parseBody(event, { yaml: options.yaml })) : undefined;
       const request: ApiRequest<Body> = {
         route,
         principal,

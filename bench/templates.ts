@@ -1,0 +1,135 @@
+/**
+ * Template apply and reload on the local twin: wall time and DynamoDB round trips per operation.
+ * The twin runs in this process, so a middleware on its DynamoDB client counts every request.
+ */
+import { db } from '../functions/core/store/dynamo.ts';
+import type { TemplateBundle } from '../functions/core/templates/bundle.ts';
+import type { Twin } from '../local/twin.ts';
+
+export interface OperationResult {
+  operation: string;
+  runs: number;
+  medianMs: number;
+  maxMs: number;
+  /** DynamoDB requests of one operation (the median run's). */
+  roundTrips: number;
+}
+
+/**
+ * `count` resources: desks, tables, flows, applications and dashboards in equal parts, plus one
+ * connection; flows form chains of ten (each reads the previous table), so ordering matters.
+ */
+export function benchBundle(count: number): TemplateBundle {
+  const perType = Math.floor((count - 1) / 5);
+  const indexes = Array.from({ length: perType }, (_, index) => index);
+  return {
+    nome: `Bench ${count}`,
+    connections: [{ key: 'db', nome: 'DB', kind: 'postgres' }],
+    desks: indexes.map((index) => ({ key: `desk-${index}`, nome: `Desk ${index}` })),
+    tables: indexes.map((index) => ({
+      key: `table-${index}`,
+      nome: `Table ${index}`,
+      desk: `desk-${index}`,
+      columns: Array.from({ length: 10 }, (_, column) => ({
+        column_name: `c${column}`,
+        data_type: 'text',
+        label: `Column ${column}`,
+      })),
+    })),
+    flows: indexes.map((index) => ({
+      key: `flow-${index}`,
+      nome: `Flow ${index}`,
+      connection: 'db',
+      reads: index % 10 === 0 ? [] : [`table-${index - 1}`],
+      writes: [`table-${index}`],
+      context: 'full',
+    })),
+    applications: indexes.map((index) => ({ key: `app-${index}`, nome: `App ${index}`, route: `/apps/${index}` })),
+    dashboards: indexes.map((index) => ({
+      key: `dash-${index}`,
+      nome: `Dashboard ${index}`,
+      widgets: [{ key: 'w', nome: 'W', kind: 'chart', table: `table-${index}` }],
+    })),
+  };
+}
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Runs against a twin started in this process (its DynamoDB client is this module's `db()`). */
+export async function measureTemplateOperations(
+  twin: Pick<Twin, 'url' | 'clientToken'>,
+  options: { resources: number; reloadItems: number; runs: number },
+): Promise<OperationResult[]> {
+  let roundTrips = 0;
+  db().middlewareStack.add(
+    (next) => async (args) => {
+      roundTrips++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'bench-round-trips' },
+  );
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const response = await fetch(`${twin.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const parsed = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
+    return parsed;
+  };
+  /** Times one operation and counts its round trips. */
+  const measure = async (operation: () => Promise<unknown>) => {
+    const before = roundTrips;
+    const started = performance.now();
+    await operation();
+    return { ms: performance.now() - started, roundTrips: roundTrips - before };
+  };
+  try {
+    const published = (await call('POST', '/tenants/templates', twin.clientToken, benchBundle(options.resources))) as {
+      data: { id: number };
+    };
+    const templateId = published.data.id;
+    const samples: Record<string, Array<{ ms: number; roundTrips: number }>> = {};
+    const record = (name: string, sample: { ms: number; roundTrips: number }) => {
+      samples[name] = [...(samples[name] ?? []), sample];
+    };
+    for (let run = 0; run < options.runs; run++) {
+      const tenant = (await call('POST', '/tenants', twin.clientToken, { nome: `Bench ${run}`, ativo: true })) as {
+        data: { token: string };
+      };
+      const tenantToken = tenant.data.token;
+      let plan: Array<{ flowId: number; tokenId: number; context: string }> = [];
+      record(
+        `first apply (${options.resources} resources)`,
+        await measure(async () => {
+          plan = ((await call('POST', '/tenant/templates/apply', tenantToken, { templateId })) as { reloadPlan: typeof plan })
+            .reloadPlan;
+        }),
+      );
+      record(
+        `re-apply, nothing changed`,
+        await measure(() => call('POST', '/tenant/templates/apply', tenantToken, { templateId })),
+      );
+      const agent = (await call('POST', '/tenant/agents/1/token', tenantToken)) as { data: { token: string } };
+      await call('POST', '/agent/heartbeat', agent.data.token);
+      const items = plan.slice(0, options.reloadItems);
+      record(
+        `reload (${items.length} items, one agent)`,
+        await measure(() => call('POST', '/tenant/templates/reload', tenantToken, { items })),
+      );
+    }
+    return Object.entries(samples).map(([operation, runs]) => {
+      const middle = [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
+      return {
+        operation,
+        runs: runs.length,
+        medianMs: median(runs.map((sample) => sample.ms)),
+        maxMs: Math.max(...runs.map((sample) => sample.ms)),
+        roundTrips: middle?.roundTrips ?? 0,
+      };
+    });
+  } finally {
+    db().middlewareStack.remove('bench-round-trips');
+  }
+}
