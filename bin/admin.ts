@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient, listClients, rotateClientToken } from '../functions/core/clients/clients.ts';
+import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '../functions/core/sso/signing-keys.ts';
 import { ensureTable } from '../local/create-table.ts';
 import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { localEnvironment, localTableName } from '../local/twin.ts';
@@ -17,9 +18,12 @@ const usage = `Usage: npm run admin -- <command> [--json]
   client create --name <name>     create a client (integrator) and print its token, shown only once
   client list                     list the clients
   client rotate-token --id <id>   give a client a new token (the old one stops working) and print it
+  keys rotate                     new signing key for login tokens; the old ones keep verifying for an hour
+  keys list                       the signing keys (ids and dates, never the private parts)
 
 Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
-endpoint), else the local twin's data in DATA_DIR (default .data/).`;
+endpoint) and the keyring secret named by SIGNING_KEYS_SECRET_ARN (the stack's outputs), else the
+local twin's data in DATA_DIR (default .data/).`;
 
 const dataDir = process.env.DATA_DIR || '.data';
 
@@ -41,10 +45,12 @@ async function useLocalData(): Promise<DynamoDbLocal | undefined> {
   if (existsSync(runtimeFile)) {
     const running = JSON.parse(readFileSync(runtimeFile, 'utf8')) as { dynamodbEndpoint: string; pid: number };
     if (isAlive(running.pid)) {
+      process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
       Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
       return undefined;
     }
   }
+  process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
   const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
   Object.assign(process.env, localEnvironment(dynamo.endpoint));
   const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
@@ -97,6 +103,30 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       print(`Client ${id} has a new token; the old one no longer works.\nToken, shown only once: ${token}`, { id, token });
       return 0;
     }
+    case 'keys rotate': {
+      const store = keyringStore();
+      const key = await newSigningKey();
+      const keyring = rotateKeyring(await store.read(), key);
+      await store.write(keyring);
+      print(
+        `New signing key ${key.kid} is active; ${keyring.keys.length - 1} older key(s) keep verifying tokens until they expire.\n` +
+          'Functions pick it up within 5 minutes.',
+        { kid: key.kid, keys: keyring.keys.length },
+      );
+      return 0;
+    }
+    case 'keys list': {
+      const keys = publishedKeys(await keyringStore().read()).map(({ kid, createdAt, retiredAt }) => ({
+        kid,
+        createdAt,
+        retiredAt: retiredAt ?? null,
+      }));
+      const lines = keys.map(
+        (key) => `${key.kid}  created ${key.createdAt}  ${key.retiredAt ? `retired ${key.retiredAt}` : 'active'}`,
+      );
+      print(lines.length > 0 ? lines.join('\n') : 'No signing key yet: run keys rotate', keys);
+      return 0;
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
@@ -111,6 +141,9 @@ let localDynamo: DynamoDbLocal | undefined;
 let exitCode: number;
 try {
   if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
+  else if (positionals[0] === 'keys' && !process.env.SIGNING_KEYS_SECRET_ARN) {
+    throw new UsageError('keys commands on a deployed stack need SIGNING_KEYS_SECRET_ARN (the SigningKeysSecretArn output)');
+  }
   exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
 } catch (error) {
   if (error instanceof UsageError) {

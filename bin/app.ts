@@ -12,8 +12,11 @@ if (!/^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(te
   throw new Error(`Context tenantBaseDomain must be a DNS name such as bi.example.com, not "${tenantBaseDomain}"`);
 }
 
+const tenantCertificateArn = app.node.tryGetContext('tenantCertificateArn') as string | undefined;
+
 new ServiceStack(app, `BiTenantAdmin-${stage}`, {
   stage,
   tenantBaseDomain,
+  tenantCertificateArn,
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -1,9 +1,11 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { ApiMapping, DomainName, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../functions/core/store/table-definition.ts';
@@ -14,6 +16,12 @@ import { ProjectFunction } from './project-function.ts';
 export interface ServiceStackProps extends StackProps {
   stage: string;
   tenantBaseDomain: string;
+  /**
+   * ACM certificate for `*.<tenantBaseDomain>` (in the stack's region). With it, the API also answers
+   * on every tenant domain, so login URLs reach the SSO landing; point a wildcard DNS record at the
+   * `TenantDomainTarget` output.
+   */
+  tenantCertificateArn?: string;
 }
 
 /**
@@ -67,8 +75,26 @@ export class ServiceStack extends Stack {
 
     const queues = this.createQueues();
 
+    // The login-token keyring. Created empty; `npm run admin -- keys rotate` puts the first key in.
+    const signingKeys = new Secret(this, 'SigningKeys', {
+      description: 'ES256 keys that sign SSO login tokens (JSON keyring; rotate with npm run admin -- keys rotate)',
+      generateSecretString: { secretStringTemplate: JSON.stringify({ keys: [] }), generateStringKey: 'unused' },
+    });
+
     const api = new HttpApi(this, 'Api', { apiName: `bi-tenant-admin-${props.stage}` });
-    const environment = { TABLE_NAME: table.tableName, TENANT_BASE_DOMAIN: props.tenantBaseDomain };
+    if (props.tenantCertificateArn) {
+      const tenantDomains = new DomainName(this, 'TenantDomains', {
+        domainName: `*.${props.tenantBaseDomain}`,
+        certificate: Certificate.fromCertificateArn(this, 'TenantCertificate', props.tenantCertificateArn),
+      });
+      new ApiMapping(this, 'TenantDomainMapping', { api, domainName: tenantDomains });
+      new CfnOutput(this, 'TenantDomainTarget', { value: tenantDomains.regionalDomainName });
+    }
+    const environment = {
+      TABLE_NAME: table.tableName,
+      TENANT_BASE_DOMAIN: props.tenantBaseDomain,
+      LOGIN_TOKEN_ISSUER: `bi-tenant-admin:${props.stage}`,
+    };
 
     for (const route of routes) {
       const functionId = functionIdOf(route);
@@ -105,6 +131,7 @@ export class ServiceStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secretArn });
   }
 
   /** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */

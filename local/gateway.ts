@@ -34,10 +34,16 @@ export interface Gateway {
  * The local stand-in for API Gateway: turns each HTTP request into a payload-v2 event for the
  * route's handler, as the HTTP API does, and writes the handler's result back.
  */
-export async function startGateway(options: { port: number; host?: string; log?: boolean }): Promise<Gateway> {
+export async function startGateway(options: {
+  port: number;
+  host?: string;
+  log?: boolean;
+  /** GETs to hosts ending so that match no route get the BI stand-in page (the twin has no BI). */
+  biStandInHosts?: string;
+}): Promise<Gateway> {
   const server = createServer((request, response) => {
     const started = Date.now();
-    serve(request, response)
+    serve(request, response, options.biStandInHosts)
       .catch((error: unknown) => {
         console.error('gateway error', error);
         if (!response.headersSent) send(response, 500, { message: 'Internal Server Error' });
@@ -62,6 +68,26 @@ export async function startGateway(options: { port: number; host?: string; log?:
   };
 }
 
+/**
+ * What a tenant's BI shows after the SSO landing redirects to it: on AWS the real BI front end
+ * answers there; the twin has none, so this page stands in, reading the session as the BI would.
+ */
+const biStandInPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>BI (local stand-in)</title></head>
+<body>
+<h1 id="who">Reading the session…</h1>
+<p>Route: <code id="route"></code></p>
+<script>
+  document.getElementById('route').textContent = location.pathname + location.search;
+  fetch('/auth/session', { credentials: 'same-origin' })
+    .then((answer) => answer.json())
+    .then((body) => {
+      document.getElementById('who').textContent = body.data ? 'Signed in as ' + body.data.user.login : 'No session';
+    });
+</script>
+</body></html>
+`;
+
 function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
@@ -83,12 +109,17 @@ function isTextual(contentType: string | undefined): boolean {
   return /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|yaml|xml|x-www-form-urlencoded)$/.test(mediaType);
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function serve(request: IncomingMessage, response: ServerResponse, biStandInHosts: string | undefined): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://gateway.local');
   const method = request.method ?? 'GET';
   const match = matchRoute(method, url.pathname);
   const body = await readBody(request);
   if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
+  const hostName = (request.headers.host ?? '').replace(/:\d+$/, '');
+  if (!match && method === 'GET' && biStandInHosts && hostName.endsWith(biStandInHosts)) {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(biStandInPage);
+    return;
+  }
   if (!match) return send(response, 404, { message: 'Not Found' });
 
   const headers: Record<string, string> = {};

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -7,7 +8,9 @@ import { queueConsumers } from '../functions/routes.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
+import { ensureSigningKey } from './signing-key.ts';
 import { ensureLocalClient } from './local-client.ts';
+import { freePort } from './ports.ts';
 import { type Poller, startPoller } from './queue-poller.ts';
 import { startLocalQueues } from './queues.ts';
 
@@ -35,6 +38,8 @@ export interface Twin {
   sqsEndpoint: string;
   queueUrls: Record<QueueName, string>;
   deadLetterQueueUrls: Record<QueueName, string>;
+  /** Every variable the twin set for its functions (tests give their own process the same). */
+  environment: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -71,10 +76,21 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     stops.push(() => dynamo.stop());
     const queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds });
     stops.push(() => queues.stop());
-    Object.assign(process.env, localEnvironment(dynamo.endpoint, options.tenantBaseDomain), {
+    // In memory, the signing keys live in a scratch folder that goes with the twin.
+    const keysDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'twin-keys-'));
+    if (!options.dataDir) stops.push(async () => rmSync(keysDir, { recursive: true, force: true }));
+    const port = options.port === 0 ? await freePort() : options.port;
+    const tenantBaseDomain = options.tenantBaseDomain ?? 'localhost';
+    const environment: Record<string, string> = {
+      ...localEnvironment(dynamo.endpoint, tenantBaseDomain),
       SQS_ENDPOINT: queues.endpoint,
       ...Object.fromEntries(Object.entries(queues.urls).map(([name, url]) => [queueUrlVariable(name as QueueName), url])),
-    });
+      SIGNING_KEYS_FILE: join(keysDir, 'jwt-keys.json'),
+      // Tenant domains are <slug>-<id>.localhost: browsers resolve them to this machine.
+      TENANT_ORIGIN: `http://{dominio}:${port}`,
+    };
+    Object.assign(process.env, environment);
+    await ensureSigningKey();
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
     await ensureTable(client, localTableName);
     client.destroy();
@@ -90,7 +106,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     stops.push(async () => {
       await Promise.all(pollers.map((poller) => poller.stop()));
     });
-    const gateway = await startGateway({ port: options.port, log: options.log });
+    const gateway = await startGateway({ port, log: options.log, biStandInHosts: `.${tenantBaseDomain}` });
     stops.push(() => gateway.close());
     return {
       url: gateway.url,
@@ -101,6 +117,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       sqsEndpoint: queues.endpoint,
       queueUrls: queues.urls,
       deadLetterQueueUrls: queues.deadLetterUrls,
+      environment,
       stop: stopAll,
     };
   } catch (error) {

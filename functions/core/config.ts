@@ -8,6 +8,10 @@ export interface Config {
 export interface ApiConfig extends Config {
   /** Host name under which tenant domains are minted: `<slug>-<id>.<tenantBaseDomain>`. */
   tenantBaseDomain: string;
+  /** Origin of a tenant's BI, `{dominio}` standing for its domain: `https://{dominio}` (the twin: `http://{dominio}:3000`). */
+  tenantOrigin: string;
+  /** `iss` of login tokens. */
+  loginTokenIssuer: string;
 }
 
 let cached: Config | undefined;
@@ -27,6 +31,11 @@ export function config(): Config {
 
 /** Everything the HTTP functions need; called at their cold start so a misconfigured one fails there. */
 export function apiConfig(): ApiConfig {
-  cachedApi ??= { ...config(), tenantBaseDomain: required('TENANT_BASE_DOMAIN') };
+  cachedApi ??= {
+    ...config(),
+    tenantBaseDomain: required('TENANT_BASE_DOMAIN'),
+    tenantOrigin: process.env.TENANT_ORIGIN || 'https://{dominio}',
+    loginTokenIssuer: process.env.LOGIN_TOKEN_ISSUER || 'bi-tenant-admin',
+  };
   return cachedApi;
 }

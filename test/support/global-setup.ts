@@ -9,6 +9,7 @@ declare module 'vitest' {
     sqsEndpoint: string;
     queueUrls: Record<string, string>;
     deadLetterQueueUrls: Record<string, string>;
+    twinEnvironment: Record<string, string>;
   }
 }
 
@@ -24,5 +25,6 @@ export default async function setup(project: TestProject) {
   project.provide('sqsEndpoint', twin.sqsEndpoint);
   project.provide('queueUrls', twin.queueUrls);
   project.provide('deadLetterQueueUrls', twin.deadLetterQueueUrls);
+  project.provide('twinEnvironment', twin.environment);
   return () => twin.stop();
 }

@@ -17,13 +17,18 @@ export interface ApiRequest<Body = unknown> {
   pathParameters: Record<string, string | undefined>;
   query: Record<string, string | undefined>;
   headers: Record<string, string | undefined>;
+  cookies: string[];
+  /** The host the request was sent to, without a port (a tenant domain, for the SSO routes). */
+  host: string;
   requestId: string;
 }
 
+/** JSON unless the handler sets a content-type and gives the body as text (the SSO landing's HTML). */
 export interface ApiResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  cookies?: string[];
 }
 
 type Event = APIGatewayProxyEventV2;
@@ -40,16 +45,18 @@ apiConfig();
 
 const requestIdOf = (event: Event) => event.requestContext?.requestId ?? 'unknown';
 
-function jsonResult(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Result {
+function toResult(response: ApiResponse, requestId: string): Result {
+  const text = typeof response.body === 'string' && response.headers?.['content-type'] !== undefined;
   return {
-    statusCode: status,
+    statusCode: response.status,
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'no-store',
       'x-request-id': requestId,
-      ...headers,
+      ...response.headers,
     },
-    body: JSON.stringify(body),
+    body: text ? (response.body as string) : JSON.stringify(response.body),
+    ...(response.cookies?.length ? { cookies: response.cookies } : {}),
   };
 }
 
@@ -73,16 +80,17 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
     const requestId = requestIdOf(request.event);
     const error = request.error;
     if (error instanceof ServiceError) {
-      request.response = jsonResult(
-        error.status,
-        errorBody(error.code, error.message, requestId, error.errors),
+      request.response = toResult(
+        { status: error.status, body: errorBody(error.code, error.message, requestId, error.errors), headers: error.headers },
         requestId,
-        error.headers,
       );
       return;
     }
     logger.error('Unhandled error', { requestId, error: error ?? undefined });
-    request.response = jsonResult(500, errorBody('internal_error', 'Internal server error', requestId), requestId);
+    request.response = toResult(
+      { status: 500, body: errorBody('internal_error', 'Internal server error', requestId) },
+      requestId,
+    );
   },
 });
 
@@ -123,6 +131,8 @@ export function httpHandler<Body = undefined>(
         pathParameters: event.pathParameters ?? {},
         query: event.queryStringParameters ?? {},
         headers: event.headers,
+        cookies: event.cookies ?? [],
+        host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
         requestId,
       };
       const run = () => implementation(request);
@@ -136,7 +146,7 @@ export function httpHandler<Body = undefined>(
             run,
           )
         : await run();
-      return jsonResult(response.status, response.body, requestId, response.headers);
+      return toResult(response, requestId);
     });
 }
 

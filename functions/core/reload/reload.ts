@@ -3,8 +3,7 @@ import { badRequest, type FieldError } from '../errors.ts';
 import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';
 import { loadResourcesOfType } from '../templates/tenant-resources.ts';
-import { tenantInactive } from '../templates/apply.ts';
-import { findTenant, tenantNotFound } from '../tenants/tenant-repository.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import type { ReloadItem } from './plan.ts';
 
 /** The body of a message on the reload queue: one load for one agent. */

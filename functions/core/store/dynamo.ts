@@ -105,10 +105,21 @@ export async function queryAll<T>(
   return items;
 }
 
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
 /** Puts many items, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed. */
-export async function putAll(items: readonly Record<string, unknown>[], parallelism = 4): Promise<void> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+export function putAll(items: readonly Record<string, unknown>[]): Promise<void> {
+  return writeAll(items.map((item) => ({ PutRequest: { Item: item } })));
+}
+
+/** Deletes many items by key, as putAll writes them. */
+export function deleteAll(itemKeys: readonly { pk: string; sk: string }[]): Promise<void> {
+  return writeAll(itemKeys.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })));
+}
+
+async function writeAll(requests: readonly WriteRequest[], parallelism = 4): Promise<void> {
+  const chunks: WriteRequest[][] = [];
+  for (let start = 0; start < requests.length; start += 25) chunks.push(requests.slice(start, start + 25));
   let failure: unknown;
   const worker = async () => {
     for (let chunk = chunks.shift(); chunk && failure === undefined; chunk = chunks.shift()) {
@@ -122,10 +133,8 @@ export async function putAll(items: readonly Record<string, unknown>[], parallel
   if (failure !== undefined) throw failure;
 }
 
-async function writeChunk(items: Record<string, unknown>[]): Promise<void> {
-  let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = items.map((item) => ({
-    PutRequest: { Item: item },
-  }));
+async function writeChunk(chunk: WriteRequest[]): Promise<void> {
+  let requests = chunk;
   for (let attempt = 0; requests.length > 0; attempt++) {
     if (attempt === 8) throw new Error(`DynamoDB left ${requests.length} writes unprocessed after ${attempt} attempts`);
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));

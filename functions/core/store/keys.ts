@@ -53,6 +53,27 @@ export const keys = {
     gsi1pk: `AGENT#${tenantId}#${agentId}#PENDING`,
     gsi1sk: sortable(runId),
   }),
+  user: (tenantId: number, userId: number) => ({ pk: `TENANT#${tenantId}`, sk: `USER#${sortable(userId)}` }),
+  usersPrefix: 'USER#',
+  /** Makes a login unique in its tenant and finds its user with one GetItem. Logins compare case-insensitively. */
+  userLogin: (tenantId: number, login: string) => ({
+    pk: `TENANT#${tenantId}`,
+    sk: `LOGIN#${login.normalize('NFC').toLowerCase()}`,
+  }),
+  group: (tenantId: number, groupId: number) => ({ pk: `TENANT#${tenantId}`, sk: `GROUP#${sortable(groupId)}` }),
+  groupsPrefix: 'GROUP#',
+  /** A user in a group; also indexed by user, so deleting a user finds its memberships. */
+  membership: (tenantId: number, groupId: number, userId: number) => ({
+    pk: `TENANT#${tenantId}`,
+    sk: `MEMBER#${sortable(groupId)}#${sortable(userId)}`,
+    gsi1pk: `TENANT#${tenantId}#USER#${userId}#GROUPS`,
+    gsi1sk: sortable(groupId),
+  }),
+  membershipsPrefix: (groupId?: number) => (groupId === undefined ? 'MEMBER#' : `MEMBER#${sortable(groupId)}#`),
+  userMembershipsIndex: (tenantId: number, userId: number) => `TENANT#${tenantId}#USER#${userId}#GROUPS`,
+  /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
+  session: (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' }),
+
   /** Marks a queued load as recorded, so a redelivered message never makes a second run. */
   recordedLoad: (tenantId: number, deduplicationId: string) => ({ pk: `TENANT#${tenantId}`, sk: `LOAD#${deduplicationId}` }),
 

@@ -6,7 +6,7 @@ import { conflict } from '../errors.ts';
 import { type ReloadItem, reloadPlan } from '../reload/plan.ts';
 import { allocateIds, db, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
-import { findTenant, tenantNotFound } from '../tenants/tenant-repository.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { latestTemplateVersion } from './catalogue.ts';
 import {
   computeChanges,
@@ -34,8 +34,6 @@ interface ApplyJournal {
    */
   pendingTables: string[];
 }
-
-export const tenantInactive = () => conflict('Tenant is inactive', 'tenant_inactive');
 
 /**
  * Spec 4.4: writes the latest version of a client's template into the tenant and returns the

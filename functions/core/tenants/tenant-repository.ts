@@ -5,7 +5,7 @@ import { tokenItem } from '../auth/principals.ts';
 import { hashToken } from '../auth/tokens.ts';
 import { db, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
-import { notFound } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 
 export type VariableValue = string | number | boolean;
 
@@ -28,6 +28,8 @@ export interface TenantRecord {
 }
 
 export const tenantNotFound = () => notFound('Tenant not found');
+/** DESIGN 7: an inactive tenant's token still reads, but apply, reload, login and schedules refuse. */
+export const tenantInactive = () => conflict('Tenant is inactive', 'tenant_inactive');
 
 const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
   ...keys.tenant(tenant.tenantId),

@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { findUser, type UserRecord } from '../directory/users.ts';
+import { db, tableName } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import { findTenant, type TenantRecord } from '../tenants/tenant-repository.ts';
+
+export const sessionCookieName = 'bi_session';
+export const sessionLifetimeSeconds = 8 * 60 * 60;
+
+/** The UI flags of spec 4.6, carried from the login URL into the session. */
+export interface UiFlags {
+  showMenu?: '0' | '1';
+  showDesksIcon?: '0' | '1';
+}
+
+interface SessionRecord extends UiFlags {
+  tenantId: number;
+  userId: number;
+  /** Epoch seconds, comparable with a user's `revokedBefore`. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
+
+/**
+ * Whether a user may still use what was issued to them at `issuedAt` (epoch seconds): the tenant
+ * is active, the user is still linked, and their logins were not revoked since.
+ */
+export async function stillEntitled(
+  tenantId: number,
+  userId: number,
+  issuedAt: number,
+): Promise<{ tenant: TenantRecord; user: UserRecord } | undefined> {
+  const [tenant, user] = await Promise.all([findTenant(tenantId), findUser(tenantId, userId)]);
+  if (!tenant || tenant.deletedAt || !tenant.ativo || !user) return undefined;
+  if (user.revokedBefore !== undefined && issuedAt < user.revokedBefore) return undefined;
+  return { tenant, user };
+}
+
+/**
+ * A new session: 32 random bytes in an HttpOnly, Secure, SameSite=None, Partitioned cookie (so it
+ * works in a third-party iframe), stored only as a hash, expiring with the table's TTL.
+ */
+export async function openSession(tenantId: number, userId: number, flags: UiFlags, now = Date.now()): Promise<string> {
+  const sessionId = randomBytes(32).toString('base64url');
+  const createdAt = Math.floor(now / 1000);
+  const session: SessionRecord = { tenantId, userId, ...flags, createdAt, expiresAt: createdAt + sessionLifetimeSeconds };
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...session, ...keys.session(hashOf(sessionId)) } }));
+  return `${sessionCookieName}=${sessionId}; Path=/; Max-Age=${sessionLifetimeSeconds}; HttpOnly; Secure; SameSite=None; Partitioned`;
+}
+
+/** GET /auth/session: the session of the cookie, if it is alive on this tenant host. */
+export async function readSession(cookies: readonly string[], host: string, now = Date.now()) {
+  const sessionId = cookies
+    .map((cookie) => cookie.split('='))
+    .find(([name]) => name?.trim() === sessionCookieName)?.[1]
+    ?.trim();
+  if (!sessionId) return undefined;
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.session(hashOf(sessionId)), ConsistentRead: true }),
+  );
+  const session = result.Item as SessionRecord | undefined;
+  // TTL deletion lags by up to days: expiry is checked here too.
+  if (!session || session.expiresAt <= Math.floor(now / 1000)) return undefined;
+  const entitled = await stillEntitled(session.tenantId, session.userId, session.createdAt);
+  if (!entitled || entitled.tenant.dominio !== host) return undefined;
+  return {
+    user: { id: entitled.user.userId, nome: entitled.user.nome, login: entitled.user.login },
+    tenant: { id: entitled.tenant.tenantId, nome: entitled.tenant.nome, dominio: entitled.tenant.dominio },
+    ui: { showMenu: session.showMenu ?? null, showDesksIcon: session.showDesksIcon ?? '1' },
+    expiresAt: new Date(session.expiresAt * 1000).toISOString(),
+  };
+}

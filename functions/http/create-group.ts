@@ -1,0 +1,8 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { createGroup } from '../core/directory/groups.ts';
+
+export const handler = httpHandler<{ nome: string }>(async ({ principal, body }) => {
+  const group = await createGroup(tenantIdOf(principal), body.nome);
+  return { status: 201, body: { status: 'success', data: { id: group.groupId, nome: group.nome, members: [] } } };
+});

@@ -1,0 +1,8 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { createUser, describeUser, type UserInput } from '../core/directory/users.ts';
+
+export const handler = httpHandler<UserInput>(async ({ principal, body }) => ({
+  status: 201,
+  body: { status: 'success', data: describeUser(await createUser(tenantIdOf(principal), body)) },
+}));

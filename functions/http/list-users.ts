@@ -1,0 +1,10 @@
+import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { listUsersWithAccess } from '../core/directory/directory.ts';
+
+/** Spec 4.10 GET /tenant/users: every user with their groups and effective permissions, paginated. */
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  const page = await listUsersWithAccess(tenantIdOf(request.principal), limit, cursor);
+  return { status: 200, body: { status: 'success', data: page.items, nextCursor: page.nextCursor } };
+});

@@ -1,0 +1,8 @@
+import { httpHandler } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { revokeLogins } from '../core/directory/users.ts';
+
+export const handler = httpHandler<{ login: string }>(async ({ principal, body }) => {
+  await revokeLogins(tenantIdOf(principal), body.login);
+  return { status: 200, body: { success: true } };
+});
