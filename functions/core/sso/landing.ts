@@ -28,6 +28,7 @@ function decodeRef(ref: string): string {
  */
 export function safeRedirectTarget(route: string | undefined, flags: UiFlags): string {
   const base = 'https://tenant.invalid';
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   const relative = route !== undefined && /^\/(?![/\\])[^\u0000-\u001f\u007f\\]*$/.test(route);
   const target = new URL(relative ? route : '/', base);
   if (target.origin !== base) return '/';
