@@ -105,10 +105,12 @@ export class ServiceStack extends Stack {
         environment: {
           ...environment,
           ...Object.fromEntries(sends.map((name) => [queueUrlVariable(name), queues[name].queueUrl])),
+          ...(route.signingKeys ? { SIGNING_KEYS_SECRET_ARN: signingKeys.secretArn } : {}),
         },
       });
       if (route.table !== 'none') table.grant(fn, ...tableActions[route.table]);
       for (const name of sends) queues[name].grantSendMessages(fn);
+      if (route.signingKeys) signingKeys.grantRead(fn);
       api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

@@ -9,9 +9,9 @@ import { projectRoot } from '../support/processes.ts';
 /**
  * Runs one of the README's curl sessions exactly as written, with only the address and the
  * client token swapped for the test twin's, in a scratch folder that sees the project's examples.
- * Returns each line it printed, parsed as JSON.
+ * Returns what it printed.
  */
-async function runReadmeSession(name: string) {
+async function runReadmeSession(name: string): Promise<string> {
   const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
   const block = new RegExp(`<!-- readme-session: ${name}\\b[^>]*-->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
   expect(block, `README block ${name}`).toBeDefined();
@@ -22,17 +22,21 @@ async function runReadmeSession(name: string) {
   symlinkSync(join(projectRoot, 'examples'), join(workDir, 'examples'));
   try {
     const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir });
-    return stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    return stdout;
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
 }
 
+/** Each printed line, parsed as JSON. */
+const jsonLines = (output: string) =>
+  output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
 test('the README tenant session works as written', async () => {
-  const answers = await runReadmeSession('tenants');
+  const answers = jsonLines(await runReadmeSession('tenants'));
   expect(answers).toHaveLength(5);
   const [created, own, listed, deleted, afterDelete] = answers;
   expect(created.data).toMatchObject({ nome: 'Acme', ativo: true });
@@ -43,7 +47,7 @@ test('the README tenant session works as written', async () => {
 });
 
 test('the README template session works as written', async () => {
-  const answers = await runReadmeSession('templates');
+  const answers = jsonLines(await runReadmeSession('templates'));
   expect(answers).toHaveLength(8);
   const [published, tenant, agent, firstBeat, applied, reloaded, secondBeat, runs] = answers;
   expect(published.data).toMatchObject({ nome: 'Retail analytics', version: 1 });
@@ -56,4 +60,24 @@ test('the README template session works as written', async () => {
     applied.reloadPlan.map((item: { flowId: number }) => item.flowId),
   );
   expect(runs.data).toHaveLength(3);
+});
+
+test('the README SSO session works as written', async () => {
+  const [tenant, user, login, landing, session, jwks] = jsonLines(await runReadmeSession('sso'));
+  expect(user.data).toMatchObject({ login: 'ana@gamma.com' });
+  expect(login).toMatchObject({ success: true, url: expect.stringContaining(`${tenant.data.dominio}`) });
+  expect(landing).toEqual({ status: 302, location: expect.stringMatching(/\/apps\/sales\?showMenu=0$/) });
+  expect(session.data).toMatchObject({ user: { login: 'ana@gamma.com' }, tenant: { id: tenant.data.id }, ui: { showMenu: '0' } });
+  expect(jwks.keys.length).toBeGreaterThan(0);
+});
+
+test('the README custom menu example works as written', async () => {
+  const menu = JSON.parse(await runReadmeSession('menu'));
+  expect(menu.user).toMatchObject({ nome: 'Bia', groups: [] });
+  expect(menu.applications).toHaveLength(1);
+  const link = new URL(menu.applications[0].href);
+  expect(link.pathname).toMatch(/^\/auth\/api\/ey/);
+  expect(link.searchParams.get('showMenu')).toBe('0');
+  expect(Buffer.from(link.searchParams.get('ref') ?? '', 'base64').toString()).toBe('/apps/sales');
+  expect(menu.desks).toEqual([{ nome: 'Sales', tables: ['Orders', 'Daily sales', 'Stock'] }]);
 });

@@ -420,6 +420,39 @@ describe('ServiceStack queues', () => {
   });
 });
 
+describe('ServiceStack signing keys', () => {
+  it('keeps the login-token keyring in a secret that exactly the routes signing or verifying tokens may read', () => {
+    const template = synthesizeTemplate('test');
+    const secretId = single(Object.keys(resourcesOfType(template, 'AWS::SecretsManager::Secret')), 'signing keys secret');
+    const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+    for (const route of routes) {
+      const fn = functions[functionLogicalIdOf(template, route)];
+      const roleId = fn?.Properties.Role['Fn::GetAtt'][0] as string;
+      const reads = statementsGrantedToRole(template, roleId).filter((statement) =>
+        asArray(statement.Action).some((action) => action.toLowerCase() === 'secretsmanager:getsecretvalue'),
+      );
+      expect(reads.length > 0, `${routeKey(route)} may read the keys`).toBe(Boolean(route.signingKeys));
+      for (const statement of reads) expect(asArray(statement.Resource)).toEqual([{ Ref: secretId }]);
+      const variables =
+        (fn?.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables ?? {};
+      expect(variables.SIGNING_KEYS_SECRET_ARN, routeKey(route)).toEqual(route.signingKeys ? { Ref: secretId } : undefined);
+    }
+  });
+
+  it('answers on every tenant domain when given a wildcard certificate', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new ServiceStack(app, 'WithDomains', {
+      stage: 'test',
+      tenantBaseDomain: TENANT_BASE_DOMAIN,
+      tenantCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', { DomainName: `*.${TENANT_BASE_DOMAIN}` });
+    template.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 1);
+    synthesizeTemplate('test').resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
+  });
+});
+
 describe('ServiceStack bundling', () => {
   it('bundles every function as minified ESM with a source map', { timeout: 120_000 }, () => {
     const outdir = mkdtempSync(join(tmpdir(), 'service-stack-synth-'));
