@@ -45,12 +45,10 @@ async function useLocalData(): Promise<DynamoDbLocal | undefined> {
   if (existsSync(runtimeFile)) {
     const running = JSON.parse(readFileSync(runtimeFile, 'utf8')) as { dynamodbEndpoint: string; pid: number };
     if (isAlive(running.pid)) {
-      process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
       Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
       return undefined;
     }
   }
-  process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
   const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
   Object.assign(process.env, localEnvironment(dynamo.endpoint));
   const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
@@ -140,10 +138,13 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 let localDynamo: DynamoDbLocal | undefined;
 let exitCode: number;
 try {
-  if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
-  else if (positionals[0] === 'keys' && !process.env.SIGNING_KEYS_SECRET_ARN) {
-    throw new UsageError('keys commands on a deployed stack need SIGNING_KEYS_SECRET_ARN (the SigningKeysSecretArn output)');
-  }
+  if (positionals[0] === 'keys') {
+    // The keyring is not in the table: a secret on AWS, a file of the twin's data otherwise.
+    if (process.env.TABLE_NAME && !process.env.SIGNING_KEYS_SECRET_ARN) {
+      throw new UsageError('keys commands on a deployed stack need SIGNING_KEYS_SECRET_ARN (the SigningKeysSecretArn output)');
+    }
+    if (!process.env.SIGNING_KEYS_SECRET_ARN) process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
+  } else if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
   exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
 } catch (error) {
   if (error instanceof UsageError) {

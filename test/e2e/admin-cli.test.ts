@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, inject, test } from 'vitest';
 import { api, expectErrorEnvelope } from '../support/api.ts';
 import { runToEnd } from '../support/processes.ts';
@@ -38,4 +41,37 @@ test('bad usage exits 2 with the usage text; an unknown client exits 1', async (
   const missing = await runToEnd('bin/admin.ts', ['client', 'rotate-token', '--id', '987654321'], againstTable);
   expect(missing.code).toBe(1);
   expect(missing.output).toContain('Client 987654321 not found');
+});
+
+test('keys rotate makes a new active key and keeps the old one published; keys list never shows private parts', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'admin-keys-'));
+  try {
+    const local = { DATA_DIR: dataDir, TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, SIGNING_KEYS_FILE: undefined };
+    const empty = await runToEnd('bin/admin.ts', ['keys', 'list'], local);
+    expect(empty.output).toContain('No signing key yet');
+    const first = JSON.parse((await runToEnd('bin/admin.ts', ['keys', 'rotate', '--json'], local)).output.trim()) as {
+      kid: string;
+    };
+    const second = JSON.parse((await runToEnd('bin/admin.ts', ['keys', 'rotate', '--json'], local)).output.trim()) as {
+      kid: string;
+    };
+    const listed = await runToEnd('bin/admin.ts', ['keys', 'list', '--json'], local);
+    const keys = JSON.parse(listed.output.trim()) as Array<{ kid: string; retiredAt: string | null }>;
+    expect(keys.map((key) => [key.kid, key.retiredAt === null])).toEqual([
+      [second.kid, true],
+      [first.kid, false],
+    ]);
+    expect(listed.output).not.toContain('"d"');
+    const file = join(dataDir, 'jwt-keys.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8')).keys[0].privateJwk.d).toEqual(expect.any(String));
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('keys commands against a deployed stack need the secret', async () => {
+  const result = await runToEnd('bin/admin.ts', ['keys', 'rotate'], { ...againstTable, SIGNING_KEYS_SECRET_ARN: undefined });
+  expect(result.code).toBe(2);
+  expect(result.output).toContain('SIGNING_KEYS_SECRET_ARN');
 });
