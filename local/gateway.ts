@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type Route, routeKey } from '../functions/routes.ts';
+import { lambdaContext } from './lambda-context.ts';
 import { matchRoute } from './route-matching.ts';
 
 /** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
@@ -162,21 +163,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     body: body.length === 0 ? undefined : body.toString(textual ? 'utf8' : 'base64'),
     isBase64Encoded: body.length > 0 && !textual,
   };
-  const deadline = Date.now() + functionTimeoutMs;
-  const context: Context = {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName: match.route.handler,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${match.route.handler}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${match.route.handler}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  const context = lambdaContext(match.route.handler, functionTimeoutMs);
   const handler = await loadHandler(match.route);
   let result: APIGatewayProxyStructuredResultV2;
   try {

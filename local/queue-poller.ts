@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from './lambda-context.ts';
 import type { QueueConsumer } from '../functions/routes.ts';
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -47,7 +48,7 @@ export function startPoller(options: { consumer: QueueConsumer; queueUrl: string
       const records = messages.map((message) => toRecord(message, queueUrl));
       let failed: Set<string>;
       try {
-        const result = await handler({ Records: records }, lambdaContext(consumer.handler));
+        const result = await handler({ Records: records }, lambdaContext(consumer.handler, 30_000));
         failed = new Set((result?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
       } catch (error) {
         console.error(`${consumer.handler} failed the whole batch`, error);
@@ -94,23 +95,5 @@ function toRecord(message: Message, queueUrl: string): SQSRecord {
     eventSource: 'aws:sqs',
     eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
     awsRegion: 'us-east-1',
-  };
-}
-
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
   };
 }
