@@ -31,8 +31,17 @@ export interface ServiceStackProps extends StackProps {
  */
 export const tableActions: Record<TableAccess, string[]> = {
   none: [],
-  read: ['dynamodb:GetItem', 'dynamodb:Query'],
-  readWrite: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  readWrite: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:ConditionCheckItem',
+  ],
 };
 
 const pascalCase = (text: string) =>

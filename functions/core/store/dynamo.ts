@@ -1,5 +1,6 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   type BatchWriteCommandInput,
   DynamoDBDocumentClient,
@@ -102,6 +103,22 @@ export async function queryAll<T>(
     items.push(...((page.Items ?? []) as T[]));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+  return items;
+}
+
+/** Many items by key, 100 per BatchGetItem, retrying what DynamoDB leaves unprocessed; missing ones are left out. */
+export async function getAll<T>(itemKeys: readonly { pk: string; sk: string }[]): Promise<T[]> {
+  const items: T[] = [];
+  for (let start = 0; start < itemKeys.length; start += 100) {
+    let pending: Record<string, unknown>[] = itemKeys.slice(start, start + 100).map(({ pk, sk }) => ({ pk, sk }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === 8) throw new Error(`DynamoDB left ${pending.length} reads unprocessed after ${attempt} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      const result = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
+      items.push(...((result.Responses?.[tableName()] ?? []) as T[]));
+      pending = (result.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
   return items;
 }
 

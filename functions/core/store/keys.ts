@@ -3,6 +3,8 @@
  * Tenant-scoped keys always start with `TENANT#<id>`, the id coming from the authenticated token.
  */
 
+export type PermissionSubject = 'user' | 'group';
+
 /** Zero-padded so that index sort keys order numerically. */
 const sortable = (id: number) => id.toString().padStart(12, '0');
 
@@ -71,6 +73,39 @@ export const keys = {
   }),
   membershipsPrefix: (groupId?: number) => (groupId === undefined ? 'MEMBER#' : `MEMBER#${sortable(groupId)}#`),
   userMembershipsIndex: (tenantId: number, userId: number) => `TENANT#${tenantId}#USER#${userId}#GROUPS`,
+  /**
+   * A datamart is one item collection: its record (`S#DM`), its tables and owners (`S#…`), and the
+   * permission records of users and groups on its tables (`P#…`). One Query reads it whole.
+   */
+  datamartPartition: (tenantId: number, datamartId: number) => `DATAMART#${tenantId}#${datamartId}`,
+  datamart: (tenantId: number, datamartId: number) => ({ pk: `DATAMART#${tenantId}#${datamartId}`, sk: 'S#DM' }),
+  /** Index entry listing a tenant's datamarts. */
+  datamartsIndex: (tenantId: number, datamartId: number) => ({ gsi1pk: `TENANT#${tenantId}#DATAMARTS`, gsi1sk: sortable(datamartId) }),
+  datamartStructurePrefix: 'S#',
+  datamartTable: (tenantId: number, datamartId: number, tableId: number) => ({
+    pk: `DATAMART#${tenantId}#${datamartId}`,
+    sk: `S#TABLE#${sortable(tableId)}`,
+  }),
+  /** An owner of a datamart, also indexed by user so that deleting the user finds it. */
+  datamartOwner: (tenantId: number, datamartId: number, userId: number) => ({
+    pk: `DATAMART#${tenantId}#${datamartId}`,
+    sk: `S#OWNER#${sortable(userId)}`,
+    gsi1pk: `TENANT#${tenantId}#OWNER#${userId}`,
+    gsi1sk: sortable(datamartId),
+  }),
+  ownerIndex: (tenantId: number, userId: number) => `TENANT#${tenantId}#OWNER#${userId}`,
+  /** A user's or group's permission record on one table of a datamart, also indexed by subject. */
+  permission: (tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number, tableId: number) => ({
+    pk: `DATAMART#${tenantId}#${datamartId}`,
+    sk: `P#${subject === 'user' ? 'U' : 'G'}#${sortable(subjectId)}#${sortable(tableId)}`,
+    gsi1pk: `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
+    gsi1sk: `${sortable(datamartId)}#${sortable(tableId)}`,
+  }),
+  permissionsPrefix: (subject?: PermissionSubject, subjectId?: number) =>
+    subject === undefined ? 'P#' : `P#${subject === 'user' ? 'U' : 'G'}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
+  subjectPermissionsIndex: (tenantId: number, subject: PermissionSubject, subjectId: number) =>
+    `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
+
   /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
   session: (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' }),
 
