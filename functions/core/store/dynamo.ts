@@ -114,7 +114,9 @@ export async function getAll<T>(itemKeys: readonly { pk: string; sk: string }[])
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === 8) throw new Error(`DynamoDB left ${pending.length} reads unprocessed after ${attempt} attempts`);
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-      const result = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
+      const result = await db().send(
+        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }),
+      );
       items.push(...((result.Responses?.[tableName()] ?? []) as T[]));
       pending = (result.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
     }

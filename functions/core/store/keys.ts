@@ -80,7 +80,10 @@ export const keys = {
   datamartPartition: (tenantId: number, datamartId: number) => `DATAMART#${tenantId}#${datamartId}`,
   datamart: (tenantId: number, datamartId: number) => ({ pk: `DATAMART#${tenantId}#${datamartId}`, sk: 'S#DM' }),
   /** Index entry listing a tenant's datamarts. */
-  datamartsIndex: (tenantId: number, datamartId: number) => ({ gsi1pk: `TENANT#${tenantId}#DATAMARTS`, gsi1sk: sortable(datamartId) }),
+  datamartsIndex: (tenantId: number, datamartId: number) => ({
+    gsi1pk: `TENANT#${tenantId}#DATAMARTS`,
+    gsi1sk: sortable(datamartId),
+  }),
   datamartStructurePrefix: 'S#',
   datamartTable: (tenantId: number, datamartId: number, tableId: number) => ({
     pk: `DATAMART#${tenantId}#${datamartId}`,
@@ -102,7 +105,9 @@ export const keys = {
     gsi1sk: `${sortable(datamartId)}#${sortable(tableId)}`,
   }),
   permissionsPrefix: (subject?: PermissionSubject, subjectId?: number) =>
-    subject === undefined ? 'P#' : `P#${subject === 'user' ? 'U' : 'G'}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
+    subject === undefined
+      ? 'P#'
+      : `P#${subject === 'user' ? 'U' : 'G'}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
   subjectPermissionsIndex: (tenantId: number, subject: PermissionSubject, subjectId: number) =>
     `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
 
