@@ -1,6 +1,7 @@
 /** Every request-body schema, by the name the route table uses. */
 import applyTemplate from './apply-template.schema.json' with { type: 'json' };
 import createAgent from './create-agent.schema.json' with { type: 'json' };
+import createDatamart from './create-datamart.schema.json' with { type: 'json' };
 import createGroup from './create-group.schema.json' with { type: 'json' };
 import createTenant from './create-tenant.schema.json' with { type: 'json' };
 import createUser from './create-user.schema.json' with { type: 'json' };
@@ -9,13 +10,16 @@ import login from './login.schema.json' with { type: 'json' };
 import reload from './reload.schema.json' with { type: 'json' };
 import reportRun from './report-run.schema.json' with { type: 'json' };
 import revokeLogin from './revoke-login.schema.json' with { type: 'json' };
+import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
 import templateBundle from './template-bundle.schema.json' with { type: 'json' };
+import updateDatamart from './update-datamart.schema.json' with { type: 'json' };
 import updateUser from './update-user.schema.json' with { type: 'json' };
 
 export const requestSchemas = {
   'apply-template': applyTemplate,
   'create-agent': createAgent,
+  'create-datamart': createDatamart,
   'create-group': createGroup,
   'create-tenant': createTenant,
   'create-user': createUser,
@@ -25,7 +29,9 @@ export const requestSchemas = {
   'report-run': reportRun,
   'revoke-login': revokeLogin,
   'set-default-template': setDefaultTemplate,
+  'set-permissions': setPermissions,
   'template-bundle': templateBundle,
+  'update-datamart': updateDatamart,
   'update-user': updateUser,
 } as const;
 

@@ -1,14 +1,16 @@
+import { effectiveAccess, forgetSubject } from '../datamarts/permissions.ts';
+import type { EffectivePermission } from '../datamarts/effective-permissions.ts';
 import type { Page } from '../store/dynamo.ts';
-import { groupsByUser } from './groups.ts';
-import { describeUser, listUsersPage, requireUser } from './users.ts';
+import { deleteGroup, groupsByUser } from './groups.ts';
+import { deleteUser, describeUser, listUsersPage, requireUser } from './users.ts';
 
 /**
  * A user as GET /tenant/users shows them (spec 4.10): `id, nome, login`, their groups, and their
- * effective permissions per datamart table (none until datamarts exist).
+ * effective permissions per datamart table (DESIGN 7).
  */
 export type UserWithAccess = ReturnType<typeof describeUser> & {
   groups: Array<{ id: number; nome: string }>;
-  permissions: unknown[];
+  permissions: Array<EffectivePermission & { datamartId: number }>;
 };
 
 export async function listUsersWithAccess(
@@ -17,13 +19,37 @@ export async function listUsersWithAccess(
   cursor: string | undefined,
 ): Promise<Page<UserWithAccess>> {
   const [page, groups] = await Promise.all([listUsersPage(tenantId, limit, cursor), groupsByUser(tenantId)]);
+  const access = await effectiveAccess(
+    tenantId,
+    page.items.map((user) => user.userId),
+  );
   return {
-    items: page.items.map((user) => ({ ...describeUser(user), groups: groups.get(user.userId) ?? [], permissions: [] })),
+    items: page.items.map((user) => ({
+      ...describeUser(user),
+      groups: groups.get(user.userId) ?? [],
+      permissions: access.get(user.userId) ?? [],
+    })),
     nextCursor: page.nextCursor,
   };
 }
 
 export async function describeUserWithAccess(tenantId: number, userId: number): Promise<UserWithAccess> {
-  const [user, groups] = await Promise.all([requireUser(tenantId, userId), groupsByUser(tenantId)]);
-  return { ...describeUser(user), groups: groups.get(userId) ?? [], permissions: [] };
+  const [user, groups, access] = await Promise.all([
+    requireUser(tenantId, userId),
+    groupsByUser(tenantId),
+    effectiveAccess(tenantId, [userId]),
+  ]);
+  return { ...describeUser(user), groups: groups.get(userId) ?? [], permissions: access.get(userId) ?? [] };
+}
+
+/** Unlinks a user and removes every owner and permission record of theirs. */
+export async function removeUser(tenantId: number, userId: number): Promise<void> {
+  await deleteUser(tenantId, userId);
+  await forgetSubject(tenantId, 'user', userId);
+}
+
+/** Removes a group, its memberships and its permission records. */
+export async function removeGroup(tenantId: number, groupId: number): Promise<void> {
+  await deleteGroup(tenantId, groupId);
+  await forgetSubject(tenantId, 'group', groupId);
 }

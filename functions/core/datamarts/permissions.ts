@@ -1,0 +1,229 @@
+import { groupsByUser, requireGroup } from '../directory/groups.ts';
+import { requireUser, type UserRecord } from '../directory/users.ts';
+import { badRequest, type FieldError } from '../errors.ts';
+import { deleteAll, getAll, putAll, queryAll } from '../store/dynamo.ts';
+import { keys, type PermissionSubject } from '../store/keys.ts';
+import { loadResourcesOfType, type StoredOf } from '../templates/tenant-resources.ts';
+import { type DatamartStructure, loadStructure } from './datamarts.ts';
+import { type EffectivePermission, effectivePermissions, type PermissionRecord } from './effective-permissions.ts';
+
+/** A permission record as stored: spec 2.4's fields plus whose it is and where. */
+export interface StoredPermission extends PermissionRecord {
+  pk: string;
+  sk: string;
+  tenantId: number;
+  datamartId: number;
+  subject: PermissionSubject;
+  subjectId: number;
+}
+
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The subject must be a user or group of this tenant (another tenant's is 404, as if it did not exist). */
+async function requireSubject(tenantId: number, subject: PermissionSubject, subjectId: number) {
+  if (subject === 'user') return requireUser(tenantId, subjectId);
+  return requireGroup(tenantId, subjectId);
+}
+
+/** The checks beyond the schema: tables of this datamart, columns of those tables, real instants. */
+function checkPermissions(
+  records: readonly PermissionRecord[],
+  structure: DatamartStructure,
+  tables: ReadonlyMap<number, StoredOf<'table'>>,
+) {
+  const errors: FieldError[] = [];
+  const at = (pointer: string, message: string) => errors.push({ location: 'body', pointer, message });
+  const seen = new Set<number>();
+  records.forEach((record, index) => {
+    const base = `/permissions/${index}`;
+    if (seen.has(record.tableId)) at(`${base}/tableId`, `repeats table ${record.tableId}`);
+    seen.add(record.tableId);
+    const table = tables.get(record.tableId);
+    if (!structure.tableIds.includes(record.tableId) || !table) {
+      at(`${base}/tableId`, `${record.tableId} is not a table of this datamart`);
+      return;
+    }
+    const columns = new Set(table.columns.map((column) => column.column_name));
+    record.hidden_columns.forEach((column, position) => {
+      if (!columns.has(column))
+        at(`${base}/hidden_columns/${position}`, `${JSON.stringify(column)} is not a column of table ${table.id}`);
+    });
+    record.filters.forEach((filter, position) => {
+      if (!columns.has(filter.column))
+        at(`${base}/filters/${position}/column`, `${JSON.stringify(filter.column)} is not a column of table ${table.id}`);
+    });
+    if (record.expires_in !== null && (!rfc3339.test(record.expires_in) || Number.isNaN(Date.parse(record.expires_in)))) {
+      at(`${base}/expires_in`, 'must be an RFC 3339 date-time or null');
+    }
+  });
+  const [first] = errors;
+  if (first) throw badRequest(`Invalid permissions: ${first.pointer} ${first.message}`, errors, 'invalid_permissions');
+}
+
+/**
+ * PUT /tenant/datamart/{id}/user/{userId} and …/group/{groupId}: the subject's records on this
+ * datamart become exactly `records` (one per table).
+ */
+export async function replacePermissions(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+  records: readonly PermissionRecord[],
+): Promise<void> {
+  const [structure, , tables] = await Promise.all([
+    loadStructure(tenantId, datamartId),
+    requireSubject(tenantId, subject, subjectId),
+    loadResourcesOfType(tenantId, 'table'),
+  ]);
+  checkPermissions(records, structure, new Map(tables.map((table) => [table.id, table])));
+  const existing = await subjectRecords(tenantId, datamartId, subject, subjectId);
+  const kept = new Set(records.map((record) => record.tableId));
+  await putAll(
+    records.map((record) => ({
+      ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
+      tenantId,
+      datamartId,
+      subject,
+      subjectId,
+      tableId: record.tableId,
+      allowed: record.allowed,
+      allow_export: record.allow_export,
+      expires_in: record.expires_in,
+      hidden_columns: [...new Set(record.hidden_columns)],
+      filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
+    })),
+  );
+  await deleteAll(existing.filter((record) => !kept.has(record.tableId)));
+}
+
+/** DELETE of the same paths: the subject has no record on this datamart any more. */
+export async function removePermissions(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+): Promise<void> {
+  await Promise.all([loadStructure(tenantId, datamartId), requireSubject(tenantId, subject, subjectId)]);
+  await deleteAll(await subjectRecords(tenantId, datamartId, subject, subjectId));
+}
+
+function subjectRecords(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId?: number) {
+  return queryAll<StoredPermission>(keys.datamartPartition(tenantId, datamartId), keys.permissionsPrefix(subject, subjectId));
+}
+
+const recordFields = (record: PermissionRecord) => ({
+  allowed: record.allowed,
+  allow_export: record.allow_export,
+  expires_in: record.expires_in,
+  hidden_columns: record.hidden_columns,
+  filters: record.filters,
+});
+
+/**
+ * GET /tenant/datamart/{id}/user and …/group (spec 4.8, 4.9): every record of that kind on the
+ * datamart, exactly as spec 2.4 shows it.
+ */
+export async function listPermissions(tenantId: number, datamartId: number, subject: PermissionSubject) {
+  await loadStructure(tenantId, datamartId);
+  const [records, tables] = await Promise.all([
+    subjectRecords(tenantId, datamartId, subject),
+    loadResourcesOfType(tenantId, 'table'),
+  ]);
+  const tableNames = new Map(tables.map((table) => [table.id, table.nome]));
+  const subjectIds = [...new Set(records.map((record) => record.subjectId))];
+  if (subject === 'user') {
+    const users = new Map(
+      (await getAll<UserRecord>(subjectIds.map((userId) => keys.user(tenantId, userId)))).map((user) => [user.userId, user]),
+    );
+    return records.flatMap((record) => {
+      const user = users.get(record.subjectId);
+      return user
+        ? [
+            {
+              userId: user.userId,
+              user: { id: user.userId, nome: user.nome, login: user.login },
+              tableId: record.tableId,
+              table: { id: record.tableId, nome: tableNames.get(record.tableId) ?? '' },
+              ...recordFields(record),
+            },
+          ]
+        : [];
+    });
+  }
+  const groups = new Map(
+    (await getAll<{ groupId: number; nome: string }>(subjectIds.map((groupId) => keys.group(tenantId, groupId)))).map((group) => [
+      group.groupId,
+      group,
+    ]),
+  );
+  return records.flatMap((record) => {
+    const group = groups.get(record.subjectId);
+    return group
+      ? [
+          {
+            groupId: group.groupId,
+            group: { id: group.groupId, nome: group.nome },
+            tableId: record.tableId,
+            table: { id: record.tableId, nome: tableNames.get(record.tableId) ?? '' },
+            ...recordFields(record),
+          },
+        ]
+      : [];
+  });
+}
+
+/** A subject's records on every datamart (one index query). */
+function recordsOfSubject(tenantId: number, subject: PermissionSubject, subjectId: number) {
+  return queryAll<StoredPermission>(keys.subjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' });
+}
+
+/**
+ * Effective permissions of users per datamart table (DESIGN 7), for GET /tenant/users and
+ * …/effective. Reads each user's and each of their groups' records once, on every datamart.
+ */
+export async function effectiveAccess(
+  tenantId: number,
+  userIds: readonly number[],
+  options: { datamartId?: number; now?: Date } = {},
+): Promise<Map<number, Array<EffectivePermission & { datamartId: number }>>> {
+  const memberships = await groupsByUser(tenantId);
+  const groupIds = [...new Set(userIds.flatMap((userId) => (memberships.get(userId) ?? []).map((group) => group.id)))];
+  const [userRecords, groupRecords] = await Promise.all([
+    Promise.all(userIds.map((userId) => recordsOfSubject(tenantId, 'user', userId))),
+    Promise.all(groupIds.map((groupId) => recordsOfSubject(tenantId, 'group', groupId))),
+  ]);
+  const byGroup = new Map(groupIds.map((groupId, index) => [groupId, groupRecords[index] ?? []]));
+  const now = options.now ?? new Date();
+  const result = new Map<number, Array<EffectivePermission & { datamartId: number }>>();
+  userIds.forEach((userId, index) => {
+    const own = (userRecords[index] ?? []).filter(
+      (record) => options.datamartId === undefined || record.datamartId === options.datamartId,
+    );
+    const inherited = (memberships.get(userId) ?? [])
+      .flatMap((group) => byGroup.get(group.id) ?? [])
+      .filter((record) => options.datamartId === undefined || record.datamartId === options.datamartId);
+    const datamartIds = [...new Set([...own, ...inherited].map((record) => record.datamartId))].sort((a, b) => a - b);
+    result.set(
+      userId,
+      datamartIds.flatMap((datamartId) =>
+        effectivePermissions(
+          own.filter((record) => record.datamartId === datamartId),
+          inherited.filter((record) => record.datamartId === datamartId),
+          now,
+        ).map((permission) => ({ datamartId, ...permission })),
+      ),
+    );
+  });
+  return result;
+}
+
+/** Deleting a user or a group leaves no record of it behind (owners too, for a user). */
+export async function forgetSubject(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<void> {
+  const records = await recordsOfSubject(tenantId, subject, subjectId);
+  const owned =
+    subject === 'user'
+      ? await queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
+      : [];
+  await deleteAll([...records, ...owned].map(({ pk, sk }) => ({ pk, sk })));
+}

@@ -1,0 +1,10 @@
+import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { listDatamarts } from '../core/datamarts/datamarts.ts';
+
+/** Spec 4.7: `{status, data: [datamart]}` with tables, columns and owners; paginated. */
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  const page = await listDatamarts(tenantIdOf(request.principal), limit, cursor);
+  return { status: 200, body: { status: 'success', data: page.items, nextCursor: page.nextCursor } };
+});

@@ -1,0 +1,10 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { type DatamartInput, describeOneDatamart, updateDatamart } from '../core/datamarts/datamarts.ts';
+
+export const handler = httpHandler<Partial<DatamartInput>>(async (request) => {
+  const tenantId = tenantIdOf(request.principal);
+  const datamartId = idParameter(request, 'id');
+  await updateDatamart(tenantId, datamartId, request.body);
+  return { status: 200, body: { status: 'success', data: await describeOneDatamart(tenantId, datamartId) } };
+});

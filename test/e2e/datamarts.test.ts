@@ -1,0 +1,305 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { describe, expect, test } from 'vitest';
+import datamartSchema from '../../schemas/responses/datamart.schema.json' with { type: 'json' };
+import groupPermissionSchema from '../../schemas/responses/group-permission.schema.json' with { type: 'json' };
+import userPermissionSchema from '../../schemas/responses/user-permission.schema.json' with { type: 'json' };
+import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+import { publish, retailBundle } from '../support/templates.ts';
+
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+addFormats(ajv);
+const matches = (schema: object) => {
+  const validate = ajv.compile(schema);
+  return (value: unknown) => {
+    if (!validate(value)) throw new Error(`${JSON.stringify(value)} breaks the spec shape: ${ajv.errorsText(validate.errors)}`);
+  };
+};
+const isDatamart = matches(datamartSchema);
+const isUserPermission = matches(userPermissionSchema);
+const isGroupPermission = matches(groupPermissionSchema);
+
+const json = (token: string, body: unknown) => ({ token, body });
+
+/** A tenant with the retail template applied, two users (ana in group Sales) and its table ids by key. */
+async function retailTenant() {
+  const client = await newClient();
+  const templateId = await publish(client.token, retailBundle());
+  const tenant = await newTenant(client.token, { templateId });
+  const own = (await api('GET', '/tenant', { token: tenant.token })).body.data;
+  const tables = Object.fromEntries(own.desks[0].tables.map((table: { key: string; id: number }) => [table.key, table.id])) as {
+    orders: number;
+    daily: number;
+    stock: number;
+  };
+  const ana = (await api('POST', '/tenant/users', json(tenant.token, { login: 'ana@acme.com', nome: 'Ana' }))).body.data;
+  const bia = (await api('POST', '/tenant/users', json(tenant.token, { login: 'bia@acme.com', nome: 'Bia' }))).body.data;
+  const sales = (await api('POST', '/tenant/groups', json(tenant.token, { nome: 'Sales' }))).body.data;
+  await api('PUT', `/tenant/groups/${sales.id}/members/${ana.id}`, { token: tenant.token });
+  return { client, tenant, tables, ana, bia, sales };
+}
+
+const permission = (tableId: number, fields: Record<string, unknown> = {}) => ({
+  tableId,
+  allowed: true,
+  allow_export: false,
+  expires_in: null,
+  hidden_columns: [],
+  filters: [],
+  ...fields,
+});
+
+describe('datamarts (spec 2.3, 4.7)', () => {
+  test('created over template tables with owners; GET /tenant/datamart answers exactly the spec shape', async () => {
+    const { tenant, tables, ana } = await retailTenant();
+    const created = await api(
+      'POST',
+      '/tenant/datamart',
+      json(tenant.token, { nome: 'Vendas', tables: [tables.orders, tables.daily], owners: [ana.id] }),
+    );
+    expect(created.status).toBe(201);
+    isDatamart(created.body.data);
+    // A table may be in several datamarts.
+    await api(
+      'POST',
+      '/tenant/datamart',
+      json(tenant.token, { nome: 'Estoque', tables: [tables.stock, tables.orders], owners: [] }),
+    );
+
+    const listed = await api('GET', '/tenant/datamart', { token: tenant.token });
+    expect(Object.keys(listed.body).sort()).toEqual(['data', 'nextCursor', 'status']);
+    expect(listed.body.status).toBe('success');
+    listed.body.data.forEach(isDatamart);
+    const [vendas, estoque] = listed.body.data;
+    expect(vendas).toMatchObject({
+      nome: 'Vendas',
+      owners: [{ userId: ana.id, user: { id: ana.id, nome: 'Ana', login: 'ana@acme.com' } }],
+    });
+    expect(vendas.dm_tables.map((entry: { tableId: number }) => entry.tableId)).toEqual([tables.orders, tables.daily]);
+    expect(vendas.dm_tables[0].table.columns).toEqual([
+      { id: expect.any(Number), column_name: 'order_id', data_type: 'integer', label: 'Order' },
+      { id: expect.any(Number), column_name: 'total', data_type: 'decimal(12,2)', label: 'Total' },
+    ]);
+    expect(estoque.dm_tables.map((entry: { tableId: number }) => entry.tableId).sort()).toEqual(
+      [tables.orders, tables.stock].sort(),
+    );
+  });
+
+  test('tables and owners must be the tenant’s: 400 naming every bad id; PATCH replaces; DELETE removes', async () => {
+    const { tenant, tables, ana, bia } = await retailTenant();
+    const error = expectErrorEnvelope(
+      await api(
+        'POST',
+        '/tenant/datamart',
+        json(tenant.token, { nome: 'X', tables: [tables.orders, 999999], owners: [ana.id, 888888] }),
+      ),
+      400,
+    );
+    expect(error.errors.map((field: { pointer: string }) => field.pointer)).toEqual(['/tables/1', '/owners/1']);
+    const id = (
+      await api('POST', '/tenant/datamart', json(tenant.token, { nome: 'X', tables: [tables.orders], owners: [ana.id] }))
+    ).body.data.id;
+    const patched = await api('PATCH', `/tenant/datamart/${id}`, json(tenant.token, { nome: 'Y', owners: [bia.id] }));
+    expect(patched.body.data).toMatchObject({
+      id,
+      nome: 'Y',
+      owners: [{ userId: bia.id }],
+      dm_tables: [{ tableId: tables.orders }],
+    });
+    expect((await api('DELETE', `/tenant/datamart/${id}`, { token: tenant.token })).body).toEqual({
+      status: 'success',
+      data: true,
+    });
+    expect((await api('GET', '/tenant/datamart', { token: tenant.token })).body.data).toEqual([]);
+    expectErrorEnvelope(await api('GET', `/tenant/datamart/${id}/user`, { token: tenant.token }), 404);
+  });
+});
+
+describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
+  test('user and group records with hidden columns, = and >= filters and expiry, in the spec shapes, and the effective result', async () => {
+    const { tenant, tables, ana, bia, sales } = await retailTenant();
+    const dm = (
+      await api(
+        'POST',
+        '/tenant/datamart',
+        json(tenant.token, { nome: 'Vendas', tables: [tables.orders, tables.daily], owners: [ana.id] }),
+      )
+    ).body.data;
+    const later = '2030-01-01T00:00:00Z';
+    const group = await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/group/${sales.id}`,
+      json(tenant.token, {
+        permissions: [
+          permission(tables.orders, {
+            allow_export: true,
+            hidden_columns: ['total'],
+            filters: [{ column: 'order_id', operator: '>=', value: '1000' }],
+          }),
+          permission(tables.daily, { expires_in: later }),
+        ],
+      }),
+    );
+    expect(group.status).toBe(200);
+    await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/user/${bia.id}`,
+      json(tenant.token, {
+        permissions: [permission(tables.orders, { filters: [{ column: 'order_id', operator: '=', value: '7' }] })],
+      }),
+    );
+
+    const users = (await api('GET', `/tenant/datamart/${dm.id}/user`, { token: tenant.token })).body;
+    expect(users.status).toBe('success');
+    users.data.forEach(isUserPermission);
+    expect(users.data).toEqual([
+      {
+        userId: bia.id,
+        user: { id: bia.id, nome: 'Bia', login: 'bia@acme.com' },
+        tableId: tables.orders,
+        table: { id: tables.orders, nome: 'Orders' },
+        allowed: true,
+        allow_export: false,
+        expires_in: null,
+        hidden_columns: [],
+        filters: [{ column: 'order_id', operator: '=', value: '7' }],
+      },
+    ]);
+    const groups = (await api('GET', `/tenant/datamart/${dm.id}/group`, { token: tenant.token })).body.data;
+    groups.forEach(isGroupPermission);
+    expect(groups.map((record: { groupId: number; tableId: number }) => [record.groupId, record.tableId])).toEqual([
+      [sales.id, tables.orders],
+      [sales.id, tables.daily],
+    ]);
+
+    // Ana has no record of her own: her group's apply.
+    const effective = (await api('GET', `/tenant/datamart/${dm.id}/user/${ana.id}/effective`, { token: tenant.token })).body.data;
+    expect(effective).toEqual([
+      expect.objectContaining({ tableId: Math.min(tables.orders, tables.daily) }),
+      expect.objectContaining({ tableId: Math.max(tables.orders, tables.daily) }),
+    ]);
+    const onOrders = effective.find((entry: { tableId: number }) => entry.tableId === tables.orders);
+    expect(onOrders).toMatchObject({
+      allowed: true,
+      allow_export: true,
+      hidden_columns: ['total'],
+      row_filters: [[{ column: 'order_id', operator: '>=', value: '1000' }]],
+      source: 'groups',
+    });
+    // And the same inside GET /tenant/users, per datamart table.
+    const listed = (await api('GET', '/tenant/users', { token: tenant.token })).body.data;
+    const anaListed = listed.find((user: { id: number }) => user.id === ana.id);
+    expect(anaListed.permissions).toContainEqual(
+      expect.objectContaining({ datamartId: dm.id, tableId: tables.daily, allowed: true, expires_in: later }),
+    );
+    const biaListed = listed.find((user: { id: number }) => user.id === bia.id);
+    expect(biaListed.permissions).toEqual([
+      expect.objectContaining({ datamartId: dm.id, tableId: tables.orders, source: 'user' }),
+    ]);
+  });
+
+  test('every invalid permission is a 400 naming the field; another tenant’s subjects are 404', async () => {
+    const { tenant, tables, ana } = await retailTenant();
+    const other = await retailTenant();
+    const dm = (await api('POST', '/tenant/datamart', json(tenant.token, { nome: 'V', tables: [tables.orders], owners: [] })))
+      .body.data;
+    const put = (permissions: unknown[]) =>
+      api('PUT', `/tenant/datamart/${dm.id}/user/${ana.id}`, json(tenant.token, { permissions }));
+    const pointers = async (permissions: unknown[]) =>
+      expectErrorEnvelope(await put(permissions), 400).errors.map((field: { pointer: string }) => field.pointer);
+    expect(await pointers([permission(tables.daily)])).toEqual(['/permissions/0/tableId']);
+    expect(await pointers([permission(tables.orders, { hidden_columns: ['nope'] })])).toEqual([
+      '/permissions/0/hidden_columns/0',
+    ]);
+    expect(await pointers([permission(tables.orders, { filters: [{ column: 'ghost', operator: '=', value: '1' }] })])).toEqual([
+      '/permissions/0/filters/0/column',
+    ]);
+    expect(await pointers([permission(tables.orders, { filters: [{ column: 'total', operator: 'like', value: '1' }] })])).toEqual(
+      ['/permissions/0/filters/0/operator'],
+    );
+    expect(await pointers([permission(tables.orders, { expires_in: 'tomorrow' })])).toEqual(['/permissions/0/expires_in']);
+    expect(await pointers([permission(tables.orders), permission(tables.orders)])).toEqual(['/permissions/1/tableId']);
+    expect(await pointers([{ tableId: tables.orders, allowed: true }])).toContain('/permissions/0/allow_export');
+    expect(
+      (await put([permission(tables.orders, { filters: [{ column: 'order_id', operator: 'in', value: '1,2,3' }] })])).status,
+    ).toBe(200);
+
+    const theirUser = (await api('POST', '/tenant/users', json(other.tenant.token, { login: 'c@o.io', nome: 'C' }))).body.data.id;
+    expectErrorEnvelope(
+      await api('PUT', `/tenant/datamart/${dm.id}/user/${theirUser}`, json(tenant.token, { permissions: [] })),
+      404,
+    );
+  });
+
+  test("every datamart route with another tenant's datamart is 404", async () => {
+    const mine = await retailTenant();
+    const theirs = await retailTenant();
+    await api('POST', '/tenant/datamart', json(theirs.tenant.token, { nome: 'T1', tables: [], owners: [] }));
+    const theirDm = (await api('POST', '/tenant/datamart', json(theirs.tenant.token, { nome: 'T2', tables: [], owners: [] })))
+      .body.data.id;
+    const token = mine.tenant.token;
+    const routes: Array<[string, string, unknown?]> = [
+      ['PATCH', `/tenant/datamart/${theirDm}`, { nome: 'Mine' }],
+      ['DELETE', `/tenant/datamart/${theirDm}`],
+      ['GET', `/tenant/datamart/${theirDm}/user`],
+      ['GET', `/tenant/datamart/${theirDm}/group`],
+      ['PUT', `/tenant/datamart/${theirDm}/user/${mine.ana.id}`, { permissions: [] }],
+      ['DELETE', `/tenant/datamart/${theirDm}/user/${mine.ana.id}`],
+      ['PUT', `/tenant/datamart/${theirDm}/group/${mine.sales.id}`, { permissions: [] }],
+      ['DELETE', `/tenant/datamart/${theirDm}/group/${mine.sales.id}`],
+      ['GET', `/tenant/datamart/${theirDm}/user/${mine.ana.id}/effective`],
+    ];
+    for (const [method, path, body] of routes) expectErrorEnvelope(await api(method, path, { token, body }), 404);
+    expect(
+      (await api('GET', '/tenant/datamart', { token: theirs.tenant.token })).body.data.map((dm: { nome: string }) => dm.nome),
+    ).toEqual(['T1', 'T2']);
+  });
+
+  test('deleting a user, a group or a datamart, or taking a table out, leaves no record behind', async () => {
+    const { tenant, tables, ana, bia, sales } = await retailTenant();
+    const dm = (
+      await api(
+        'POST',
+        '/tenant/datamart',
+        json(tenant.token, { nome: 'V', tables: [tables.orders, tables.daily], owners: [ana.id, bia.id] }),
+      )
+    ).body.data;
+    await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/user/${ana.id}`,
+      json(tenant.token, { permissions: [permission(tables.orders), permission(tables.daily)] }),
+    );
+    await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/user/${bia.id}`,
+      json(tenant.token, { permissions: [permission(tables.orders)] }),
+    );
+    await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/group/${sales.id}`,
+      json(tenant.token, { permissions: [permission(tables.daily)] }),
+    );
+    const records = async (kind: 'user' | 'group') =>
+      (await api('GET', `/tenant/datamart/${dm.id}/${kind}`, { token: tenant.token })).body.data;
+
+    await api('PATCH', `/tenant/datamart/${dm.id}`, json(tenant.token, { tables: [tables.orders] }));
+    expect((await records('user')).map((record: { tableId: number }) => record.tableId)).toEqual([tables.orders, tables.orders]);
+    expect(await records('group')).toEqual([]);
+
+    await api('DELETE', `/tenant/users/${ana.id}`, { token: tenant.token });
+    expect((await records('user')).map((record: { userId: number }) => record.userId)).toEqual([bia.id]);
+    const listed = (await api('GET', '/tenant/datamart', { token: tenant.token })).body.data[0];
+    expect(listed.owners.map((owner: { userId: number }) => owner.userId)).toEqual([bia.id]);
+
+    await api(
+      'PUT',
+      `/tenant/datamart/${dm.id}/group/${sales.id}`,
+      json(tenant.token, { permissions: [permission(tables.orders)] }),
+    );
+    await api('DELETE', `/tenant/groups/${sales.id}`, { token: tenant.token });
+    expect(await records('group')).toEqual([]);
+
+    await api('DELETE', `/tenant/datamart/${dm.id}/user/${bia.id}`, { token: tenant.token });
+    expect(await records('user')).toEqual([]);
+  });
+});
