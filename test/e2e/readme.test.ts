@@ -81,3 +81,19 @@ test('the README custom menu example works as written', async () => {
   expect(Buffer.from(link.searchParams.get('ref') ?? '', 'base64').toString()).toBe('/apps/sales');
   expect(menu.desks).toEqual([{ nome: 'Sales', tables: ['Orders', 'Daily sales', 'Stock'] }]);
 });
+
+test('the README datamart session works as written', async () => {
+  const [datamarts, groupRecords, effective] = jsonLines(await runReadmeSession('datamarts'));
+  expect(datamarts.data).toEqual([
+    expect.objectContaining({
+      nome: 'Vendas',
+      owners: [expect.objectContaining({ user: expect.objectContaining({ login: 'ana@epsilon.com' }) })],
+    }),
+  ]);
+  expect(groupRecords.data).toEqual([
+    expect.objectContaining({ group: expect.objectContaining({ nome: 'Sales' }), hidden_columns: ['total'] }),
+  ]);
+  expect(effective.data).toEqual([
+    expect.objectContaining({ allowed: true, hidden_columns: ['total'], expires_in: '2030-01-01T00:00:00Z', source: 'groups' }),
+  ]);
+});
