@@ -146,7 +146,7 @@ function printBundles(bundles: readonly BundleSize[]): void {
 
 function printTemplateOperations(results: readonly OperationResult[]): void {
   console.log(
-    `\nTemplate apply and reload (local twin, median of ${templateSettings.runs} tenants; round trips = DynamoDB requests)\n`,
+    `\nTemplate apply, reload and datamart listing (local twin, median of ${templateSettings.runs} tenants; round trips = DynamoDB requests)\n`,
   );
   const rows = results.map((result) => [result.operation, fixed(result.medianMs, 1), fixed(result.maxMs, 1), result.roundTrips]);
   console.log(formatTable(['operation', 'median ms', 'max ms', 'round trips'], rows));

@@ -19,7 +19,7 @@ export interface OperationResult {
  * `count` resources: desks, tables, flows, applications and dashboards in equal parts, plus one
  * connection; flows form chains of ten (each reads the previous table), so ordering matters.
  */
-export function benchBundle(count: number): TemplateBundle {
+export function benchBundle(count: number, columnsPerTable = 10): TemplateBundle {
   const perType = Math.floor((count - 1) / 5);
   const indexes = Array.from({ length: perType }, (_, index) => index);
   return {
@@ -30,7 +30,7 @@ export function benchBundle(count: number): TemplateBundle {
       key: `table-${index}`,
       nome: `Table ${index}`,
       desk: `desk-${index}`,
-      columns: Array.from({ length: 10 }, (_, column) => ({
+      columns: Array.from({ length: columnsPerTable }, (_, column) => ({
         column_name: `c${column}`,
         data_type: 'text',
         label: `Column ${column}`,
@@ -117,6 +117,30 @@ export async function measureTemplateOperations(
       record(
         `reload (${items.length} items, one agent)`,
         await measure(() => call('POST', '/tenant/templates/reload', tenantToken, { items })),
+      );
+    }
+    // GET /tenant/datamart over 20 datamarts of 50 tables of 20 columns each (issue 5's bench).
+    const dataTemplate = (await call('POST', '/tenants/templates', twin.clientToken, benchBundle(251, 20))) as {
+      data: { id: number };
+    };
+    const dataTenant = (await call('POST', '/tenants', twin.clientToken, {
+      nome: 'Bench datamarts',
+      ativo: true,
+      templateId: dataTemplate.data.id,
+    })) as { data: { token: string } };
+    const token = dataTenant.data.token;
+    const own = (await call('GET', '/tenant', token)) as { data: { desks: Array<{ tables: Array<{ id: number }> }> } };
+    const tableIds = own.data.desks.flatMap((desk) => desk.tables.map((table) => table.id));
+    const owner = (await call('POST', '/tenant/users', token, { login: 'owner@bench.io', nome: 'Owner' })) as {
+      data: { id: number };
+    };
+    for (let index = 0; index < 20; index++) {
+      await call('POST', '/tenant/datamart', token, { nome: `Datamart ${index}`, tables: tableIds, owners: [owner.data.id] });
+    }
+    for (let run = 0; run < options.runs; run++) {
+      record(
+        `GET /tenant/datamart (20 × ${tableIds.length} tables × 20 columns)`,
+        await measure(() => call('GET', '/tenant/datamart', token)),
       );
     }
     return Object.entries(samples).map(([operation, runs]) => {
