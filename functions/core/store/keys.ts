@@ -30,7 +30,7 @@ export const keys = {
   /** Kept after a soft delete for billing. */
   tenantDeletionRecord: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'BILLING#DELETED' }),
 
-  template: (clientId: number, templateId: number) => ({ pk: `CLIENT#${clientId}`, sk: `TEMPLATE#${templateId}` }),
+  template: (clientId: number, templateId: number) => ({ pk: `CLIENT#${clientId}`, sk: `TEMPLATE#${sortable(templateId)}` }),
   /** Prefix of a client's templates (not of their versions: `TEMPLATEVERSION#` does not start with it). */
   templatesPrefix: 'TEMPLATE#',
   templateVersion: (clientId: number, templateId: number, version: number) => ({
