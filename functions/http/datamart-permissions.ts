@@ -1,7 +1,7 @@
 import { type ApiRequest, httpHandler, idParameter } from '../core/api/http-handler.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import type { PermissionRecord } from '../core/datamarts/effective-permissions.ts';
-import { listPermissions, removePermissions, replacePermissions } from '../core/datamarts/permissions.ts';
+import { listPermissions, permissionsOfSubject, removePermissions, replacePermissions } from '../core/datamarts/permissions.ts';
 import type { PermissionSubject } from '../core/store/keys.ts';
 
 /** Whose records a route is about: its path says `/user` or `/group`. */
@@ -23,8 +23,5 @@ export const handler = httpHandler<{ permissions: PermissionRecord[] } | undefin
   if (request.route.method === 'PUT')
     await replacePermissions(tenantId, datamartId, subject, subjectId, request.body?.permissions ?? []);
   else await removePermissions(tenantId, datamartId, subject, subjectId);
-  const records = (await listPermissions(tenantId, datamartId, subject)).filter((record) =>
-    'userId' in record ? record.userId === subjectId : record.groupId === subjectId,
-  );
-  return { status: 200, body: { status: 'success', data: records } };
+  return { status: 200, body: { status: 'success', data: await permissionsOfSubject(tenantId, datamartId, subject, subjectId) } };
 });

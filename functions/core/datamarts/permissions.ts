@@ -185,9 +185,9 @@ function recordsOfSubject(tenantId: number, subject: PermissionSubject, subjectI
 export async function effectiveAccess(
   tenantId: number,
   userIds: readonly number[],
-  options: { datamartId?: number; now?: Date } = {},
+  options: { datamartId?: number; now?: Date; memberships?: Awaited<ReturnType<typeof groupsByUser>> } = {},
 ): Promise<Map<number, Array<EffectivePermission & { datamartId: number }>>> {
-  const memberships = await groupsByUser(tenantId);
+  const memberships = options.memberships ?? (await groupsByUser(tenantId));
   const groupIds = [...new Set(userIds.flatMap((userId) => (memberships.get(userId) ?? []).map((group) => group.id)))];
   const [userRecords, groupRecords] = await Promise.all([
     Promise.all(userIds.map((userId) => recordsOfSubject(tenantId, 'user', userId))),
@@ -216,6 +216,20 @@ export async function effectiveAccess(
     );
   });
   return result;
+}
+
+/** GET /tenant/datamart/{id}/user/{userId}/effective: what the user really sees of each table of the datamart. */
+export async function effectiveOnDatamart(tenantId: number, datamartId: number, userId: number): Promise<EffectivePermission[]> {
+  await Promise.all([loadStructure(tenantId, datamartId), requireUser(tenantId, userId)]);
+  const access = await effectiveAccess(tenantId, [userId], { datamartId });
+  return (access.get(userId) ?? []).map(({ datamartId: _datamart, ...permission }) => permission);
+}
+
+/** One subject's records on a datamart, in the spec 2.4 shape (what a PUT or DELETE of them answers). */
+export async function permissionsOfSubject(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
+  return (await listPermissions(tenantId, datamartId, subject)).filter((record) =>
+    'userId' in record ? record.userId === subjectId : record.groupId === subjectId,
+  );
 }
 
 /** Deleting a user or a group leaves no record of it behind (owners too, for a user). */

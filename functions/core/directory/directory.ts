@@ -19,9 +19,11 @@ export async function listUsersWithAccess(
   cursor: string | undefined,
 ): Promise<Page<UserWithAccess>> {
   const [page, groups] = await Promise.all([listUsersPage(tenantId, limit, cursor), groupsByUser(tenantId)]);
+  // The memberships read for the groups column serve the permissions too: one read, not two.
   const access = await effectiveAccess(
     tenantId,
     page.items.map((user) => user.userId),
+    { memberships: groups },
   );
   return {
     items: page.items.map((user) => ({
@@ -34,11 +36,8 @@ export async function listUsersWithAccess(
 }
 
 export async function describeUserWithAccess(tenantId: number, userId: number): Promise<UserWithAccess> {
-  const [user, groups, access] = await Promise.all([
-    requireUser(tenantId, userId),
-    groupsByUser(tenantId),
-    effectiveAccess(tenantId, [userId]),
-  ]);
+  const [user, groups] = await Promise.all([requireUser(tenantId, userId), groupsByUser(tenantId)]);
+  const access = await effectiveAccess(tenantId, [userId], { memberships: groups });
   return { ...describeUser(user), groups: groups.get(userId) ?? [], permissions: access.get(userId) ?? [] };
 }
 
