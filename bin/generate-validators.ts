@@ -17,8 +17,8 @@ export function generateValidatorsCode(): string {
     allErrors: true,
     strict: true,
     allowUnionTypes: true,
-    // Our vendor annotation (see functions/core/api/validation.ts).
-    keywords: ['x-invalid-message'],
+    // Our vendor annotations (see functions/core/api/validation.ts).
+    keywords: ['x-invalid-message', 'x-pattern-message'],
     code: { source: true, esm: false },
   });
   addFormats(ajv);

@@ -98,6 +98,15 @@ export const routes: readonly Route[] = [
     summary: 'Activate a tenant',
   },
   {
+    method: 'PATCH',
+    path: '/tenants/{id}',
+    handler: 'update-tenant',
+    auth: ['client'],
+    body: 'set-scheduling-granularity',
+    table: 'readWrite',
+    summary: "Change a tenant's schedulingGranularity (Minute triggers allowed or not)",
+  },
+  {
     method: 'POST',
     path: '/tenants/{id}/token',
     handler: 'rotate-tenant-token',
@@ -392,6 +401,56 @@ export const routes: readonly Route[] = [
     summary: "A user's effective permissions on each table of a datamart",
   },
   {
+    method: 'PUT',
+    path: '/tenant/schedules/{id}',
+    handler: 'put-schedule',
+    auth: ['tenant'],
+    body: 'schedule.v2',
+    yaml: true,
+    table: 'readWrite',
+    summary: 'Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/schedules',
+    handler: 'list-schedules',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'The schedules, each with its next fire',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/schedules/{id}',
+    handler: 'get-schedule',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'A schedule file, as YAML or JSON by Accept, with its version as ETag',
+  },
+  {
+    method: 'DELETE',
+    path: '/tenant/schedules/{id}',
+    handler: 'delete-schedule',
+    auth: ['tenant'],
+    table: 'readWrite',
+    summary: 'Delete a schedule (If-Match optional)',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/schedules/{id}/next',
+    handler: 'preview-schedule',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'The next fire instants of a schedule, in UTC and local time',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/schedules/{id}/runs',
+    handler: 'list-schedule-runs',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "A schedule's fires, newest first, with each flow's status",
+  },
+  {
     method: 'POST',
     path: '/tenant/login',
     handler: 'login',
@@ -472,6 +531,27 @@ export const queueConsumers: readonly QueueConsumer[] = [
     batchSize: 10,
     table: 'readWrite',
     summary: 'Records queued loads as runs for their agents',
+  },
+];
+
+/** A function run on a timer (an EventBridge rule on AWS, the twin's clock locally). */
+export interface TimedFunction {
+  /** File under functions/workers/ (without .ts) exporting `handler`. */
+  handler: string;
+  /** Runs at every whole multiple of this many minutes. */
+  everyMinutes: number;
+  table: TableAccess;
+  sends?: readonly QueueName[];
+  summary: string;
+}
+
+export const timedFunctions: readonly TimedFunction[] = [
+  {
+    handler: 'schedule-dispatcher',
+    everyMinutes: 1,
+    table: 'readWrite',
+    sends: ['reload'],
+    summary: 'Fires the schedules that are due: claims each slot once and starts its flows',
   },
 ];
 

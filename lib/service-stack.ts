@@ -4,13 +4,15 @@ import { ApiMapping, DomainName, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-api
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../functions/core/store/table-definition.ts';
 import { type QueueName, queueDefinitions, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
-import { queueConsumers, type Route, routes, type TableAccess } from '../functions/routes.ts';
+import { queueConsumers, type Route, routes, type TableAccess, timedFunctions } from '../functions/routes.ts';
 import { ProjectFunction } from './project-function.ts';
 
 export interface ServiceStackProps extends StackProps {
@@ -56,7 +58,7 @@ export function functionIdOf(route: Pick<Route, 'method' | 'path'>): string {
   return pascalCase(`${route.method.toLowerCase()} ${route.path}`);
 }
 
-/** `reload-worker` becomes `ReloadWorker`. */
+/** `reload-worker` becomes `ReloadWorker` (queue consumers and timed functions). */
 export const consumerIdOf = (handler: string) => pascalCase(handler);
 
 /** The whole service: one table, one HTTP API, one function per row of the route table. */
@@ -138,6 +140,27 @@ export class ServiceStack extends Stack {
       fn.addEventSource(
         new SqsEventSource(queues[consumer.queue], { batchSize: consumer.batchSize, reportBatchItemFailures: true }),
       );
+    }
+
+    for (const timed of timedFunctions) {
+      const sends = timed.sends ?? [];
+      const fn = new ProjectFunction(this, consumerIdOf(timed.handler), {
+        entry: `functions/workers/${timed.handler}.ts`,
+        description: `Every ${timed.everyMinutes} minute(s): ${timed.summary}`,
+        environment: {
+          TABLE_NAME: table.tableName,
+          ...Object.fromEntries(sends.map((name) => [queueUrlVariable(name), queues[name].queueUrl])),
+        },
+        timeoutSeconds: 60,
+      });
+      if (timed.table !== 'none') table.grant(fn, ...tableActions[timed.table]);
+      for (const name of sends) queues[name].grantSendMessages(fn);
+      new Rule(this, `${consumerIdOf(timed.handler)}Rule`, {
+        description: `Runs ${timed.handler} every ${timed.everyMinutes} minute(s)`,
+        schedule: Schedule.rate(Duration.minutes(timed.everyMinutes)),
+        // A tick that could not run is not worth running late: the next one fires what is due.
+        targets: [new LambdaFunction(fn, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
+      });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });

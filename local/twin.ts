@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type QueueName, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
-import { queueConsumers } from '../functions/routes.ts';
+import { queueConsumers, timedFunctions } from '../functions/routes.ts';
+import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
@@ -27,6 +28,8 @@ export interface TwinOptions {
   log?: boolean;
   /** Overrides the queues' visibility timeout (tests use a short one to see redeliveries). */
   queueVisibilityTimeoutSeconds?: number;
+  /** Run the timed functions (the schedule dispatcher) on the wall clock; default true. */
+  clock?: boolean;
 }
 
 export interface Twin {
@@ -61,7 +64,7 @@ export function localEnvironment(dynamodbEndpoint: string, tenantBaseDomain = 'l
 
 /**
  * Starts the whole service on this machine: DynamoDB Local and the table, fauxqs and the queues,
- * the local client, the gateway, and a poller per queue consumer. Queue messages are kept in
+ * the local client, the gateway, a poller per queue consumer and a clock per timed function. Queue messages are kept in
  * memory only (fauxqs), also when the table is persisted.
  */
 export async function startTwin(options: TwinOptions): Promise<Twin> {
@@ -106,6 +109,12 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     stops.push(async () => {
       await Promise.all(pollers.map((poller) => poller.stop()));
     });
+    if (options.clock !== false) {
+      const clocks = timedFunctions.map((timed) => startClock({ timed, log: options.log }));
+      stops.push(async () => {
+        await Promise.all(clocks.map((clock) => clock.stop()));
+      });
+    }
     const gateway = await startGateway({ port, log: options.log, biStandInHosts: `.${tenantBaseDomain}` });
     stops.push(() => gateway.close());
     return {

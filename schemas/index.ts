@@ -10,6 +10,8 @@ import login from './login.schema.json' with { type: 'json' };
 import reload from './reload.schema.json' with { type: 'json' };
 import reportRun from './report-run.schema.json' with { type: 'json' };
 import revokeLogin from './revoke-login.schema.json' with { type: 'json' };
+import scheduleV2 from './schedule.v2.schema.json' with { type: 'json' };
+import setSchedulingGranularity from './set-scheduling-granularity.schema.json' with { type: 'json' };
 import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
 import templateBundle from './template-bundle.schema.json' with { type: 'json' };
@@ -28,6 +30,8 @@ export const requestSchemas = {
   reload,
   'report-run': reportRun,
   'revoke-login': revokeLogin,
+  'schedule.v2': scheduleV2,
+  'set-scheduling-granularity': setSchedulingGranularity,
   'set-default-template': setDefaultTemplate,
   'set-permissions': setPermissions,
   'template-bundle': templateBundle,
@@ -37,6 +41,6 @@ export const requestSchemas = {
 
 export type RequestSchemaName = keyof typeof requestSchemas;
 
-/** The export name of a schema's generated validator (`create-tenant` → `createTenant`). */
+/** The export name of a schema's generated validator (`create-tenant` → `createTenant`, `schedule.v2` → `scheduleV2`). */
 export const validatorName = (schemaName: RequestSchemaName | string) =>
-  schemaName.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+  schemaName.replace(/[-.](\w)/g, (_, letter: string) => letter.toUpperCase());

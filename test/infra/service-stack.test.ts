@@ -12,8 +12,8 @@ import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_K
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queueDefinitions, queueUrlVariable } from '../../functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '../../functions/core/store/table-definition.ts';
-import { type QueueConsumer, queueConsumers, type Route, routeKey, routes } from '../../functions/routes.ts';
-import { consumerIdOf, functionIdOf, ServiceStack } from '../../lib/service-stack.ts';
+import { queueConsumers, type Route, routeKey, routes, timedFunctions } from '../../functions/routes.ts';
+import { consumerIdOf, functionIdOf, ServiceStack, tableActions } from '../../lib/service-stack.ts';
 import { createTableInput } from '../../local/create-table.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
@@ -71,11 +71,12 @@ function isLogicalIdOf(constructId: string, logicalId: string): boolean {
   return new RegExp(`^${constructId}[0-9A-F]{8}$`).test(logicalId);
 }
 
-function consumerLogicalIdOf(template: Template, consumer: QueueConsumer): string {
+/** The function of a queue consumer or a timed function, by its handler. */
+function workerLogicalIdOf(template: Template, worker: { handler: string }): string {
   const ids = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
-    isLogicalIdOf(consumerIdOf(consumer.handler), id),
+    isLogicalIdOf(consumerIdOf(worker.handler), id),
   );
-  return single(ids, `Lambda function for the ${consumer.queue} queue`);
+  return single(ids, `Lambda function for ${worker.handler}`);
 }
 
 function functionLogicalIdOf(template: Template, route: Route): string {
@@ -169,11 +170,12 @@ describe('ServiceStack', () => {
       expect(new Set(routes.map(functionIdOf)).size).toBe(routes.length);
     });
 
-    it('builds exactly one Lambda function per route and per queue consumer, and no others', () => {
-      template.resourceCountIs('AWS::Lambda::Function', routes.length + queueConsumers.length);
+    it('builds exactly one Lambda function per route, per queue consumer and per timed function, and no others', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length + queueConsumers.length + timedFunctions.length);
       const built = [
         ...routes.map((route) => functionLogicalIdOf(template, route)),
-        ...queueConsumers.map((consumer) => consumerLogicalIdOf(template, consumer)),
+        ...queueConsumers.map((consumer) => workerLogicalIdOf(template, consumer)),
+        ...timedFunctions.map((timed) => workerLogicalIdOf(template, timed)),
       ];
       expect(new Set(built)).toEqual(new Set(Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))));
     });
@@ -385,10 +387,39 @@ describe('ServiceStack queues', () => {
       const id = `${consumer.queue[0]?.toUpperCase()}${consumer.queue.slice(1)}Queue`;
       template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [queueIdOf(id), 'Arn'] },
-        FunctionName: { Ref: consumerLogicalIdOf(template, consumer) },
+        FunctionName: { Ref: workerLogicalIdOf(template, consumer) },
         BatchSize: consumer.batchSize,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
+    },
+  );
+
+  it.each(timedFunctions.map((timed) => [timed.handler, timed] as const))(
+    'runs %s from an EventBridge rule at its rate, with exactly its table access and queues',
+    (_name, timed) => {
+      const functionId = workerLogicalIdOf(template, timed);
+      const plural = timed.everyMinutes === 1 ? 'minute' : 'minutes';
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: `rate(${timed.everyMinutes} ${plural})`,
+        State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId, 'Arn'] } })],
+      });
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] },
+        Principal: 'events.amazonaws.com',
+      });
+      const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[functionId];
+      const statements = statementsGrantedToRole(template, fn?.Properties.Role['Fn::GetAtt'][0] as string);
+      expect(allowedDynamoDbActions(statements).sort()).toEqual(lowerCased(tableActions[timed.table]).sort());
+      const sendTargets = statements
+        .filter((statement) => asArray(statement.Action).some((action) => action.toLowerCase() === 'sqs:sendmessage'))
+        .flatMap((statement) => asArray(statement.Resource));
+      expect(sendTargets).toEqual(
+        (timed.sends ?? []).map((name) => ({
+          'Fn::GetAtt': [queueIdOf(`${name[0]?.toUpperCase()}${name.slice(1)}Queue`), 'Arn'],
+        })),
+      );
     },
   );
 
@@ -464,7 +495,7 @@ describe('ServiceStack bundling', () => {
       const functions = Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template).findResources(
         'AWS::Lambda::Function',
       ) as Record<string, LambdaFunction>;
-      expect(Object.keys(functions)).toHaveLength(routes.length + queueConsumers.length);
+      expect(Object.keys(functions)).toHaveLength(routes.length + queueConsumers.length + timedFunctions.length);
 
       for (const [id, fn] of Object.entries(functions)) {
         const assetPath = fn.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY];

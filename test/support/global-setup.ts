@@ -16,9 +16,13 @@ declare module 'vitest' {
 /** Seconds before a failed queue message reappears in tests (180 on AWS). */
 export const testVisibilityTimeoutSeconds = 1;
 
-/** Starts the real local twin (DynamoDB Local, fauxqs, pollers, gateway) once for every test file. */
+/**
+ * Starts the real local twin (DynamoDB Local, fauxqs, pollers, gateway) once for every test file.
+ * Without its wall clock: tests tick the schedule dispatcher at instants of their choosing, and
+ * test/e2e/schedule-clock.test.ts runs a twin of its own to see the clock fire.
+ */
 export default async function setup(project: TestProject) {
-  const twin = await startTwin({ port: 0, queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds });
+  const twin = await startTwin({ port: 0, queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds, clock: false });
   project.provide('twinUrl', twin.url);
   project.provide('dynamodbEndpoint', twin.dynamodbEndpoint);
   project.provide('localClientToken', twin.clientToken);

@@ -106,11 +106,13 @@ const errorBody = (code: string, message: string, requestId: string, errors: Fie
 /**
  * Wraps a route's implementation: logging context, authentication per the route table, body
  * parsing and schema validation, Idempotency-Key handling, and the mapping of errors to HTTP.
- * Routes that take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`.
+ * Routes that take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`. A
+ * handler whose body has rules beyond its schema may take the parsed body unchecked
+ * (`validatedByHandler`) to report the schema's errors and its own in one answer.
  */
 export function httpHandler<Body = undefined>(
   implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>,
-  options: { yaml?: YamlParser } = {},
+  options: { yaml?: YamlParser; validatedByHandler?: boolean } = {},
 ) {
   return middy<Event, Result, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -123,7 +125,8 @@ export function httpHandler<Body = undefined>(
       if (Boolean(route.yaml) !== Boolean(options.yaml)) {
         throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
       }
-      const parsed = route.body ? validateBody<Body>(route.body, parseBody(event, { yaml: options.yaml })) : undefined;
+      const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
+      const parsed = route.body && !options.validatedByHandler ? validateBody<Body>(route.body, body) : body;
       const request: ApiRequest<Body> = {
         route,
         principal,
@@ -164,12 +167,20 @@ export function idParameter(request: ApiRequest<unknown>, name: string): number 
 
 /** `limit` (1 to 100, default 50) and `cursor` of a paginated list. */
 export function pageParameters(request: ApiRequest<unknown>): { limit: number; cursor: string | undefined } {
-  const rawLimit = request.query.limit;
-  const limit = rawLimit === undefined ? 50 : /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-  if (!(limit >= 1 && limit <= 100)) {
-    throw badRequest('Query parameter limit must be an integer from 1 to 100', [
-      { location: 'query', pointer: '/limit', message: 'must be an integer from 1 to 100' },
-    ]);
+  return { limit: integerQueryParameter(request, 'limit', { min: 1, max: 100, fallback: 50 }), cursor: request.query.cursor };
+}
+
+/** An optional integer query parameter within `min..max`; anything else is a 400. */
+export function integerQueryParameter(
+  request: ApiRequest<unknown>,
+  name: string,
+  range: { min: number; max: number; fallback: number },
+): number {
+  const raw = request.query[name];
+  const value = raw === undefined ? range.fallback : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= range.min && value <= range.max)) {
+    const rule = `must be an integer from ${range.min} to ${range.max}`;
+    throw badRequest(`Query parameter ${name} ${rule}`, [{ location: 'query', pointer: `/${name}`, message: rule }]);
   }
-  return { limit, cursor: request.query.cursor };
+  return value;
 }

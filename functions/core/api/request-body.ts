@@ -5,7 +5,7 @@ export const maxBodyBytes = 1024 * 1024;
 export const maxBodyDepth = 32;
 
 const jsonMediaType = /^application\/(?:[\w.+-]+\+)?json$/;
-const yamlMediaType = /^(?:application|text)\/(?:x-)?yaml$/;
+export const yamlMediaType = /^(?:application|text)\/(?:x-)?yaml$/;
 
 /** Turns YAML text into a value, or throws a 400 (see yaml-body.ts). */
 export type YamlParser = (text: string) => unknown;

@@ -14,11 +14,8 @@ export function validateBody<T>(name: RequestSchemaName, body: unknown): T {
   if (body === undefined) {
     throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
   }
-  // Compiled ahead of time by `npm run generate`: no schema compiler in the bundle, no compile at cold start.
-  const validate = validators[validatorName(name)];
-  if (!validate) throw new Error(`No generated validator for schema ${name}: run npm run generate`);
-  if (validate(body)) return body as T;
-  const errors = describeErrors(validate.errors ?? []);
+  const errors = schemaErrors(name, body);
+  if (errors.length === 0) return body as T;
   const properties: Record<string, Record<string, unknown>> = requestSchemas[name].properties ?? {};
   const prefixOf = (error: FieldError) => {
     const topProperty = unescapePointerToken(error.pointer.split('/')[1] ?? '');
@@ -26,8 +23,19 @@ export function validateBody<T>(name: RequestSchemaName, body: unknown): T {
   };
   const headline = errors.find((error) => prefixOf(error)) ?? errors[0];
   const prefix = (headline && prefixOf(headline)) ?? 'Invalid request body';
-  const detail = headline ? `: ${headline.pointer || 'body'} ${headline.message}` : '';
-  throw badRequest(`${prefix}${detail}`, errors, 'validation_failed');
+  throw badRequest(`${prefix}${headlineDetail(errors, headline)}`, errors, 'validation_failed');
+}
+
+/** `: <pointer> <message>` of the error a message leads with, for the line that sums a 400 up. */
+export const headlineDetail = (errors: readonly FieldError[], headline = errors[0]) =>
+  headline ? `: ${headline.pointer || 'body'} ${headline.message}` : '';
+
+/** Every way `value` fails the named schema, one readable line per field (none when it passes). */
+export function schemaErrors(name: RequestSchemaName, value: unknown): FieldError[] {
+  // Compiled ahead of time by `npm run generate`: no schema compiler in the bundle, no compile at cold start.
+  const validate = validators[validatorName(name)];
+  if (!validate) throw new Error(`No generated validator for schema ${name}: run npm run generate`);
+  return validate(value) ? [] : describeErrors(validate.errors ?? []);
 }
 
 const escapePointerToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -45,7 +53,9 @@ export function describeErrors(errors: readonly ErrorObject[]): FieldError[] {
   const isBranchTypeMismatch = (error: ErrorObject) => error.keyword === 'type' && alternationPaths.has(error.instancePath);
   const described: FieldError[] = [];
   for (const error of errors) {
-    if (isBranchTypeMismatch(error)) continue;
+    // An `if`/`then` failure (a trigger's kind-specific rules) always comes with the errors of
+    // its `then` branch, which name the fields; the summary line adds nothing.
+    if (isBranchTypeMismatch(error) || error.keyword === 'if') continue;
     if (error.keyword === 'oneOf' || error.keyword === 'anyOf') {
       const deeper = errors.some(
         (other) => other !== error && !isBranchTypeMismatch(other) && other.instancePath.startsWith(`${error.instancePath}/`),
@@ -70,6 +80,28 @@ export function describeErrors(errors: readonly ErrorObject[]): FieldError[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * Our vendor annotation: a schema with a `pattern` may say in words what the pattern means, so
+ * that a reader never has to decode a regular expression. Collected once from every schema.
+ */
+const patternMessageKeyword = 'x-pattern-message';
+let patternMessages: Map<string, string> | undefined;
+
+function patternMessage(pattern: string): string | undefined {
+  if (!patternMessages) {
+    patternMessages = new Map();
+    const pending: unknown[] = Object.values(requestSchemas);
+    while (pending.length > 0) {
+      const node = pending.pop();
+      if (typeof node !== 'object' || node === null) continue;
+      const { pattern: nodePattern, [patternMessageKeyword]: message } = node as Record<string, unknown>;
+      if (typeof nodePattern === 'string' && typeof message === 'string') patternMessages.set(nodePattern, message);
+      pending.push(...Object.values(node));
+    }
+  }
+  return patternMessages.get(pattern);
 }
 
 const typeList = (type: unknown): string[] => (Array.isArray(type) ? type : String(type).split(','));
@@ -104,13 +136,16 @@ function describeError(error: ErrorObject): FieldError {
     case 'maxProperties':
       return at(path, `must have at most ${params.limit} properties`);
     case 'uniqueItems':
-      return at(path, `must not repeat an item (items ${params.j} and ${params.i} are equal)`);
+      return at(
+        path,
+        `must not repeat an item (items ${Math.min(Number(params.i), Number(params.j))} and ${Math.max(Number(params.i), Number(params.j))} are equal)`,
+      );
     case 'enum':
       return at(path, `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`);
     case 'const':
       return at(path, `must be ${JSON.stringify(params.allowedValue)}`);
     case 'pattern':
-      return at(path, `must match the pattern ${params.pattern}`);
+      return at(path, patternMessage(String(params.pattern)) ?? `must match the pattern ${params.pattern}`);
     case 'format':
       return at(path, `must be a valid ${params.format}`);
     default:

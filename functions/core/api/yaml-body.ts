@@ -1,4 +1,6 @@
-import { parseDocument } from 'yaml';
+import { parseDocument, stringify } from 'yaml';
+import type { ApiRequest } from './http-handler.ts';
+import { yamlMediaType } from './request-body.ts';
 import { badRequest } from '../errors.ts';
 
 /** Bounds YAML alias expansion ("billion laughs"). */
@@ -22,3 +24,26 @@ export function parseYamlBody(text: string): unknown {
 
 const malformed = (reason: string) =>
   badRequest(`Request body is not valid YAML: ${reason.split('\n')[0]}`, [], 'malformed_yaml');
+
+/**
+ * Whether the request's Accept header prefers YAML to JSON (JSON when it says nothing, or when
+ * both weigh the same).
+ */
+export function prefersYaml(request: Pick<ApiRequest, 'headers'>): boolean {
+  const weights = (request.headers.accept ?? '').split(',').map((part) => {
+    const [type = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    return { type, weight: q ? Number(q.slice(2)) || 0 : 1 };
+  });
+  const weightOf = (test: (type: string) => boolean) =>
+    Math.max(0, ...weights.filter(({ type }) => test(type)).map(({ weight }) => weight));
+  const yaml = weightOf((type) => yamlMediaType.test(type));
+  const json = weightOf((type) => type === 'application/json' || type === 'application/*' || type === '*/*');
+  return yaml > json;
+}
+
+/**
+ * A value as YAML text. Strings that a YAML 1.1 reader would take for something else (`7:05` is
+ * a number there, `no` a boolean) come out quoted, so every reader gets back what was sent.
+ */
+export const toYaml = (value: unknown) => stringify(value, { version: '1.1', lineWidth: 0 });

@@ -4,7 +4,10 @@ import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';
 import { loadResourcesOfType } from '../templates/tenant-resources.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
-import type { ReloadItem } from './plan.ts';
+import type { AgentRecord } from '../agents/agents.ts';
+import type { StoredOf } from '../templates/tenant-resources.ts';
+import type { TenantRecord } from '../tenants/tenant-repository.ts';
+import { agentForConnection, type ReloadItem } from './plan.ts';
 
 /** The body of a message on the reload queue: one load for one agent. */
 export interface LoadMessage {
@@ -58,6 +61,31 @@ export async function requestReload(tenantId: number, items: readonly ReloadItem
       'invalid_reload_items',
     );
 
+  const statuses = await queueLoads({ tenant, flows, agents }, items, batchId);
+  return items.map((item, index) => ({ tokenId: item.tokenId, tenantId, status: statuses[index] ?? 'skipped_offline' }));
+}
+
+/** What queueing loads needs to know of a tenant. */
+export interface LoadTargets {
+  tenant: TenantRecord;
+  flows: readonly StoredOf<'flow'>[];
+  agents: readonly AgentRecord[];
+}
+
+/**
+ * Sends each online agent its loads (items already checked against `targets`) in flow dependency
+ * order on its own FIFO group; an offline agent's loads are `skipped_offline`. The statuses come
+ * back in the items' order. `batchId` makes the deduplication ids, so a batch sent twice within
+ * SQS's 5-minute window is queued once.
+ */
+export async function queueLoads(
+  targets: LoadTargets,
+  items: readonly ReloadItem[],
+  batchId: string,
+): Promise<Array<ReloadResult['status']>> {
+  const { tenant, flows, agents } = targets;
+  const tenantId = tenant.tenantId;
+  const agentsById = new Map(agents.map((agent) => [agent.agentId, agent]));
   const position = new Map(flowDependencyOrder(flows).map((flow, index) => [flow.id, index]));
   const inDependencyOrder = items
     .map((item, index) => ({ item, index }))
@@ -93,5 +121,46 @@ export async function requestReload(tenantId: number, items: readonly ReloadItem
     }
     for (const { index } of agentItems) statuses[index] = online ? 'enqueued' : 'skipped_offline';
   }
-  return items.map((item, index) => ({ tokenId: item.tokenId, tenantId, status: statuses[index] ?? 'skipped_offline' }));
+  return items.map((_, index) => statuses[index] ?? 'skipped_offline');
+}
+
+/** A scheduled flow's outcome: a reload status, or why it could not be queued. */
+export interface FlowStart {
+  flowId: number;
+  context: string;
+  /** The agent that runs it (absent when the flow is gone). */
+  tokenId?: number;
+  status: ReloadResult['status'] | 'flow_not_found';
+}
+
+/**
+ * Starts flows through the reload path for a schedule: each flow goes to the agent of its
+ * connection, as the reload plan of an apply does. A flow deleted since the schedule was written
+ * (by a template re-apply) is `flow_not_found`; the others are queued.
+ */
+export async function startFlows(
+  tenant: TenantRecord,
+  requested: ReadonlyArray<{ flowId: number; context: string }>,
+  batchId: string,
+): Promise<FlowStart[]> {
+  const [flows, connections, agents] = await Promise.all([
+    loadResourcesOfType(tenant.tenantId, 'flow'),
+    loadResourcesOfType(tenant.tenantId, 'connection'),
+    listAgents(tenant.tenantId),
+  ]);
+  const flowsById = new Map(flows.map((flow) => [flow.id, flow]));
+  const connectionsByKey = new Map(connections.map((connection) => [connection.key, connection]));
+  const starts: FlowStart[] = requested.map(({ flowId, context }) => {
+    const flow = flowsById.get(flowId);
+    const agent = flow && agentForConnection(connectionsByKey.get(flow.connectionKey), agents);
+    return agent
+      ? { flowId, context, tokenId: agent.agentId, status: 'enqueued' }
+      : { flowId, context, status: 'flow_not_found' };
+  });
+  const queueable = starts.filter((start): start is FlowStart & { tokenId: number } => start.tokenId !== undefined);
+  const statuses = await queueLoads({ tenant, flows, agents }, queueable, batchId);
+  queueable.forEach((start, index) => {
+    start.status = statuses[index] ?? 'skipped_offline';
+  });
+  return starts;
 }

@@ -50,16 +50,27 @@ export async function allocateIds(counterKey: { pk: string; sk: string }, count:
   return Array.from({ length: count }, (_, index) => last - count + 1 + index);
 }
 
-/** The key condition of a query: one partition, and optionally sort keys starting with `prefix`. */
+/**
+ * The key condition of a query: one partition, and optionally sort keys starting with `prefix`
+ * or, with `upTo`, sort keys up to and including that value.
+ */
 function keyCondition(
   keyNames: { partition: string; sort: string },
   partition: string,
   prefix: string | undefined,
+  upTo?: string,
 ): {
   KeyConditionExpression: string;
   ExpressionAttributeNames: Record<string, string>;
   ExpressionAttributeValues: Record<string, string>;
 } {
+  if (upTo !== undefined) {
+    return {
+      KeyConditionExpression: '#pk = :pk AND #sk <= :upTo',
+      ExpressionAttributeNames: { '#pk': keyNames.partition, '#sk': keyNames.sort },
+      ExpressionAttributeValues: { ':pk': partition, ':upTo': upTo },
+    };
+  }
   const withPrefix = prefix !== undefined && prefix !== '';
   return {
     KeyConditionExpression: withPrefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
@@ -79,12 +90,13 @@ function keyNamesOf(indexName: IndexName | undefined) {
 
 /**
  * Every item of a partition (of the table, or of a global index) whose sort key starts with
- * `prefix` ('' for all), all pages. Reads of the table are consistent; index reads cannot be.
+ * `prefix` ('' for all) or, with `upTo`, is at most that; all pages. Reads of the table are
+ * consistent; index reads cannot be.
  */
 export async function queryAll<T>(
   partition: string,
   prefix: string,
-  options: { projection?: string; index?: IndexName } = {},
+  options: { projection?: string; index?: IndexName; upTo?: string } = {},
 ): Promise<T[]> {
   const names = keyNamesOf(options.index);
   const items: T[] = [];
@@ -94,7 +106,7 @@ export async function queryAll<T>(
       new QueryCommand({
         TableName: tableName(),
         IndexName: names.indexName,
-        ...keyCondition(names, partition, prefix),
+        ...keyCondition(names, partition, prefix, options.upTo),
         ProjectionExpression: options.projection,
         ExclusiveStartKey: startKey,
         ConsistentRead: names.indexName ? undefined : true,
@@ -164,19 +176,24 @@ async function writeChunk(chunk: WriteRequest[]): Promise<void> {
 
 /**
  * Runs a transaction. Returns `false` when a condition check cancelled it (the caller decides what
- * that means: not found, conflict, retry), and rethrows anything else.
+ * that means: not found, conflict, retry; `transactOrReasons` also says which item), and rethrows
+ * anything else.
  */
 export async function transact(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<boolean> {
+  return (await transactOrReasons(items)).written;
+}
+
+/** Like `transact`, and on a failed condition the indexes of the items whose condition failed. */
+export async function transactOrReasons(
+  items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+): Promise<{ written: true } | { written: false; failedConditions: number[] }> {
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
-    return true;
+    return { written: true };
   } catch (error) {
-    if (
-      error instanceof TransactionCanceledException &&
-      error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')
-    ) {
-      return false;
-    }
+    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    const failedConditions = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+    if (failedConditions.length > 0) return { written: false, failedConditions };
     throw error;
   }
 }

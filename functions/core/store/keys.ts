@@ -111,6 +111,25 @@ export const keys = {
   subjectPermissionsIndex: (tenantId: number, subject: PermissionSubject, subjectId: number) =>
     `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
 
+  /** A schedule file of a tenant, by the id in its header. */
+  schedule: (tenantId: number, scheduleId: number) => ({ pk: `TENANT#${tenantId}`, sk: `SCHEDULE#${sortable(scheduleId)}` }),
+  schedulesPrefix: 'SCHEDULE#',
+  /**
+   * Index entry of an active schedule's next fire time, on one of `dueShards` partitions (so the
+   * dispatcher's reads spread and one tick reads only what is due). ISO instants sort as time.
+   */
+  dueSchedulesIndex: (shard: number, nextFireAt: string, tenantId: number, scheduleId: number) => ({
+    gsi1pk: `SCHEDULES#DUE#${shard}`,
+    gsi1sk: `${nextFireAt}#${sortable(tenantId)}#${sortable(scheduleId)}`,
+  }),
+  dueSchedulesShard: (shard: number) => `SCHEDULES#DUE#${shard}`,
+  /** One fire of a schedule; the key is the slot, so writing it claims the slot (at most one fire per slot). */
+  scheduleRun: (tenantId: number, scheduleId: number, slot: string) => ({
+    pk: `TENANT#${tenantId}`,
+    sk: `SCHEDRUN#${sortable(scheduleId)}#${slot}`,
+  }),
+  scheduleRunsPrefix: (scheduleId: number) => `SCHEDRUN#${sortable(scheduleId)}#`,
+
   /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
   session: (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' }),
 

@@ -20,6 +20,10 @@ export interface TenantRecord {
   templateId?: number;
   /** The template version the tenant last finished applying. */
   appliedTemplate?: { templateId: number; version: number; appliedAt: string };
+  /** Whether its schedules may use Minute triggers; `hours` when absent. */
+  schedulingGranularity?: 'hours' | 'minutes';
+  /** How many of its schedules have Minute triggers (kept with each schedule write). */
+  minuteSchedules?: number;
   /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
   tokenHash: string;
   createdAt: string;

@@ -187,8 +187,8 @@ export function rotateTenantToken(clientId: number, tenantId: number): Promise<{
 }
 
 /**
- * GET /tenant: the token's own tenant, the template version it has, and the applications and
- * desks (with their tables) its templates put in it: what an integrator builds a menu from.
+ * GET /tenant: the token's own tenant, the template version it has, and the applications, desks
+ * (with their tables) and flows its templates put in it: what an integrator builds a menu from.
  */
 export async function describeOwnTenant(tenantId: number) {
   const [tenant, resources] = await Promise.all([findTenant(tenantId), loadResources(tenantId)]);
@@ -204,6 +204,7 @@ export async function describeOwnTenant(tenantId: number) {
           appliedAt: tenant.appliedTemplate.appliedAt,
         }
       : null,
+    schedulingGranularity: tenant.schedulingGranularity ?? 'hours',
     applications: resources
       .filter((resource) => resource.type === 'application')
       .sort(byId)
@@ -219,5 +220,10 @@ export async function describeOwnTenant(tenantId: number) {
           .filter((table) => table.deskKey === key)
           .map((table) => ({ id: table.id, key: table.key, nome: table.nome })),
       })),
+    // What a schedule's flow_etl_id and a reload item's flowId name.
+    flows: resources
+      .filter((resource) => resource.type === 'flow')
+      .sort(byId)
+      .map(({ id, key, nome, context }) => ({ id, key, nome, context })),
   };
 }

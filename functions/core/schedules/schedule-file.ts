@@ -1,0 +1,66 @@
+import { isDeepStrictEqual } from 'node:util';
+import { IANAZone } from 'luxon';
+import { schemaErrors } from '../api/validation.ts';
+import type { FieldError } from '../errors.ts';
+import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
+import { parseStartWhen } from './trigger-engine.ts';
+
+/** Whether a tenant's schedules may use Minute triggers (spec 2.7); `hours` unless the client chose otherwise. */
+export type SchedulingGranularity = 'hours' | 'minutes';
+export const defaultSchedulingGranularity: SchedulingGranularity = 'hours';
+
+/** Body fields only the service writes (spec 2.7 audit fields and version): ignored when sent. */
+const readOnlyBodyFields = ['createdAt', 'createdBy', 'updatedAt', 'updatedBy', 'version'] as const;
+
+const bodyError = (pointer: string, message: string): FieldError => ({ location: 'body', pointer, message });
+
+export const minuteTriggersNeedMinutes = "is Minute, which needs the tenant's schedulingGranularity to be minutes";
+
+/**
+ * Checks a schedule file: the v2 schema, and what a schema cannot say (a known IANA time zone,
+ * start_when date-times that exist, Minute triggers only with minute granularity). Every problem
+ * is reported, each at its JSON pointer, also when the schema already failed elsewhere. Whether
+ * the flows belong to the tenant needs the table and is checked by the caller.
+ */
+export function scheduleFileErrors(value: unknown, granularity: SchedulingGranularity): FieldError[] {
+  const errors = schemaErrors('schedule.v2', value);
+  const failing = new Set(errors.map((error) => error.pointer));
+  const body = objectAt(value, 'body');
+  const timezone = body?.timezone;
+  const zoneKnown = typeof timezone === 'string' && IANAZone.isValidZone(timezone);
+  if (typeof timezone === 'string' && timezone !== '' && !zoneKnown) {
+    errors.push(bodyError('/body/timezone', 'is not a known IANA time zone (e.g. America/Sao_Paulo)'));
+  }
+  const triggers = Array.isArray(body?.triggers) ? (body.triggers as unknown[]) : [];
+  triggers.forEach((trigger, index) => {
+    const { type, start_when: startWhen } = objectAt({ trigger }, 'trigger') ?? {};
+    const at = `/body/triggers/${index}`;
+    if (type === 'Minute' && granularity !== 'minutes') errors.push(bodyError(`${at}/type`, minuteTriggersNeedMinutes));
+    const windowed = type === 'Hour' || type === 'Minute';
+    if (windowed && zoneKnown && typeof startWhen === 'string' && !failing.has(`${at}/start_when`)) {
+      if (parseStartWhen(startWhen, timezone) === undefined) {
+        errors.push(bodyError(`${at}/start_when`, 'is not a date-time that exists'));
+      }
+    }
+  });
+  return errors;
+}
+
+/** `value[name]` when it is a plain object. */
+function objectAt(value: unknown, name: string): Record<string, unknown> | undefined {
+  const child = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+  return typeof child === 'object' && child !== null && !Array.isArray(child) ? (child as Record<string, unknown>) : undefined;
+}
+
+export const hasMinuteTrigger = (body: Pick<ScheduleBody, 'triggers'>) =>
+  body.triggers.some((trigger) => trigger.type === 'Minute');
+
+/** The file as its author wrote it: without the fields the service sets. */
+export function authoredContent(file: ScheduleFile): ScheduleFile {
+  const body = { ...file.body };
+  for (const field of readOnlyBodyFields) delete body[field];
+  return { ...(file.fileName === undefined ? {} : { fileName: file.fileName }), header: file.header, body };
+}
+
+/** Same content, whatever the audit fields and key order say: a PUT of it changes nothing. */
+export const sameContent = (a: ScheduleFile, b: ScheduleFile) => isDeepStrictEqual(authoredContent(a), authoredContent(b));

@@ -1,0 +1,219 @@
+import { headlineDetail } from '../api/validation.ts';
+import { badRequest, conflict, type FieldError, notFound } from '../errors.ts';
+import type { Page } from '../store/dynamo.ts';
+import { loadResourcesOfType } from '../templates/tenant-resources.ts';
+import { findTenant, tenantNotFound } from '../tenants/tenant-repository.ts';
+import { findClientTenant, summarize } from '../tenants/tenants.ts';
+import {
+  authoredContent,
+  defaultSchedulingGranularity,
+  hasMinuteTrigger,
+  sameContent,
+  scheduleFileErrors,
+  type SchedulingGranularity,
+} from './schedule-file.ts';
+import {
+  deleteScheduleRecord,
+  findSchedule,
+  listScheduleRecords,
+  listScheduleRuns,
+  type ScheduleRecord,
+  schedulesWithMinuteTriggers,
+  updateSchedulingGranularity,
+  writeSchedule,
+} from './schedule-repository.ts';
+import { instantIn } from './instants.ts';
+import type { ScheduleFile } from './schedule-types.ts';
+import { nextFire, nextFires } from './trigger-engine.ts';
+
+export const scheduleNotFound = () => notFound('Schedule not found');
+
+/** The ETag of a schedule version; If-Match takes it back. */
+export const etagOf = (version: number) => `"${version}"`;
+
+/** 409 unless If-Match (when sent) names the schedule's current version, or is `*` and it exists. */
+function checkIfMatch(ifMatch: string | undefined, current: ScheduleRecord | undefined): void {
+  if (ifMatch === undefined) return;
+  const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  const matches = current !== undefined && (tags.includes('*') || tags.includes(etagOf(current.version)));
+  if (!matches) {
+    const now = current ? `it is now at version ${current.version} (ETag ${etagOf(current.version)})` : 'it does not exist';
+    throw conflict(`If-Match does not match the schedule: ${now}`, 'version_mismatch', [
+      { location: 'header', pointer: '/if-match', message: `does not match the current version` },
+    ]);
+  }
+}
+
+const concurrentChange = () =>
+  conflict('The schedule changed while this request ran; read it again and retry', 'version_mismatch');
+
+const invalidSchedule = (errors: FieldError[]) =>
+  badRequest(`Invalid schedule${headlineDetail(errors)}`, errors, 'validation_failed');
+
+/**
+ * PUT /tenant/schedules/{id}: creates or replaces a schedule. Checks everything first (400 listing
+ * every problem), honours If-Match (409 on a stale version), sets version and audit fields, and
+ * computes the next fire. A PUT of the same content changes nothing (same version).
+ */
+export async function putSchedule(
+  tenantId: number,
+  scheduleId: number,
+  value: unknown,
+  options: { ifMatch?: string; actor: string; now?: number },
+): Promise<{ record: ScheduleRecord; created: boolean }> {
+  if (value === undefined) {
+    throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
+  }
+  const [tenant, flows, existing] = await Promise.all([
+    findTenant(tenantId),
+    loadResourcesOfType(tenantId, 'flow'),
+    findSchedule(tenantId, scheduleId),
+  ]);
+  if (!tenant || tenant.deletedAt) throw tenantNotFound();
+  const errors = scheduleFileErrors(value, tenant.schedulingGranularity ?? defaultSchedulingGranularity);
+  const file = value as ScheduleFile;
+  if (file.header?.id !== undefined && file.header.id !== scheduleId) {
+    errors.push({ location: 'body', pointer: '/header/id', message: `must equal the id in the URL (${scheduleId})` });
+  }
+  const flowIds = new Set(flows.map((flow) => flow.id));
+  const scheduled = Array.isArray(file.body?.flows) ? file.body.flows : [];
+  scheduled.forEach((flow, index) => {
+    if (Number.isInteger(flow?.flow_etl_id) && !flowIds.has(flow.flow_etl_id)) {
+      errors.push({ location: 'body', pointer: `/body/flows/${index}/flow_etl_id`, message: 'is not a flow of this tenant' });
+    }
+  });
+  if (errors.length > 0) throw invalidSchedule(errors);
+  checkIfMatch(options.ifMatch, existing);
+  if (existing && sameContent(existing.file, file)) return { record: existing, created: false };
+
+  const now = options.now ?? Date.now();
+  const at = new Date(now).toISOString();
+  const authored = authoredContent(file);
+  const version = (existing?.version ?? 0) + 1;
+  const { body } = authored;
+  const next = body.ativo ? nextFire(body.triggers, body.timezone, now) : undefined;
+  const record: ScheduleRecord = {
+    tenantId,
+    scheduleId,
+    file: {
+      ...authored,
+      body: {
+        ...body,
+        version,
+        createdAt: existing?.file.body.createdAt ?? at,
+        createdBy: existing?.file.body.createdBy ?? options.actor,
+        updatedAt: at,
+        updatedBy: options.actor,
+      },
+    },
+    version,
+    minuteTriggers: hasMinuteTrigger(body),
+    ...(next === undefined ? {} : { nextFireAt: new Date(next).toISOString() }),
+  };
+  const minuteCountChange = (Number(record.minuteTriggers) - Number(existing?.minuteTriggers ?? false)) as -1 | 0 | 1;
+  const outcome = await writeSchedule(record, existing?.version, minuteCountChange);
+  if (outcome === 'version_changed') throw concurrentChange();
+  if (outcome === 'tenant_changed') {
+    // The tenant was deleted, or its granularity went back to hours, since it was read.
+    const current = await findTenant(tenantId);
+    if (!current || current.deletedAt) throw tenantNotFound();
+    throw invalidSchedule(scheduleFileErrors(file, current.schedulingGranularity ?? defaultSchedulingGranularity));
+  }
+  return { record, created: existing === undefined };
+}
+
+export async function getSchedule(tenantId: number, scheduleId: number): Promise<ScheduleRecord> {
+  const record = await findSchedule(tenantId, scheduleId);
+  if (!record) throw scheduleNotFound();
+  return record;
+}
+
+/** DELETE /tenant/schedules/{id}: honours If-Match; without it, deletes whatever version is current. */
+export async function deleteSchedule(tenantId: number, scheduleId: number, ifMatch: string | undefined): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await getSchedule(tenantId, scheduleId);
+    checkIfMatch(ifMatch, record);
+    const outcome = await deleteScheduleRecord(record);
+    if (outcome === 'written') return;
+    if (ifMatch !== undefined) throw concurrentChange();
+  }
+  throw concurrentChange();
+}
+
+/** One line per schedule for GET /tenant/schedules. */
+export function summarizeSchedule(record: ScheduleRecord) {
+  const { body, header } = record.file;
+  return {
+    id: record.scheduleId,
+    nome: body.nome,
+    ativo: body.ativo,
+    timezone: body.timezone,
+    version: record.version,
+    triggers: body.triggers.length,
+    flows: body.flows.length,
+    nextFireAt: record.nextFireAt ?? null,
+    updatedAt: body.updatedAt,
+    ...(header.labels ? { labels: header.labels } : {}),
+  };
+}
+
+export async function listSchedules(tenantId: number, limit: number, cursor: string | undefined) {
+  const page = await listScheduleRecords(tenantId, limit, cursor);
+  return { items: page.items.map(summarizeSchedule), nextCursor: page.nextCursor };
+}
+
+/** GET /tenant/schedules/{id}/next: the next `count` fires after `now` (none when inactive). */
+export async function previewFires(tenantId: number, scheduleId: number, count: number, now = Date.now()) {
+  const { body } = (await getSchedule(tenantId, scheduleId)).file;
+  const fires = body.ativo ? nextFires(body.triggers, body.timezone, now, count) : [];
+  return {
+    id: scheduleId,
+    ativo: body.ativo,
+    timezone: body.timezone,
+    fires: fires.map((instant) => instantIn(instant, body.timezone)),
+  };
+}
+
+/** GET /tenant/schedules/{id}/runs: newest first. */
+export async function listRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {
+  await getSchedule(tenantId, scheduleId);
+  const page = await listScheduleRuns(tenantId, scheduleId, limit, cursor);
+  const items = page.items.map(({ slot, slotLocal, firedAt, scheduleVersion, status, flows, error }) => ({
+    slot,
+    slotLocal,
+    firedAt,
+    scheduleVersion,
+    status,
+    flows,
+    ...(error ? { error } : {}),
+  }));
+  return { items, nextCursor: page.nextCursor } satisfies Page<unknown>;
+}
+
+/**
+ * PATCH /tenants/{id} by the client: Minute triggers allowed or not. Going back to hours while a
+ * schedule has Minute triggers is a 409 that lists them.
+ */
+export async function setSchedulingGranularity(clientId: number, tenantId: number, granularity: SchedulingGranularity) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const tenant = await findClientTenant(clientId, tenantId);
+    if (await updateSchedulingGranularity(tenantId, clientId, granularity, new Date().toISOString())) {
+      return { ...summarize(tenant), schedulingGranularity: granularity };
+    }
+    const blocking = await schedulesWithMinuteTriggers(tenantId);
+    if (blocking.length > 0) {
+      throw conflict(
+        `schedulingGranularity cannot be hours while schedules have Minute triggers: ${blocking
+          .map((record) => record.scheduleId)
+          .join(', ')}`,
+        'minute_triggers_in_use',
+        blocking.map((record) => ({
+          location: 'body',
+          pointer: '/schedulingGranularity',
+          message: `schedule ${record.scheduleId} (${JSON.stringify(record.file.body.nome)}) has Minute triggers`,
+        })),
+      );
+    }
+  }
+  throw conflict('The tenant changed while this request ran; retry it');
+}

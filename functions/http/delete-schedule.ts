@@ -1,0 +1,8 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { deleteSchedule } from '../core/schedules/schedules.ts';
+
+export const handler = httpHandler(async (request) => {
+  await deleteSchedule(tenantIdOf(request.principal), idParameter(request, 'id'), request.headers['if-match']);
+  return { status: 200, body: { status: 'success', data: true } };
+});

@@ -1,0 +1,9 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { scheduleResponse } from '../core/schedules/schedule-response.ts';
+import { getSchedule } from '../core/schedules/schedules.ts';
+
+/** The schedule file, as YAML when Accept prefers it, else JSON; ETag = its version. */
+export const handler = httpHandler(async (request) =>
+  scheduleResponse(request, await getSchedule(tenantIdOf(request.principal), idParameter(request, 'id')), 200),
+);

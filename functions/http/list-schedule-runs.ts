@@ -1,0 +1,10 @@
+import { httpHandler, idParameter, pageParameters } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { listRuns } from '../core/schedules/schedules.ts';
+
+/** The schedule's fires, newest first, each with what became of its flows. */
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  const page = await listRuns(tenantIdOf(request.principal), idParameter(request, 'id'), limit, cursor);
+  return { status: 200, body: { status: 'success', data: page.items, nextCursor: page.nextCursor } };
+});

@@ -1,0 +1,19 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { parseYamlBody } from '../core/api/yaml-body.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { scheduleResponse } from '../core/schedules/schedule-response.ts';
+import { putSchedule } from '../core/schedules/schedules.ts';
+
+/** 201 with the stored file when created, 200 when replaced (or unchanged); ETag = its version. */
+export const handler = httpHandler<unknown>(
+  async (request) => {
+    const tenantId = tenantIdOf(request.principal);
+    const { record, created } = await putSchedule(tenantId, idParameter(request, 'id'), request.body, {
+      ifMatch: request.headers['if-match'],
+      actor: `tenant:${tenantId}`,
+    });
+    return scheduleResponse(request, record, created ? 201 : 200);
+  },
+  // putSchedule checks the schema and the rules beyond it together, to report every problem at once.
+  { yaml: parseYamlBody, validatedByHandler: true },
+);

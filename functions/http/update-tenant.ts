@@ -1,0 +1,14 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { clientIdOf } from '../core/auth/principals.ts';
+import type { SchedulingGranularity } from '../core/schedules/schedule-file.ts';
+import { setSchedulingGranularity } from '../core/schedules/schedules.ts';
+
+/** PATCH /tenants/{id}: the client's settings of a tenant (today, its scheduling granularity). */
+export const handler = httpHandler<{ schedulingGranularity: SchedulingGranularity }>(async (request) => {
+  const tenant = await setSchedulingGranularity(
+    clientIdOf(request.principal),
+    idParameter(request, 'id'),
+    request.body.schedulingGranularity,
+  );
+  return { status: 200, body: { status: 'success', data: tenant } };
+});

@@ -1,0 +1,60 @@
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import type { TimedFunction } from '../functions/routes.ts';
+import { lambdaContext } from './lambda-context.ts';
+
+type TimedHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
+
+export interface Clock {
+  stop(): Promise<void>;
+}
+
+/**
+ * Invokes a timed function at every whole multiple of its period, as its EventBridge rule does on
+ * AWS. Like the rule, it does not wait for the previous invocation to end.
+ */
+export function startClock(options: { timed: TimedFunction; log?: boolean }): Clock {
+  const { timed } = options;
+  const handlerModule = import(new URL(`../functions/workers/${timed.handler}.ts`, import.meta.url).href) as Promise<{
+    handler: TimedHandler;
+  }>;
+  const periodMs = timed.everyMinutes * 60_000;
+  const running = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  const invoke = (at: number) => {
+    const event = {
+      version: '0',
+      id: crypto.randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      region: 'local',
+      resources: [`arn:aws:events:local:000000000000:rule/${timed.handler}`],
+      detail: {},
+    } as ScheduledEvent;
+    const invocation = handlerModule
+      .then(({ handler }) => handler(event, lambdaContext(timed.handler, 60_000)))
+      .then((result) => {
+        if (options.log) console.log(`${timed.handler} ${event.time} ${JSON.stringify(result)}`);
+      })
+      .catch((error: unknown) => console.error(`${timed.handler} failed`, error))
+      .finally(() => running.delete(invocation));
+    running.add(invocation);
+  };
+  const scheduleNext = () => {
+    const next = (Math.floor(Date.now() / periodMs) + 1) * periodMs;
+    timer = setTimeout(() => {
+      invoke(next);
+      scheduleNext();
+    }, next - Date.now());
+    // The clock alone does not keep the process alive.
+    timer.unref();
+  };
+  scheduleNext();
+  return {
+    stop: async () => {
+      clearTimeout(timer);
+      await Promise.all(running);
+    },
+  };
+}
