@@ -11,6 +11,7 @@ import { startTwin } from '../local/twin.ts';
 import { type BundleSize, bundleBudgetBytes, measureBundles } from './bundles.ts';
 import { type LatencyCase, type LatencyResult, type LatencySettings, measureLatency, warmUp } from './latency.ts';
 import { fixed, formatTable, ratio } from './table.ts';
+import { type EngineResult, measureDispatcherTicks, measureTriggerEngine, type TickResult } from './schedules.ts';
 import { measureTemplateOperations, type OperationResult } from './templates.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -80,8 +81,9 @@ function latencyCases(clientToken: string, tenantToken: string): LatencyCase[] {
 }
 
 /** One twin for every benchmark: the functions' clients are per-process singletons, as on Lambda. */
-async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; templates: OperationResult[] }> {
-  const twin = await startTwin({ port: 0 });
+async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; templates: OperationResult[]; ticks: TickResult[] }> {
+  // The dispatcher is ticked by the bench itself, at chosen instants.
+  const twin = await startTwin({ port: 0, clock: false });
   try {
     const tenantToken = await createBenchTenant(twin.url, twin.clientToken);
     const cases = latencyCases(twin.clientToken, tenantToken);
@@ -93,7 +95,9 @@ async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; template
       results.push(await measureLatency(twin.url, testCase, settings));
     }
     process.stderr.write('  measuring template apply and reload...\n');
-    return { latency: results, templates: await measureTemplateOperations(twin, templateSettings) };
+    const templates = await measureTemplateOperations(twin, templateSettings);
+    process.stderr.write('  measuring dispatcher ticks (writing 10,000 schedules)...\n');
+    return { latency: results, templates, ticks: await measureDispatcherTicks(twin) };
   } finally {
     await twin.stop();
   }
@@ -152,9 +156,31 @@ function printTemplateOperations(results: readonly OperationResult[]): void {
   console.log(formatTable(['operation', 'median ms', 'max ms', 'round trips'], rows));
 }
 
+function printSchedules(ticks: readonly TickResult[], engine: readonly EngineResult[]): void {
+  console.log('\nDispatcher tick (local twin; round trips = DynamoDB requests; each due schedule starts 2 flows)\n');
+  const [first] = ticks;
+  const rows = ticks.map((tick) => [
+    tick.schedules,
+    tick.due,
+    tick.fired,
+    fixed(tick.ms, 1),
+    tick.roundTrips,
+    first ? ratio(tick.ms, first.ms) : '',
+  ]);
+  console.log(formatTable(['schedules', 'due', 'fired', 'ms', 'round trips', 'ms vs first'], rows));
+  console.log('\nTrigger engine (next fire after instants spread over 2027)\n');
+  console.log(
+    formatTable(
+      ['trigger', 'next fires / s'],
+      engine.map((result) => [result.trigger, fixed(result.perSecond, 0)]),
+    ),
+  );
+}
+
 async function writeResults(
   latency: readonly LatencyResult[],
   templates: readonly OperationResult[],
+  schedules: { ticks: readonly TickResult[]; engine: readonly EngineResult[] },
   bundles: readonly BundleSize[],
 ): Promise<void> {
   const results = {
@@ -166,6 +192,7 @@ async function writeResults(
     settings: { ...settings, twinWarmupRequestsPerRoute },
     latency,
     templates: { settings: templateSettings, results: templates },
+    schedules,
     bundles: bundles.map((bundle) => ({ ...bundle, kilobytes: Number(fixed(kilobytes(bundle.bytes), 1)) })),
     bundleBudgetBytes,
   };
@@ -178,11 +205,13 @@ console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
 console.log();
-const { latency, templates } = await runTwinBenchmarks();
+const { latency, templates, ticks } = await runTwinBenchmarks();
 printLatency(latency);
 printTemplateOperations(templates);
+const engine = measureTriggerEngine();
+printSchedules(ticks, engine);
 process.stderr.write('  synthesizing the stack to measure bundles (about 15 s)...\n');
 const bundles = await measureBundles(projectRoot, callerEnvironment);
 printBundles(bundles);
-await writeResults(latency, templates, bundles);
+await writeResults(latency, templates, { ticks, engine }, bundles);
 console.log(`\nNumbers written to ${relative(projectRoot, resultsFile)}`);

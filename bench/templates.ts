@@ -2,9 +2,9 @@
  * Template apply and reload on the local twin: wall time and DynamoDB round trips per operation.
  * The twin runs in this process, so a middleware on its DynamoDB client counts every request.
  */
-import { db } from '../functions/core/store/dynamo.ts';
 import type { TemplateBundle } from '../functions/core/templates/bundle.ts';
 import type { Twin } from '../local/twin.ts';
+import { countingRoundTrips, median, type Sample } from './round-trips.ts';
 
 export interface OperationResult {
   operation: string;
@@ -53,21 +53,11 @@ export function benchBundle(count: number, columnsPerTable = 10): TemplateBundle
   };
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
 /** Runs against a twin started in this process (its DynamoDB client is this module's `db()`). */
 export async function measureTemplateOperations(
   twin: Pick<Twin, 'url' | 'clientToken'>,
   options: { resources: number; reloadItems: number; runs: number },
 ): Promise<OperationResult[]> {
-  let roundTrips = 0;
-  db().middlewareStack.add(
-    (next) => async (args) => {
-      roundTrips++;
-      return next(args);
-    },
-    { step: 'initialize', name: 'bench-round-trips' },
-  );
   const call = async (method: string, path: string, token: string, body?: unknown) => {
     const response = await fetch(`${twin.url}${path}`, {
       method,
@@ -78,20 +68,13 @@ export async function measureTemplateOperations(
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
     return parsed;
   };
-  /** Times one operation and counts its round trips. */
-  const measure = async (operation: () => Promise<unknown>) => {
-    const before = roundTrips;
-    const started = performance.now();
-    await operation();
-    return { ms: performance.now() - started, roundTrips: roundTrips - before };
-  };
-  try {
+  return countingRoundTrips(async (measure) => {
     const published = (await call('POST', '/tenants/templates', twin.clientToken, benchBundle(options.resources))) as {
       data: { id: number };
     };
     const templateId = published.data.id;
-    const samples: Record<string, Array<{ ms: number; roundTrips: number }>> = {};
-    const record = (name: string, sample: { ms: number; roundTrips: number }) => {
+    const samples: Record<string, Sample[]> = {};
+    const record = (name: string, sample: Sample) => {
       samples[name] = [...(samples[name] ?? []), sample];
     };
     for (let run = 0; run < options.runs; run++) {
@@ -153,7 +136,5 @@ export async function measureTemplateOperations(
         roundTrips: middle?.roundTrips ?? 0,
       };
     });
-  } finally {
-    db().middlewareStack.remove('bench-round-trips');
-  }
+  });
 }

@@ -32,14 +32,24 @@ describe('POST /tenants (spec 4.1)', () => {
     expect(JSON.stringify(stored)).not.toContain(data.token);
   });
 
-  test('the tenant token opens GET /tenant, with no template, applications or desks yet', async () => {
+  test('the tenant token opens GET /tenant, with no template, applications, desks or flows yet', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token, { nome: 'Beta', ativo: false });
     const answer = await api('GET', '/tenant', { token: tenant.token });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
       status: 'success',
-      data: { id: tenant.id, nome: 'Beta', dominio: tenant.dominio, ativo: false, template: null, applications: [], desks: [] },
+      data: {
+        id: tenant.id,
+        nome: 'Beta',
+        dominio: tenant.dominio,
+        ativo: false,
+        template: null,
+        schedulingGranularity: 'hours',
+        applications: [],
+        desks: [],
+        flows: [],
+      },
     });
   });
 

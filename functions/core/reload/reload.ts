@@ -133,21 +133,35 @@ export interface FlowStart {
   status: ReloadResult['status'] | 'flow_not_found';
 }
 
+/** What starting a tenant's flows reads: its flows, connections and agents. */
+export interface FlowTargets {
+  flows: StoredOf<'flow'>[];
+  connections: StoredOf<'connection'>[];
+  agents: AgentRecord[];
+}
+
+export async function loadFlowTargets(tenantId: number): Promise<FlowTargets> {
+  const [flows, connections, agents] = await Promise.all([
+    loadResourcesOfType(tenantId, 'flow'),
+    loadResourcesOfType(tenantId, 'connection'),
+    listAgents(tenantId),
+  ]);
+  return { flows, connections, agents };
+}
+
 /**
  * Starts flows through the reload path for a schedule: each flow goes to the agent of its
  * connection, as the reload plan of an apply does. A flow deleted since the schedule was written
- * (by a template re-apply) is `flow_not_found`; the others are queued.
+ * (by a template re-apply) is `flow_not_found`; the others are queued. `targets` may be shared by
+ * several schedules of one tenant (the dispatcher reads them once per tenant and tick).
  */
 export async function startFlows(
   tenant: TenantRecord,
   requested: ReadonlyArray<{ flowId: number; context: string }>,
   batchId: string,
+  targets: FlowTargets | Promise<FlowTargets> = loadFlowTargets(tenant.tenantId),
 ): Promise<FlowStart[]> {
-  const [flows, connections, agents] = await Promise.all([
-    loadResourcesOfType(tenant.tenantId, 'flow'),
-    loadResourcesOfType(tenant.tenantId, 'connection'),
-    listAgents(tenant.tenantId),
-  ]);
+  const { flows, connections, agents } = await targets;
   const flowsById = new Map(flows.map((flow) => [flow.id, flow]));
   const connectionsByKey = new Map(connections.map((connection) => [connection.key, connection]));
   const starts: FlowStart[] = requested.map(({ flowId, context }) => {

@@ -1,5 +1,5 @@
 import { logger } from '../api/logger.ts';
-import { startFlows } from '../reload/reload.ts';
+import { type FlowTargets, loadFlowTargets, startFlows } from '../reload/reload.ts';
 import { getAll } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { TenantRecord } from '../tenants/tenant-repository.ts';
@@ -44,11 +44,18 @@ export async function dispatchDueSchedules(now = Date.now()): Promise<TickSummar
   const tenants = new Map(
     (await getAll<TenantRecord>(tenantIds.map((tenantId) => keys.tenant(tenantId)))).map((tenant) => [tenant.tenantId, tenant]),
   );
+  // A tenant's flows, connections and agents are read once per tick, however many of its schedules are due.
+  const targets = new Map<number, Promise<FlowTargets>>();
+  const targetsOf = (tenantId: number) => {
+    const loaded = targets.get(tenantId) ?? loadFlowTargets(tenantId);
+    targets.set(tenantId, loaded);
+    return loaded;
+  };
   const outcomes: TickSummary['outcomes'] = {};
   const pending = [...due];
   const worker = async () => {
     for (let record = pending.shift(); record; record = pending.shift()) {
-      const outcome = await dispatchSchedule(record, tenants.get(record.tenantId), tick).catch((error: unknown) => {
+      const outcome = await dispatchSchedule(record, tenants.get(record.tenantId), tick, targetsOf).catch((error: unknown) => {
         logger.error('Dispatching a schedule failed', {
           tenantId: record.tenantId,
           scheduleId: record.scheduleId,
@@ -87,6 +94,7 @@ async function dispatchSchedule(
   record: ScheduleRecord,
   tenant: TenantRecord | undefined,
   tick: number,
+  targetsOf: (tenantId: number) => Promise<FlowTargets>,
 ): Promise<DispatchOutcome> {
   const { fire, next } = slotsAt(record, tick);
   const nextFireAt = next === undefined ? undefined : new Date(next).toISOString();
@@ -120,7 +128,7 @@ async function dispatchSchedule(
   try {
     const batchId = `schedule-${record.tenantId}-${record.scheduleId}-${fire / minuteMs}`;
     const requested = record.file.body.flows.map((flow) => ({ flowId: flow.flow_etl_id, context: flow.context }));
-    const flows = await startFlows(tenant, requested, batchId);
+    const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
     await finishRun(run, { status: 'fired', flows });
     logger.info('Schedule fired', { ...context, slot: slot.utc, flows: flows.length });
     return 'fired';

@@ -24,7 +24,7 @@ const shardOf = (tenantId: number, scheduleId: number) =>
   createHash('sha256').update(`${tenantId}:${scheduleId}`).digest().readUInt16BE(0) % dueShards;
 
 /** The record as an item: in the due index exactly when it has a next fire. */
-function scheduleItem(record: ScheduleRecord) {
+export function scheduleItem(record: ScheduleRecord) {
   const due =
     record.nextFireAt === undefined
       ? {}
