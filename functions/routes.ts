@@ -32,8 +32,15 @@ export interface Route {
   idempotent?: boolean;
   /** Reads the login-token signing keys. */
   signingKeys?: boolean;
+  /** What the route's function may do in the payload bucket (webhook bodies too large for a queue message). */
+  payloads?: 'read' | 'readWrite';
+  /** Larger request bodies than the default 1 MiB (alert content can approach the 4 MB webhook limit). */
+  maxBodyBytes?: number;
   summary: string;
 }
+
+/** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
+const alertRequestBytes = 5 * 1024 * 1024;
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
@@ -451,6 +458,136 @@ export const routes: readonly Route[] = [
     summary: "A schedule's fires, newest first, with each flow's status",
   },
   {
+    method: 'GET',
+    path: '/tenant/settings',
+    handler: 'get-settings',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "The tenant's allowed alert channels (the webhook URL and its state, never the secret)",
+  },
+  {
+    method: 'PATCH',
+    path: '/tenant/settings',
+    handler: 'update-settings',
+    auth: ['tenant'],
+    body: 'update-settings',
+    table: 'readWrite',
+    summary: 'Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once)',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/settings/webhook/secret',
+    handler: 'rotate-webhook-secret',
+    auth: ['tenant'],
+    table: 'readWrite',
+    summary: 'A new webhook signing secret (shown once); the previous one also signs for 24 hours',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/alerts',
+    handler: 'create-alert',
+    auth: ['tenant'],
+    body: 'create-alert',
+    table: 'readWrite',
+    idempotent: true,
+    summary: 'Create an alert: its channels and content blocks',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/alerts',
+    handler: 'list-alerts',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "The tenant's alerts",
+  },
+  {
+    method: 'GET',
+    path: '/tenant/alerts/{id}',
+    handler: 'get-alert',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'An alert',
+  },
+  {
+    method: 'PATCH',
+    path: '/tenant/alerts/{id}',
+    handler: 'update-alert',
+    auth: ['tenant'],
+    body: 'update-alert',
+    table: 'readWrite',
+    summary: "Change an alert's name, channels or content",
+  },
+  {
+    method: 'DELETE',
+    path: '/tenant/alerts/{id}',
+    handler: 'delete-alert',
+    auth: ['tenant'],
+    table: 'readWrite',
+    summary: 'Delete an alert (its deliveries stay readable until they expire)',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/alerts/{id}/preview',
+    handler: 'preview-alert',
+    auth: ['tenant'],
+    body: 'alert-delivery',
+    maxBodyBytes: alertRequestBytes,
+    table: 'read',
+    summary: 'The payload a delivery would send; sends nothing',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/alerts/{id}/send',
+    handler: 'queue-delivery',
+    auth: ['tenant'],
+    body: 'alert-delivery',
+    maxBodyBytes: alertRequestBytes,
+    table: 'readWrite',
+    sends: ['webhook'],
+    payloads: 'readWrite',
+    idempotent: true,
+    summary: 'Force-send an alert: queue a webhook delivery and return its id',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/alerts/{id}/fire',
+    handler: 'queue-delivery',
+    auth: ['tenant'],
+    body: 'alert-delivery',
+    maxBodyBytes: alertRequestBytes,
+    table: 'readWrite',
+    sends: ['webhook'],
+    payloads: 'readWrite',
+    idempotent: true,
+    summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
+  },
+  {
+    method: 'GET',
+    path: '/tenant/alerts/{id}/deliveries',
+    handler: 'list-deliveries',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "An alert's deliveries, newest first (kept 30 days)",
+  },
+  {
+    method: 'GET',
+    path: '/tenant/deliveries/{id}',
+    handler: 'get-delivery',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'A delivery: status, attempts (time, status code or error), next attempt',
+  },
+  {
+    method: 'POST',
+    path: '/tenant/deliveries/{id}/redeliver',
+    handler: 'redeliver',
+    auth: ['tenant'],
+    table: 'readWrite',
+    sends: ['webhook'],
+    payloads: 'read',
+    summary: 'Queue a failed delivery again, with the same webhook-id',
+  },
+  {
     method: 'POST',
     path: '/tenant/login',
     handler: 'login',
@@ -521,6 +658,11 @@ export interface QueueConsumer {
   handler: string;
   batchSize: number;
   table: TableAccess;
+  payloads?: 'read' | 'readWrite';
+  /** Moves messages to its queue's DLQ itself (after its own last retry). */
+  sendsToDeadLetter?: boolean;
+  /** Function time-out; the queue's visibility timeout must be at least this. */
+  timeoutSeconds: number;
   summary: string;
 }
 
@@ -530,7 +672,19 @@ export const queueConsumers: readonly QueueConsumer[] = [
     handler: 'reload-worker',
     batchSize: 10,
     table: 'readWrite',
+    timeoutSeconds: 30,
     summary: 'Records queued loads as runs for their agents',
+  },
+  {
+    queue: 'webhook',
+    handler: 'webhook-deliverer',
+    batchSize: 10,
+    table: 'readWrite',
+    payloads: 'readWrite',
+    sendsToDeadLetter: true,
+    // The batch's deliveries go out in parallel, each with the 10-second receiver time-out.
+    timeoutSeconds: 30,
+    summary: 'POSTs alert webhooks (signed), retries on the schedule, dead-letters after the last attempt',
   },
 ];
 

@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -11,6 +12,8 @@ export interface ProjectFunctionProps {
   environment: Record<string, string>;
   /** Default 15 s: under API Gateway's 30 s integration limit. */
   timeoutSeconds?: number;
+  /** The execution role, shared by the functions that need exactly the same permissions. */
+  role: IRole;
 }
 
 /**
@@ -34,6 +37,7 @@ export class ProjectFunction extends NodejsFunction {
       timeout: Duration.seconds(props.timeoutSeconds ?? 15),
       tracing: Tracing.ACTIVE,
       logGroup,
+      role: props.role,
       environment: {
         ...props.environment,
         NODE_OPTIONS: '--enable-source-maps',

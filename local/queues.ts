@@ -1,6 +1,9 @@
 import { startFauxqs } from 'fauxqs';
 import { localQueueName, type QueueName, queueDefinitions } from '../functions/core/store/queue-definitions.ts';
 
+/** The payload bucket's name on the twin (AWS names its own). */
+export const localPayloadBucket = 'bi-tenant-admin-payloads';
+
 export interface LocalQueues {
   endpoint: string;
   urls: Record<QueueName, string>;
@@ -9,8 +12,8 @@ export interface LocalQueues {
 }
 
 /**
- * fauxqs (an in-process SQS emulator) with every queue of `queueDefinitions` and its DLQ, as the
- * stack declares them. `visibilityTimeoutSeconds` overrides the definitions' value, so tests can
+ * fauxqs (an in-process SQS and S3 emulator) with every queue of `queueDefinitions` and its DLQ,
+ * as the stack declares them, and the payload bucket. `visibilityTimeoutSeconds` overrides the definitions' value, so tests can
  * watch redeliveries without waiting minutes.
  */
 export async function startLocalQueues(options: { visibilityTimeoutSeconds?: number } = {}): Promise<LocalQueues> {
@@ -33,5 +36,6 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds?: num
     urls[name] = queue.queueUrl;
     deadLetterUrls[name] = deadLetter.queueUrl;
   }
+  server.createBucket(localPayloadBucket);
   return { endpoint: server.address, urls, deadLetterUrls, stop: () => server.stop() };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { type QueueName, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
+import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
 import { queueConsumers, timedFunctions } from '../functions/routes.ts';
 import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
@@ -13,7 +13,7 @@ import { ensureSigningKey } from './signing-key.ts';
 import { ensureLocalClient } from './local-client.ts';
 import { freePort } from './ports.ts';
 import { type Poller, startPoller } from './queue-poller.ts';
-import { startLocalQueues } from './queues.ts';
+import { localPayloadBucket, startLocalQueues } from './queues.ts';
 
 export interface TwinOptions {
   /** 0 picks a free port. */
@@ -30,6 +30,8 @@ export interface TwinOptions {
   queueVisibilityTimeoutSeconds?: number;
   /** Run the timed functions (the schedule dispatcher) on the wall clock; default true. */
   clock?: boolean;
+  /** Overrides the webhook retry delays in seconds (tests: a fast schedule instead of hours). */
+  webhookRetryDelaysSeconds?: readonly number[];
 }
 
 export interface Twin {
@@ -88,6 +90,14 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       ...localEnvironment(dynamo.endpoint, tenantBaseDomain),
       SQS_ENDPOINT: queues.endpoint,
       ...Object.fromEntries(Object.entries(queues.urls).map(([name, url]) => [queueUrlVariable(name as QueueName), url])),
+      ...Object.fromEntries(
+        Object.entries(queues.deadLetterUrls).map(([name, url]) => [deadLetterUrlVariable(name as QueueName), url]),
+      ),
+      S3_ENDPOINT: queues.endpoint,
+      PAYLOAD_BUCKET: localPayloadBucket,
+      // Receivers on this machine (the example receiver) are reachable, over http too. Never on AWS.
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      ...(options.webhookRetryDelaysSeconds ? { WEBHOOK_RETRY_DELAYS: options.webhookRetryDelaysSeconds.join(',') } : {}),
       SIGNING_KEYS_FILE: join(keysDir, 'jwt-keys.json'),
       // Tenant domains are <slug>-<id>.localhost: browsers resolve them to this machine.
       TENANT_ORIGIN: `http://{dominio}:${port}`,

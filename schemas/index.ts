@@ -1,6 +1,12 @@
-/** Every request-body schema, by the name the route table uses. */
+/**
+ * Every request-body schema, by the name the route table uses, and the schemas they refer to
+ * (`alert-webhook`, the payload sent to receivers).
+ */
+import alertDelivery from './alert-delivery.schema.json' with { type: 'json' };
+import alertWebhook from './alert-webhook.schema.json' with { type: 'json' };
 import applyTemplate from './apply-template.schema.json' with { type: 'json' };
 import createAgent from './create-agent.schema.json' with { type: 'json' };
+import createAlert from './create-alert.schema.json' with { type: 'json' };
 import createDatamart from './create-datamart.schema.json' with { type: 'json' };
 import createGroup from './create-group.schema.json' with { type: 'json' };
 import createTenant from './create-tenant.schema.json' with { type: 'json' };
@@ -15,12 +21,17 @@ import setSchedulingGranularity from './set-scheduling-granularity.schema.json' 
 import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
 import templateBundle from './template-bundle.schema.json' with { type: 'json' };
+import updateAlert from './update-alert.schema.json' with { type: 'json' };
 import updateDatamart from './update-datamart.schema.json' with { type: 'json' };
+import updateSettings from './update-settings.schema.json' with { type: 'json' };
 import updateUser from './update-user.schema.json' with { type: 'json' };
 
 export const requestSchemas = {
+  'alert-delivery': alertDelivery,
+  'alert-webhook': alertWebhook,
   'apply-template': applyTemplate,
   'create-agent': createAgent,
+  'create-alert': createAlert,
   'create-datamart': createDatamart,
   'create-group': createGroup,
   'create-tenant': createTenant,
@@ -35,7 +46,9 @@ export const requestSchemas = {
   'set-default-template': setDefaultTemplate,
   'set-permissions': setPermissions,
   'template-bundle': templateBundle,
+  'update-alert': updateAlert,
   'update-datamart': updateDatamart,
+  'update-settings': updateSettings,
   'update-user': updateUser,
 } as const;
 

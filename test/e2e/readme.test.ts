@@ -1,4 +1,5 @@
 import { expect, inject, test } from 'vitest';
+import { freePort } from '../../local/ports.ts';
 import { runReadmeSession as runSession } from '../support/readme.ts';
 
 const runReadmeSession = (name: string) => runSession(name, { url: inject('twinUrl'), clientToken: inject('localClientToken') });
@@ -71,4 +72,20 @@ test('the README datamart session works as written', async () => {
   expect(effective.data).toEqual([
     expect.objectContaining({ allowed: true, hidden_columns: ['total'], expires_in: '2030-01-01T00:00:00Z', source: 'groups' }),
   ]);
+});
+
+test('the README webhook session works as written: configure, run the receiver, force-send, read the log', async () => {
+  const port = String(await freePort());
+  const output = await runReadmeSession('alerts', { '127.0.0.1:4000': `127.0.0.1:${port}`, 'PORT=4000': `PORT=${port}` });
+  const lines = output.trim().split('\n');
+  const [settings, alert, preview, queued, delivery] = jsonLines(lines.slice(0, 5).join('\n'));
+  // The receiver stores the payload pretty-printed.
+  const stored = JSON.parse(lines.slice(5).join('\n'));
+  expect(settings.data.alertChannels.webhook).toMatchObject({ enabled: true, signingSecret: expect.stringMatching(/^whsec_/) });
+  expect(alert.data).toMatchObject({ nome: 'Daily sales', channels: { webhook: true } });
+  expect(preview.data.payload).toMatchObject({ alert: { nome: 'Daily sales', id: alert.data.id }, user: { id: 7 } });
+  expect(queued.data).toMatchObject({ status: 'queued', webhookId: expect.stringMatching(/^msg_/) });
+  expect(delivery.data).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] });
+  expect(stored).toMatchObject({ alert: { id: alert.data.id }, user: { id: 7, email: 'ana@echo.com' } });
+  expect(stored.content).toEqual([{ type: 'text', nome: 'Intro', generated: { text: 'Sales are up 12%' } }]);
 });

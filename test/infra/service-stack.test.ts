@@ -346,13 +346,13 @@ describe('ServiceStack queues', () => {
   });
 
   it.each(Object.entries(queueDefinitions))(
-    'makes the %s queue as defined: FIFO, encrypted, TLS only, redriven to its DLQ',
+    'makes the %s queue as defined: FIFO or standard, encrypted, TLS only, redriven to its DLQ',
     (name, definition) => {
       const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
       const queue = queues()[queueIdOf(`${id}Queue`)];
       const deadLetterId = queueIdOf(`${id}DeadLetterQueue`);
+      expect(queue?.Properties.FifoQueue).toBe(definition.fifo ? true : undefined);
       expect(queue?.Properties).toMatchObject({
-        FifoQueue: definition.fifo,
         VisibilityTimeout: definition.visibilityTimeoutSeconds,
         SqsManagedSseEnabled: true,
         RedrivePolicy: {
@@ -360,7 +360,8 @@ describe('ServiceStack queues', () => {
           maxReceiveCount: definition.maxReceiveCount,
         },
       });
-      expect(queues()[deadLetterId]?.Properties).toMatchObject({ FifoQueue: definition.fifo, SqsManagedSseEnabled: true });
+      expect(queues()[deadLetterId]?.Properties).toMatchObject({ SqsManagedSseEnabled: true });
+      expect(queues()[deadLetterId]?.Properties.FifoQueue).toBe(definition.fifo ? true : undefined);
       // enforceSSL: a queue policy denies any request without TLS.
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         PolicyDocument: Match.objectLike({
@@ -422,6 +423,67 @@ describe('ServiceStack queues', () => {
       );
     },
   );
+
+  it('keeps webhook bodies in a private, encrypted, TLS-only bucket that expires what is left', () => {
+    const buckets = resourcesOfType<CfnResource>(template, 'AWS::S3::Bucket');
+    const [bucketId, bucket] = single(Object.entries(buckets), 'bucket');
+    expect(bucket.Properties).toMatchObject({
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LifecycleConfiguration: { Rules: [expect.objectContaining({ ExpirationInDays: 31, Status: 'Enabled' })] },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      }),
+    });
+    // Exactly the functions that declare payload access may touch the bucket.
+    const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+    const bucketArn = JSON.stringify({ 'Fn::GetAtt': [bucketId, 'Arn'] });
+    const workers = [...queueConsumers, ...timedFunctions] as ReadonlyArray<{ handler: string; payloads?: string }>;
+    const cases = [
+      ...routes.map((route) => ({ name: routeKey(route), id: functionLogicalIdOf(template, route), payloads: route.payloads })),
+      ...workers.map((worker) => ({ name: worker.handler, id: workerLogicalIdOf(template, worker), payloads: worker.payloads })),
+    ];
+    for (const { name, id, payloads } of cases) {
+      const fn = functions[id];
+      const statements = statementsGrantedToRole(template, fn?.Properties.Role['Fn::GetAtt'][0] as string);
+      const s3Actions = statements
+        .filter((statement) => JSON.stringify(statement.Resource ?? '').includes(bucketArn))
+        .flatMap((statement) => asArray(statement.Action));
+      const canWrite = s3Actions.some((action) => /^s3:(PutObject|DeleteObject)/.test(action));
+      const canRead = s3Actions.some((action) => action.startsWith('s3:GetObject'));
+      expect({ name, canRead, canWrite }).toEqual({ name, canRead: payloads !== undefined, canWrite: payloads === 'readWrite' });
+      const variables =
+        (fn?.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables ?? {};
+      expect(variables.PAYLOAD_BUCKET !== undefined, `${name} knows the bucket`).toBe(payloads !== undefined);
+    }
+  });
+
+  it('lets the webhook deliverer move a message to its DLQ after the last attempt, and no other function', () => {
+    const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+    const deadLetterArn = JSON.stringify({ 'Fn::GetAtt': [queueIdOf('WebhookDeadLetterQueue'), 'Arn'] });
+    const senders = Object.entries(functions)
+      .filter(([, fn]) =>
+        statementsGrantedToRole(template, fn.Properties.Role['Fn::GetAtt'][0])
+          .filter((statement) => asArray(statement.Action).some((action) => action.toLowerCase() === 'sqs:sendmessage'))
+          .some((statement) => JSON.stringify(statement.Resource).includes(deadLetterArn)),
+      )
+      .map(([id]) => id);
+    expect(senders).toEqual([workerLogicalIdOf(template, { handler: 'webhook-deliverer' })]);
+  });
+
+  it('stays well under the 500 resources CloudFormation allows in a stack', () => {
+    expect(Object.keys(template.toJSON().Resources as object).length).toBeLessThan(450);
+  });
 
   it('lets exactly the routes that send to a queue send to it, and nothing else send at all', () => {
     const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');

@@ -8,16 +8,22 @@ import { projectRoot } from './processes.ts';
 
 /**
  * Runs one of the README's curl sessions exactly as written, with only the address and the
- * client token swapped for the given twin's, in a scratch folder that sees the project's examples.
+ * client token swapped for the given twin's (and the given replacements), in a scratch folder that sees the project's examples.
  * Returns what it printed.
  */
-export async function runReadmeSession(name: string, twin: { url: string; clientToken: string }): Promise<string> {
+export async function runReadmeSession(
+  name: string,
+  twin: { url: string; clientToken: string },
+  /** Other literal swaps, e.g. a fixed port for a free one. */
+  replacements: Record<string, string> = {},
+): Promise<string> {
   const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
   const block = new RegExp(`<!-- readme-session: ${name}\\b[^>]*-->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
   expect(block, `README block ${name}`).toBeDefined();
-  const script = (block ?? '')
-    .replaceAll('http://localhost:3000', twin.url)
-    .replaceAll('cli_local_demo_token_0123456789', twin.clientToken);
+  const script = Object.entries(replacements).reduce(
+    (text, [from, to]) => text.replaceAll(from, to),
+    (block ?? '').replaceAll('http://localhost:3000', twin.url).replaceAll('cli_local_demo_token_0123456789', twin.clientToken),
+  );
   const workDir = mkdtempSync(join(tmpdir(), 'readme-'));
   symlinkSync(join(projectRoot, 'examples'), join(workDir, 'examples'));
   try {

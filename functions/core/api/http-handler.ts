@@ -125,7 +125,7 @@ export function httpHandler<Body = undefined>(
       if (Boolean(route.yaml) !== Boolean(options.yaml)) {
         throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
       }
-      const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
+      const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
       const parsed = route.body && !options.validatedByHandler ? validateBody<Body>(route.body, body) : body;
       const request: ApiRequest<Body> = {
         route,

@@ -18,11 +18,12 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function parseBody(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
-  options: { yaml?: YamlParser } = {},
+  options: { yaml?: YamlParser; maxBytes?: number } = {},
 ): unknown {
   if (event.body === undefined || event.body === '') return undefined;
   const bytes = Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
-  if (bytes.length > maxBodyBytes) throw payloadTooLarge(`Request body is larger than ${maxBodyBytes} bytes`);
+  const limit = options.maxBytes ?? maxBodyBytes;
+  if (bytes.length > limit) throw payloadTooLarge(`Request body is larger than ${limit} bytes`);
   const mediaType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const parseYaml = options.yaml && yamlMediaType.test(mediaType) ? options.yaml : undefined;
   if (!parseYaml && !jsonMediaType.test(mediaType)) {

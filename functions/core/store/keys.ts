@@ -130,6 +130,25 @@ export const keys = {
   }),
   scheduleRunsPrefix: (scheduleId: number) => `SCHEDRUN#${sortable(scheduleId)}#`,
 
+  /** The tenant's settings (alert channels, webhook signing secrets). */
+  tenantSettings: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'SETTINGS' }),
+  alert: (tenantId: number, alertId: number) => ({ pk: `TENANT#${tenantId}`, sk: `ALERT#${sortable(alertId)}` }),
+  alertsPrefix: 'ALERT#',
+  /** One delivery of an alert (its attempts); also indexed by alert. Expires after 30 days. */
+  delivery: (tenantId: number, deliveryId: number, alertId: number) => ({
+    pk: `TENANT#${tenantId}`,
+    sk: `DELIVERY#${sortable(deliveryId)}`,
+    gsi1pk: `TENANT#${tenantId}#ALERT#${alertId}#DELIVERIES`,
+    gsi1sk: sortable(deliveryId),
+  }),
+  deliveryKey: (tenantId: number, deliveryId: number) => ({ pk: `TENANT#${tenantId}`, sk: `DELIVERY#${sortable(deliveryId)}` }),
+  alertDeliveriesIndex: (tenantId: number, alertId: number) => `TENANT#${tenantId}#ALERT#${alertId}#DELIVERIES`,
+  /** A delivery's payload when small enough for an item (else it is in the payload bucket). */
+  deliveryBody: (tenantId: number, deliveryId: number) => ({
+    pk: `TENANT#${tenantId}`,
+    sk: `DELIVERYBODY#${sortable(deliveryId)}`,
+  }),
+
   /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
   session: (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' }),
 

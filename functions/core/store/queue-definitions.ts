@@ -8,11 +8,19 @@ export const queueDefinitions = {
    * loads keep their dependency order; after 5 failed receives a message goes to the DLQ.
    */
   reload: { fifo: true, visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4, deadLetterRetentionDays: 14 },
+  /**
+   * Alert deliveries. The deliverer sets each failed message's visibility to the next retry delay
+   * and moves it to the DLQ itself after the last attempt; maxReceiveCount is only a backstop
+   * (above the 8 attempts) for a deliverer that keeps crashing. Retention outlasts the ~28 hours
+   * of retries.
+   */
+  webhook: { fifo: false, visibilityTimeoutSeconds: 60, maxReceiveCount: 12, retentionDays: 4, deadLetterRetentionDays: 14 },
 } as const;
 
 export type QueueName = keyof typeof queueDefinitions;
 
 export const queueUrlVariable = (name: QueueName) => `${name.toUpperCase()}_QUEUE_URL`;
+export const deadLetterUrlVariable = (name: QueueName) => `${name.toUpperCase()}_DLQ_URL`;
 
 /** Names used where the twin names queues itself (AWS generates its own). */
 export const localQueueName = (name: QueueName, deadLetter = false) =>

@@ -1,5 +1,5 @@
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type QueueName, queueUrlVariable } from './queue-definitions.ts';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from './queue-definitions.ts';
 
 let client: SQSClient | undefined;
 
@@ -13,6 +13,18 @@ export function queueUrl(name: QueueName): string {
   const url = process.env[queueUrlVariable(name)];
   if (!url) throw new Error(`Missing required environment variable ${queueUrlVariable(name)}`);
   return url;
+}
+
+/** The URL of a queue's DLQ, for a consumer that moves messages there itself. */
+export function deadLetterQueueUrl(name: QueueName): string {
+  const url = process.env[deadLetterUrlVariable(name)];
+  if (!url) throw new Error(`Missing required environment variable ${deadLetterUrlVariable(name)}`);
+  return url;
+}
+
+/** One message on a standard queue (JSON body), or on `url` when given (a DLQ). */
+export async function sendMessage(name: QueueName, body: unknown, url = queueUrl(name)): Promise<void> {
+  await sqs().send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body) }));
 }
 
 export interface FifoMessage {

@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { conflict, notFound, payloadTooLarge } from '../errors.ts';
+import { allocateIds, db, queryPage, tableName } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import { deletePayload, getPayload, putPayload } from '../store/payloads.ts';
+import { sendMessage } from '../store/queues.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
+import { type AlertPayload, buildPayload, type ContentBlock, findAlert } from './alerts.ts';
+import { findSettings } from './settings.ts';
+
+/** Spec 8: a webhook body is at most 4 MB. */
+export const maxWebhookBodyBytes = 4 * 1024 * 1024;
+/**
+ * Bodies up to this size travel in the queue message (and wait for a redelivery in an item);
+ * larger ones go to the payload bucket and the message carries the claim check.
+ */
+export const inlineBodyBytes = 240 * 1024;
+export const deliveryRetentionDays = 30;
+
+export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
+
+export interface Attempt {
+  at: string;
+  durationMs: number;
+  statusCode?: number;
+  error?: string;
+}
+
+export interface DeliveryRecord {
+  tenantId: number;
+  deliveryId: number;
+  alertId: number;
+  /** Standard Webhooks `webhook-id`: the same for every attempt and redelivery, for receivers to dedupe. */
+  webhookId: string;
+  trigger: 'fire' | 'send';
+  status: DeliveryStatus;
+  bytes: number;
+  /** Set when the body is in the payload bucket. */
+  payloadKey?: string;
+  attempts: Attempt[];
+  /** Attempts made before the current round (a redelivery starts the retry schedule over). */
+  roundStart: number;
+  nextAttemptAt?: string;
+  failureReason?: string;
+  createdAt: string;
+  expiresAt: number;
+}
+
+/** The queue message: which delivery, and its body when small enough to travel along. */
+export interface DeliveryMessage {
+  tenantId: number;
+  deliveryId: number;
+  body?: string;
+}
+
+export const deliveryNotFound = () => notFound('Delivery not found');
+
+export function describeDelivery(record: DeliveryRecord) {
+  return {
+    id: record.deliveryId,
+    alertId: record.alertId,
+    webhookId: record.webhookId,
+    trigger: record.trigger,
+    status: record.status,
+    bytes: record.bytes,
+    createdAt: record.createdAt,
+    attempts: record.attempts,
+    nextAttemptAt: record.nextAttemptAt ?? null,
+    ...(record.failureReason ? { failureReason: record.failureReason } : {}),
+  };
+}
+
+/** What a delivery would send, without sending it (POST …/preview). */
+export async function previewDelivery(
+  tenantId: number,
+  alertId: number,
+  request: { user: AlertPayload['user']; content?: ContentBlock[] },
+) {
+  const payload = buildPayload(await findAlert(tenantId, alertId), request.user, request.content);
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
+  return { payload, bytes, withinLimit: bytes <= maxWebhookBodyBytes };
+}
+
+/**
+ * Queues one delivery of an alert (fire from the platform, or a user's force-send). Refused with
+ * nothing queued: an inactive tenant, an alert or tenant webhook channel that is off (409), a body
+ * over 4 MB (413).
+ */
+export async function queueDelivery(
+  tenantId: number,
+  alertId: number,
+  request: { user: AlertPayload['user']; content?: ContentBlock[] },
+  trigger: DeliveryRecord['trigger'],
+) {
+  const [tenant, alert, settings] = await Promise.all([
+    findTenant(tenantId),
+    findAlert(tenantId, alertId),
+    findSettings(tenantId),
+  ]);
+  if (!tenant || tenant.deletedAt) throw tenantNotFound();
+  if (!tenant.ativo) throw tenantInactive();
+  if (!alert.channels.webhook) throw conflict("The alert's webhook channel is off", 'channel_inactive');
+  if (!settings.webhook) throw conflict('No webhook URL is configured for the tenant', 'channel_inactive');
+  if (!settings.webhook.enabled) {
+    const why = settings.webhook.disabledReason ? ` (${settings.webhook.disabledReason})` : '';
+    throw conflict(`The tenant's webhook channel is disabled${why}`, 'channel_inactive');
+  }
+  const body = JSON.stringify(buildPayload(alert, request.user, request.content));
+  const bytes = Buffer.byteLength(body);
+  if (bytes > maxWebhookBodyBytes) {
+    throw payloadTooLarge(`The webhook body would be ${bytes} bytes; at most ${maxWebhookBodyBytes} are sent`);
+  }
+  const [deliveryId] = (await allocateIds(keys.tenantCounter(tenantId, 'delivery'), 1)) as [number];
+  const now = new Date();
+  const expiresAt = Math.floor(now.getTime() / 1000) + deliveryRetentionDays * 86_400;
+  const inline = bytes <= inlineBodyBytes;
+  const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;
+  if (payloadKey) await putPayload(payloadKey, body);
+  else await putBodyItem(tenantId, deliveryId, body, expiresAt);
+  const record: DeliveryRecord = {
+    tenantId,
+    deliveryId,
+    alertId,
+    webhookId: `msg_${randomUUID().replaceAll('-', '')}`,
+    trigger,
+    status: 'queued',
+    bytes,
+    ...(payloadKey ? { payloadKey } : {}),
+    attempts: [],
+    roundStart: 0,
+    createdAt: now.toISOString(),
+    expiresAt,
+  };
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.delivery(tenantId, deliveryId, alertId), ...record } }),
+  );
+  await enqueue(record, inline ? body : undefined);
+  return { id: deliveryId, webhookId: record.webhookId, status: record.status };
+}
+
+async function putBodyItem(tenantId: number, deliveryId: number, body: string, expiresAt: number) {
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.deliveryBody(tenantId, deliveryId), body, expiresAt } }),
+  );
+}
+
+/** Sends the message; if that fails, the delivery says so instead of waiting forever as queued. */
+async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
+  const message: DeliveryMessage = { tenantId: record.tenantId, deliveryId: record.deliveryId, ...(body ? { body } : {}) };
+  try {
+    await sendMessage('webhook', message);
+  } catch (error) {
+    await finishDelivery(record, 'failed', undefined, 'The delivery could not be queued');
+    throw error;
+  }
+}
+
+export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.deliveryKey(tenantId, deliveryId), ConsistentRead: true }),
+  );
+  return result.Item as DeliveryRecord | undefined;
+}
+
+export async function getDelivery(tenantId: number, deliveryId: number) {
+  const record = await findDelivery(tenantId, deliveryId);
+  if (!record) throw deliveryNotFound();
+  return describeDelivery(record);
+}
+
+export async function listAlertDeliveries(tenantId: number, alertId: number, limit: number, cursor: string | undefined) {
+  await findAlert(tenantId, alertId);
+  const page = await queryPage<DeliveryRecord>({
+    index: 'gsi1',
+    partition: keys.alertDeliveriesIndex(tenantId, alertId),
+    limit,
+    cursor,
+    newestFirst: true,
+  });
+  return { items: page.items.map(describeDelivery), nextCursor: page.nextCursor };
+}
+
+/** The body of a delivery: from its item, or from the payload bucket (undefined once expired). */
+export async function deliveryBody(record: DeliveryRecord): Promise<string | undefined> {
+  if (record.payloadKey) return getPayload(record.payloadKey);
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.deliveryBody(record.tenantId, record.deliveryId) }),
+  );
+  return result.Item?.body as string | undefined;
+}
+
+/** POST /tenant/deliveries/{id}/redeliver: a failed delivery gets a new round of attempts, same webhook-id. */
+export async function redeliver(tenantId: number, deliveryId: number) {
+  const record = await findDelivery(tenantId, deliveryId);
+  if (!record) throw deliveryNotFound();
+  if (record.status !== 'failed') throw conflict(`Only a failed delivery can be redelivered; this one is ${record.status}`);
+  const body = await deliveryBody(record);
+  if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(tenantId, deliveryId),
+        UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
+        ConditionExpression: '#status = :failed',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': record.attempts.length },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw conflict('The delivery was redelivered already');
+    throw error;
+  }
+  const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
+  await enqueue(queued, record.payloadKey ? undefined : body);
+  return describeDelivery(queued);
+}
+
+/**
+ * Records an attempt and the delivery's new state. A delivered delivery's body is deleted at once
+ * (a failed one keeps it, for a redelivery, until it expires).
+ */
+export async function finishDelivery(
+  record: DeliveryRecord,
+  status: DeliveryStatus,
+  attempt: Attempt | undefined,
+  reason?: string,
+  nextAttemptAt?: string,
+): Promise<void> {
+  const sets = ['#status = :status'];
+  const values: Record<string, unknown> = { ':status': status };
+  if (attempt) {
+    sets.push('attempts = list_append(attempts, :attempt)');
+    values[':attempt'] = [attempt];
+  }
+  if (reason) {
+    sets.push('failureReason = :reason');
+    values[':reason'] = reason;
+  }
+  if (nextAttemptAt) {
+    sets.push('nextAttemptAt = :next');
+    values[':next'] = nextAttemptAt;
+  }
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+      UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+    }),
+  );
+  if (status !== 'delivered') return;
+  if (record.payloadKey) await deletePayload(record.payloadKey);
+  else await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(record.tenantId, record.deliveryId) }));
+}

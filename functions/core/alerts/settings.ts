@@ -1,0 +1,193 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { badRequest, conflict } from '../errors.ts';
+import { db, tableName } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import { webhookUrlProblem } from '../webhooks/safe-sender.ts';
+import { webhookConfig } from './webhook-config.ts';
+
+interface SigningSecret {
+  secret: string;
+  createdAt: string;
+  /** Set on rotation: the old secret keeps signing (next to the new one) until then. */
+  retiresAt?: string;
+}
+
+export interface WebhookChannel {
+  url: string;
+  enabled: boolean;
+  /** Why deliveries stopped (a 410 from the receiver), until the tenant re-enables the channel. */
+  disabledAt?: string;
+  disabledReason?: string;
+  /** Newest first. */
+  secrets: SigningSecret[];
+}
+
+export interface SettingsRecord {
+  tenantId: number;
+  webhook?: WebhookChannel;
+  updatedAt: string;
+}
+
+/** Body of PATCH /tenant/settings (schemas/update-settings.schema.json). */
+export interface SettingsPatch {
+  alertChannels: { webhook: null | { url?: string; enabled?: boolean } };
+}
+
+/** How long a rotated-out secret keeps signing, so receivers can switch without losing a delivery. */
+export const secretOverlapMs = 24 * 3600 * 1000;
+
+/** `whsec_` + base64 of 32 random bytes, the Standard Webhooks secret format. */
+const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+export async function findSettings(tenantId: number): Promise<SettingsRecord> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.tenantSettings(tenantId), ConsistentRead: true }),
+  );
+  return (result.Item as SettingsRecord | undefined) ?? { tenantId, updatedAt: '' };
+}
+
+/** What the API shows: never a secret, except `signingSecret` in the answer that created it. */
+export function describeSettings(record: SettingsRecord, newSecret?: string) {
+  const webhook = record.webhook;
+  return {
+    alertChannels: {
+      webhook: webhook
+        ? {
+            url: webhook.url,
+            enabled: webhook.enabled,
+            ...(webhook.disabledAt ? { disabledAt: webhook.disabledAt, disabledReason: webhook.disabledReason } : {}),
+            secretCreatedAt: webhook.secrets[0]?.createdAt,
+            ...(newSecret ? { signingSecret: newSecret } : {}),
+          }
+        : null,
+    },
+  };
+}
+
+/** Writes the record if nobody changed it since `seen` was read; false otherwise. */
+async function writeSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.tenantSettings(record.tenantId), ...record },
+        ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
+        ExpressionAttributeValues: { ':seen': seen.updatedAt },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Re-reads and retries when the record changed in between (a rotation, a 410 disabling the channel). */
+async function updateSettings(
+  tenantId: number,
+  change: (current: SettingsRecord, now: string) => { record: SettingsRecord; newSecret?: string },
+) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = await findSettings(tenantId);
+    const { record, newSecret } = change(current, new Date().toISOString());
+    if (await writeSettings(record, current)) return describeSettings(record, newSecret);
+  }
+  throw conflict('The settings changed while this request ran; retry it');
+}
+
+/**
+ * PATCH /tenant/settings. Setting a webhook URL for the first time creates its signing secret
+ * (shown once, in this answer); `null` removes the webhook and its secrets; `enabled: true`
+ * re-enables a channel a receiver disabled with 410.
+ */
+export function patchSettings(tenantId: number, patch: SettingsPatch) {
+  const requested = patch.alertChannels.webhook;
+  if (requested?.url !== undefined) {
+    const problem = webhookUrlProblem(requested.url, { allowLoopback: webhookConfig().allowLoopback });
+    if (problem) {
+      throw badRequest(`Invalid webhook URL: ${problem}`, [
+        { location: 'body', pointer: '/alertChannels/webhook/url', message: problem },
+      ]);
+    }
+  }
+  return updateSettings(tenantId, (current, now) => {
+    if (requested === null) return { record: { tenantId, updatedAt: now } };
+    const existing = current.webhook;
+    if (!existing) {
+      if (requested.url === undefined) {
+        throw badRequest('A webhook needs a url', [
+          { location: 'body', pointer: '/alertChannels/webhook/url', message: 'is required' },
+        ]);
+      }
+      const secret = newSigningSecret();
+      const webhook = { url: requested.url, enabled: requested.enabled ?? true, secrets: [{ secret, createdAt: now }] };
+      return { record: { tenantId, webhook, updatedAt: now }, newSecret: secret };
+    }
+    const enabled = requested.enabled ?? existing.enabled;
+    const { disabledAt, disabledReason, ...rest } = existing;
+    const webhook: WebhookChannel = {
+      ...rest,
+      url: requested.url ?? existing.url,
+      enabled,
+      // Re-enabling clears why it was disabled; an unchanged state keeps it.
+      ...(enabled || disabledAt === undefined ? {} : { disabledAt, disabledReason }),
+    };
+    return { record: { ...current, webhook, updatedAt: now } };
+  });
+}
+
+/** POST /tenant/settings/webhook/secret: a new secret (shown once); the previous one signs too for 24 hours. */
+export function rotateSigningSecret(tenantId: number) {
+  return updateSettings(tenantId, (current, now) => {
+    if (!current.webhook) throw conflict('No webhook is configured', 'no_webhook');
+    const secret = newSigningSecret();
+    const retiresAt = new Date(Date.parse(now) + secretOverlapMs).toISOString();
+    const previous = current.webhook.secrets
+      .filter((old) => !old.retiresAt || Date.parse(old.retiresAt) > Date.parse(now))
+      .map((old) => ({ ...old, retiresAt: old.retiresAt ?? retiresAt }));
+    const webhook = { ...current.webhook, secrets: [{ secret, createdAt: now }, ...previous] };
+    return { record: { ...current, webhook, updatedAt: now }, newSecret: secret };
+  });
+}
+
+/** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
+export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tenantSettings(tenantId),
+        UpdateExpression:
+          'SET webhook.enabled = :false, webhook.disabledAt = :now, webhook.disabledReason = :reason, updatedAt = :now',
+        // Only the channel that answered 410: a URL changed since is left alone.
+        ConditionExpression: 'webhook.#url = :url',
+        ExpressionAttributeNames: { '#url': 'url' },
+        ExpressionAttributeValues: { ':false': false, ':now': new Date().toISOString(), ':reason': reason, ':url': url },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/**
+ * Standard Webhooks `webhook-signature`: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per
+ * secret still signing (two during a rotation), space-separated.
+ */
+export function signatureHeader(
+  secrets: readonly SigningSecret[],
+  webhookId: string,
+  timestamp: number,
+  body: string,
+  now = Date.now(),
+): string {
+  return secrets
+    .filter((secret) => !secret.retiresAt || Date.parse(secret.retiresAt) > now)
+    .map((secret) => {
+      const key = Buffer.from(secret.secret.slice('whsec_'.length), 'base64');
+      return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`;
+    })
+    .join(' ');
+}

@@ -1,0 +1,32 @@
+/** Configuration of alert deliveries, read from the environment once per cold start. */
+export interface WebhookConfig {
+  /**
+   * Allow `http:` URLs and loopback receivers (127.0.0.0/8, ::1). Only the local twin sets it
+   * (WEBHOOK_ALLOW_LOOPBACK=true); never on AWS.
+   */
+  allowLoopback: boolean;
+  /** Delays before each retry, in seconds (WEBHOOK_RETRY_DELAYS; tests shorten them). */
+  retryDelaysSeconds: readonly number[];
+}
+
+/** DESIGN 7: retries at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first try. */
+export const defaultRetryDelaysSeconds = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+
+let cached: WebhookConfig | undefined;
+
+export function webhookConfig(): WebhookConfig {
+  cached ??= {
+    allowLoopback: process.env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+    retryDelaysSeconds: parseDelays(process.env.WEBHOOK_RETRY_DELAYS),
+  };
+  return cached;
+}
+
+function parseDelays(raw: string | undefined): readonly number[] {
+  if (!raw) return defaultRetryDelaysSeconds;
+  const delays = raw.split(',').map((part) => Number(part.trim()));
+  if (delays.length === 0 || !delays.every((delay) => Number.isInteger(delay) && delay >= 0 && delay <= 43_200)) {
+    throw new Error('WEBHOOK_RETRY_DELAYS must be a comma-separated list of whole seconds from 0 to 43200');
+  }
+  return delays;
+}

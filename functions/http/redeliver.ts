@@ -1,0 +1,8 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { redeliver } from '../core/alerts/deliveries.ts';
+
+export const handler = httpHandler(async (request) => ({
+  status: 202,
+  body: { status: 'success', data: await redeliver(tenantIdOf(request.principal), idParameter(request, 'id')) },
+}));

@@ -1,0 +1,11 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import { type AlertInput, updateAlert } from '../core/alerts/alerts.ts';
+
+export const handler = httpHandler<Partial<AlertInput>>(async (request) => ({
+  status: 200,
+  body: {
+    status: 'success',
+    data: await updateAlert(tenantIdOf(request.principal), idParameter(request, 'id'), request.body),
+  },
+}));

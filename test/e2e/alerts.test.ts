@@ -1,0 +1,348 @@
+/**
+ * Alerts delivered by webhook, over the real pieces: the twin's API, the webhook queue (fauxqs),
+ * the deliverer behind its poller, the payload bucket, and a real HTTP receiver on loopback. The
+ * test twin retries a second apart instead of 5 s to 10 h.
+ */
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { findDelivery } from '../../functions/core/alerts/deliveries.ts';
+import { getPayload } from '../../functions/core/store/payloads.ts';
+import alertWebhookSchema from '../../schemas/alert-webhook.schema.json' with { type: 'json' };
+import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+import { eventually } from '../support/templates.ts';
+import { type Received, startReceiver } from '../support/webhook-receiver.ts';
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
+const validatePayload = ajv.compile(alertWebhookSchema);
+
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
+
+const everyKind = [
+  { type: 'text', nome: 'Intro', generated: { text: 'Sales are up' } },
+  { type: 'ai', nome: 'Summary', generated: { text: 'Up 12% on last week' } },
+  {
+    type: 'report',
+    nome: 'Report',
+    generated: { pdf: 'https://files.example.com/r.pdf', xlsx: 'https://files.example.com/r.xlsx' },
+  },
+  { type: 'chart', nome: 'Board', generated: { kind: 'dashboard', url: 'https://bi.example.com/d/1', format: 'png' } },
+  { type: 'chart', nome: 'Bars', generated: { chart: 'https://files.example.com/c.png' } },
+];
+
+/** A tenant with a webhook pointing at `path` on the receiver, and one alert using it. */
+async function alertingTenant(path: string, replyStatus = 200) {
+  const client = await newClient();
+  const tenant = await newTenant(client.token);
+  receiver.replyWith((request) => (request.path === path ? { status: replyStatus } : { status: 200 }));
+  const settings = await api('PATCH', '/tenant/settings', {
+    token: tenant.token,
+    body: { alertChannels: { webhook: { url: receiver.url(path) } } },
+  });
+  expect(settings.status).toBe(200);
+  const alert = await api('POST', '/tenant/alerts', {
+    token: tenant.token,
+    body: {
+      nome: 'Daily sales',
+      channels: { webhook: true },
+      content: [{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }],
+    },
+  });
+  expect(alert.status).toBe(201);
+  const secret: string = settings.body.data.alertChannels.webhook.signingSecret;
+  return { client, tenant, alertId: alert.body.data.id as number, secret };
+}
+
+const fire = (token: string, alertId: number, body: unknown = { user: { id: 7, email: 'ana@acme.com' }, content: everyKind }) =>
+  api('POST', `/tenant/alerts/${alertId}/fire`, { token, body });
+
+const deliveryOf = (token: string, id: number) => api('GET', `/tenant/deliveries/${id}`, { token });
+
+async function settled(token: string, id: number, status: string, timeoutMs = 30_000) {
+  return eventually(async () => {
+    const delivery = (await deliveryOf(token, id)).body.data;
+    return delivery.status === status ? delivery : undefined;
+  }, timeoutMs);
+}
+
+describe('tenant settings', () => {
+  test('a webhook gets a signing secret shown once; GET never shows it; bad URLs are 400 at their pointer', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    expect((await api('GET', '/tenant/settings', { token: tenant.token })).body.data).toEqual({
+      alertChannels: { webhook: null },
+    });
+    const set = await api('PATCH', '/tenant/settings', {
+      token: tenant.token,
+      body: { alertChannels: { webhook: { url: receiver.url('/a') } } },
+    });
+    const webhook = set.body.data.alertChannels.webhook;
+    expect(webhook).toMatchObject({ url: receiver.url('/a'), enabled: true, signingSecret: expect.stringMatching(/^whsec_/) });
+    expect(Buffer.from(webhook.signingSecret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24);
+    const read = (await api('GET', '/tenant/settings', { token: tenant.token })).body.data.alertChannels.webhook;
+    expect(read).toEqual({ url: receiver.url('/a'), enabled: true, secretCreatedAt: webhook.secretCreatedAt });
+
+    const rotated = await api('POST', '/tenant/settings/webhook/secret', { token: tenant.token });
+    expect(rotated.body.data.alertChannels.webhook.signingSecret).not.toBe(webhook.signingSecret);
+
+    for (const url of [
+      'ftp://hooks.example.com/x',
+      'https://user:pass@hooks.example.com/x',
+      'https://hooks.example.com/x#frag',
+      `https://hooks.example.com/${'a'.repeat(2050)}`,
+      'https://10.0.0.1/hook',
+      'https://169.254.169.254/latest',
+      'not a url',
+    ]) {
+      const answer = await api('PATCH', '/tenant/settings', {
+        token: tenant.token,
+        body: { alertChannels: { webhook: { url } } },
+      });
+      expect(expectErrorEnvelope(answer, 400).errors[0]?.pointer ?? '', url).toMatch(/^\/alertChannels\/webhook(\/url)?$/);
+    }
+    const removed = await api('PATCH', '/tenant/settings', { token: tenant.token, body: { alertChannels: { webhook: null } } });
+    expect(removed.body.data).toEqual({ alertChannels: { webhook: null } });
+  });
+});
+
+describe('alerts', () => {
+  test("create, read, list, change, delete; another tenant's alert is 404", async () => {
+    const { tenant, alertId } = await alertingTenant('/crud');
+    const other = await newTenant((await newClient()).token);
+    expect((await api('GET', `/tenant/alerts/${alertId}`, { token: tenant.token })).body.data).toMatchObject({
+      id: alertId,
+      nome: 'Daily sales',
+      channels: { webhook: true },
+    });
+    const changed = await api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { nome: 'Weekly sales' } });
+    expect(changed.body.data.nome).toBe('Weekly sales');
+    expect(
+      (await api('GET', '/tenant/alerts', { token: tenant.token })).body.data.map((alert: { id: number }) => alert.id),
+    ).toEqual([alertId]);
+    for (const [method, path] of [
+      ['GET', `/tenant/alerts/${alertId}`],
+      ['DELETE', `/tenant/alerts/${alertId}`],
+      ['GET', `/tenant/alerts/${alertId}/deliveries`],
+    ] as const) {
+      expectErrorEnvelope(await api(method, path, { token: other.token }), 404);
+    }
+    expectErrorEnvelope(await fire(other.token, alertId), 404);
+    const invalid = await api('POST', '/tenant/alerts', {
+      token: tenant.token,
+      body: { nome: 'x', channels: { webhook: true }, content: [{ type: 'chart', nome: 'c', generated: { kind: 'pie' } }] },
+    });
+    expectErrorEnvelope(invalid, 400);
+    expect((await api('DELETE', `/tenant/alerts/${alertId}`, { token: tenant.token })).status).toBe(200);
+    expectErrorEnvelope(await api('GET', `/tenant/alerts/${alertId}`, { token: tenant.token }), 404);
+  });
+
+  test('preview returns the payload and sends nothing', async () => {
+    const { tenant, alertId } = await alertingTenant('/preview');
+    const preview = await api('POST', `/tenant/alerts/${alertId}/preview`, {
+      token: tenant.token,
+      body: { user: { id: 'u-9' } },
+    });
+    expect(preview.status).toBe(200);
+    const { payload, bytes, withinLimit } = preview.body.data;
+    expect(validatePayload(payload), JSON.stringify(validatePayload.errors)).toBe(true);
+    expect(payload).toMatchObject({ alert: { nome: 'Daily sales', id: alertId }, user: { id: 'u-9' } });
+    expect(payload.content).toEqual([{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }]);
+    expect(bytes).toBe(Buffer.byteLength(JSON.stringify(payload)));
+    expect(withinLimit).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.at('/preview')).toEqual([]);
+  });
+});
+
+describe('webhook delivery', () => {
+  test('fire POSTs the exact headers and a schema-valid body with every block kind; the signature verifies', async () => {
+    const { tenant, alertId, secret } = await alertingTenant('/exact');
+    const queued = await fire(tenant.token, alertId);
+    expect(queued.status).toBe(202);
+    expect(queued.body.data).toMatchObject({
+      id: expect.any(Number),
+      status: 'queued',
+      webhookId: expect.stringMatching(/^msg_/),
+    });
+    const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(delivery.attempts).toEqual([{ at: expect.any(String), durationMs: expect.any(Number), statusCode: 200 }]);
+
+    const [request] = receiver.at('/exact') as [Received];
+    expect(request.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'Service-Alert-Webhook/1.0',
+      'webhook-id': queued.body.data.webhookId,
+      'webhook-timestamp': expect.stringMatching(/^\d{10}$/),
+      'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/),
+    });
+    const body = JSON.parse(request.body);
+    expect(validatePayload(body), JSON.stringify(validatePayload.errors)).toBe(true);
+    expect(body).toEqual({
+      alert: { nome: 'Daily sales', id: alertId },
+      user: { id: 7, email: 'ana@acme.com' },
+      content: everyKind,
+      timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    });
+    // The receiver's check, with the standardwebhooks package.
+    expect(new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).toEqual(body);
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(
+        request.body,
+        request.headers as Record<string, string>,
+      ),
+    ).toThrow();
+
+    const log = await api('GET', `/tenant/alerts/${alertId}/deliveries`, { token: tenant.token });
+    expect(log.body.data.map((entry: { id: number }) => entry.id)).toEqual([queued.body.data.id]);
+  });
+
+  test('a 500 is retried on the schedule with the same webhook-id, then the message goes to the DLQ and the delivery is failed', async () => {
+    const { tenant, alertId } = await alertingTenant('/always-500', 500);
+    const queued = await fire(tenant.token, alertId);
+    const delivery = await settled(tenant.token, queued.body.data.id, 'failed', 40_000);
+    expect(delivery.attempts).toHaveLength(8);
+    expect(delivery.attempts.every((attempt: { statusCode: number }) => attempt.statusCode === 500)).toBe(true);
+    expect(delivery.failureReason).toMatch(/^Gave up after 8 attempts; last: HTTP 500/);
+    expect(new Set(receiver.at('/always-500').map((request) => request.headers['webhook-id']))).toEqual(
+      new Set([queued.body.data.webhookId]),
+    );
+    const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
+    const deadLetters = await eventually(async () => {
+      const received = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: inject('deadLetterQueueUrls').webhook,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      const ours = (received.Messages ?? []).filter(
+        (message) => JSON.parse(message.Body ?? '{}').deliveryId === queued.body.data.id,
+      );
+      return ours.length > 0 ? ours : undefined;
+    });
+    expect(JSON.parse(deadLetters[0]?.Body ?? '{}')).toMatchObject({ tenantId: tenant.id, deliveryId: queued.body.data.id });
+    sqs.destroy();
+
+    // Redelivery: a new round with the same webhook-id, delivered once the receiver is back.
+    receiver.replyWith(() => ({ status: 200 }));
+    const again = await api('POST', `/tenant/deliveries/${queued.body.data.id}/redeliver`, { token: tenant.token });
+    expect(again.status).toBe(202);
+    const redelivered = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(redelivered.attempts).toHaveLength(9);
+    expect(receiver.at('/always-500').at(-1)?.headers['webhook-id']).toBe(queued.body.data.webhookId);
+    expectErrorEnvelope(await api('POST', `/tenant/deliveries/${queued.body.data.id}/redeliver`, { token: tenant.token }), 409);
+  }, 60_000);
+
+  test('a connection refused is retried and, after the last attempt, failed', async () => {
+    const { tenant, alertId } = await alertingTenant('/refused');
+    await api('PATCH', '/tenant/settings', {
+      token: tenant.token,
+      // The discard port: nothing listens there.
+      body: { alertChannels: { webhook: { url: 'http://127.0.0.1:9/closed' } } },
+    });
+    const queued = await fire(tenant.token, alertId);
+    const delivery = await settled(tenant.token, queued.body.data.id, 'failed', 40_000);
+    expect(delivery.attempts).toHaveLength(8);
+    expect(delivery.attempts[0].error).toMatch(/^connection_failed/);
+  }, 60_000);
+
+  test('a receiver slower than 10 seconds is a time-out, retried', async () => {
+    const { tenant, alertId } = await alertingTenant('/slow');
+    receiver.replyWith((request) => (request.path === '/slow' ? { status: 200, delayMs: 11_000 } : { status: 200 }));
+    const queued = await fire(tenant.token, alertId);
+    const retrying = await settled(tenant.token, queued.body.data.id, 'retrying', 20_000);
+    expect(retrying.attempts[0].error).toMatch(/^timeout/);
+    expect(retrying.nextAttemptAt).toEqual(expect.any(String));
+    receiver.replyWith(() => ({ status: 200 }));
+    const delivered = await settled(tenant.token, queued.body.data.id, 'delivered', 20_000);
+    expect(delivered.attempts.at(-1).statusCode).toBe(200);
+  }, 60_000);
+
+  test('Retry-After longer than the schedule is honoured', async () => {
+    const { tenant, alertId } = await alertingTenant('/busy');
+    receiver.replyWith((request) =>
+      request.path === '/busy' && receiver.at('/busy').length === 1
+        ? { status: 503, headers: { 'retry-after': '4' } }
+        : { status: 200 },
+    );
+    const queued = await fire(tenant.token, alertId);
+    const delivered = await settled(tenant.token, queued.body.data.id, 'delivered', 20_000);
+    const [first, second] = receiver.at('/busy');
+    expect(delivered.attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual([503, 200]);
+    // The schedule says 1 second in tests; the receiver asked for 4.
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(3_900);
+  }, 30_000);
+
+  test('a redirect is a failure and is not followed', async () => {
+    const { tenant, alertId } = await alertingTenant('/moved');
+    receiver.replyWith((request) =>
+      request.path === '/moved' ? { status: 302, headers: { location: receiver.url('/elsewhere') } } : { status: 200 },
+    );
+    const queued = await fire(tenant.token, alertId);
+    const retrying = await settled(tenant.token, queued.body.data.id, 'retrying');
+    expect(retrying.attempts[0].statusCode).toBe(302);
+    expect(receiver.at('/elsewhere')).toEqual([]);
+  });
+
+  test('410 stops at once and disables the channel until the tenant re-enables it', async () => {
+    const { tenant, alertId } = await alertingTenant('/gone', 410);
+    const queued = await fire(tenant.token, alertId);
+    const failed = await settled(tenant.token, queued.body.data.id, 'failed');
+    expect(failed.attempts).toHaveLength(1);
+    const settings = (await api('GET', '/tenant/settings', { token: tenant.token })).body.data.alertChannels.webhook;
+    expect(settings).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/410/) });
+    expect(expectErrorEnvelope(await fire(tenant.token, alertId), 409).code).toBe('channel_inactive');
+    const enabled = await api('PATCH', '/tenant/settings', {
+      token: tenant.token,
+      body: { alertChannels: { webhook: { enabled: true } } },
+    });
+    expect(enabled.body.data.alertChannels.webhook).toEqual(expect.objectContaining({ enabled: true }));
+    expect(enabled.body.data.alertChannels.webhook.disabledReason).toBeUndefined();
+  });
+
+  test('an inactive tenant or an alert without the webhook channel queues nothing: 409', async () => {
+    const { client, tenant, alertId } = await alertingTenant('/off');
+    await api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { channels: { webhook: false } } });
+    expect(expectErrorEnvelope(await fire(tenant.token, alertId), 409).code).toBe('channel_inactive');
+    await api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { channels: { webhook: true } } });
+    await api('POST', `/tenants/${tenant.id}/deactivate`, { token: client.token });
+    expect(expectErrorEnvelope(await fire(tenant.token, alertId), 409).code).toBe('tenant_inactive');
+    expect((await api('GET', `/tenant/alerts/${alertId}/deliveries`, { token: tenant.token })).body.data).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(receiver.at('/off')).toEqual([]);
+  });
+
+  test('a body of 4 MB + 1 byte is refused (413); 3.9 MB is delivered through the payload bucket', async () => {
+    const { tenant, alertId } = await alertingTenant('/large');
+    const withText = (length: number) => ({
+      user: { id: 1 },
+      content: [{ type: 'text', nome: 'Big', generated: { text: 'x'.repeat(length) } }],
+    });
+    const base = (await api('POST', `/tenant/alerts/${alertId}/preview`, { token: tenant.token, body: withText(0) })).body.data
+      .bytes;
+    const limit = 4 * 1024 * 1024;
+    const over = await api('POST', `/tenant/alerts/${alertId}/fire`, { token: tenant.token, body: withText(limit + 1 - base) });
+    expectErrorEnvelope(over, 413);
+    const justUnder = await api('POST', `/tenant/alerts/${alertId}/send`, { token: tenant.token, body: withText(limit - base) });
+    expect(justUnder.status).toBe(202);
+    const size = Math.floor(3.9 * 1024 * 1024);
+    const queued = await api('POST', `/tenant/alerts/${alertId}/send`, { token: tenant.token, body: withText(size - base) });
+    expect(queued.status).toBe(202);
+    const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(delivery.bytes).toBe(size);
+    const request = receiver.at('/large').find((entry) => entry.headers['webhook-id'] === queued.body.data.webhookId);
+    expect(Buffer.byteLength(request?.body ?? '')).toBe(size);
+    expect(validatePayload(JSON.parse(request?.body ?? '{}'))).toBe(true);
+    // It went through the bucket (too large for a queue message), and left it once delivered.
+    const record = await findDelivery(tenant.id, queued.body.data.id);
+    expect(record?.payloadKey).toBe(`deliveries/${tenant.id}/${queued.body.data.id}.json`);
+    expect(await getPayload(record?.payloadKey ?? '')).toBeUndefined();
+  }, 60_000);
+});

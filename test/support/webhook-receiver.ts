@@ -1,0 +1,59 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  /** Answer this much later (a receiver slower than the 10-second time-out). */
+  delayMs?: number;
+}
+
+/** A real HTTP receiver on loopback that records every request and answers as the test says. */
+export async function startReceiver() {
+  const received: Received[] = [];
+  let reply: (request: Received) => Reply = () => ({ status: 200 });
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const entry = {
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
+      received.push(entry);
+      const { status, headers, delayMs } = reply(entry);
+      const answer = () => {
+        if (response.destroyed) return;
+        response.writeHead(status, headers);
+        response.end('ok');
+      };
+      if (delayMs) setTimeout(answer, delayMs).unref();
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path: string) => `http://127.0.0.1:${port}${path}`,
+    received,
+    /** Requests to one path. */
+    at: (path: string) => received.filter((entry) => entry.path === path),
+    replyWith(next: (request: Received) => Reply) {
+      reply = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
