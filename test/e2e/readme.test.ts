@@ -2,7 +2,8 @@ import { expect, inject, test } from 'vitest';
 import { freePort } from '../../local/ports.ts';
 import { runReadmeSession as runSession } from '../support/readme.ts';
 
-const runReadmeSession = (name: string) => runSession(name, { url: inject('twinUrl'), clientToken: inject('localClientToken') });
+const runReadmeSession = (name: string, replacements: Record<string, string> = {}) =>
+  runSession(name, { url: inject('twinUrl'), clientToken: inject('localClientToken') }, replacements);
 
 /** Each printed line, parsed as JSON. */
 const jsonLines = (output: string) =>
