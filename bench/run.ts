@@ -11,6 +11,7 @@ import { startTwin } from '../local/twin.ts';
 import { type BundleSize, bundleBudgetBytes, measureBundles } from './bundles.ts';
 import { type LatencyCase, type LatencyResult, type LatencySettings, measureLatency, warmUp } from './latency.ts';
 import { fixed, formatTable, ratio } from './table.ts';
+import { type DeliveryResult, measureDeliveries } from './alerts.ts';
 import { type EngineResult, measureDispatcherTicks, measureTriggerEngine, type TickResult } from './schedules.ts';
 import { measureTemplateOperations, type OperationResult } from './templates.ts';
 
@@ -81,7 +82,12 @@ function latencyCases(clientToken: string, tenantToken: string): LatencyCase[] {
 }
 
 /** One twin for every benchmark: the functions' clients are per-process singletons, as on Lambda. */
-async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; templates: OperationResult[]; ticks: TickResult[] }> {
+async function runTwinBenchmarks(): Promise<{
+  latency: LatencyResult[];
+  templates: OperationResult[];
+  ticks: TickResult[];
+  deliveries: DeliveryResult;
+}> {
   // The dispatcher is ticked by the bench itself, at chosen instants.
   const twin = await startTwin({ port: 0, clock: false });
   try {
@@ -97,7 +103,9 @@ async function runTwinBenchmarks(): Promise<{ latency: LatencyResult[]; template
     process.stderr.write('  measuring template apply and reload...\n');
     const templates = await measureTemplateOperations(twin, templateSettings);
     process.stderr.write('  measuring dispatcher ticks (writing 10,000 schedules)...\n');
-    return { latency: results, templates, ticks: await measureDispatcherTicks(twin) };
+    const ticks = await measureDispatcherTicks(twin);
+    process.stderr.write('  measuring webhook deliveries...\n');
+    return { latency: results, templates, ticks, deliveries: await measureDeliveries(twin) };
   } finally {
     await twin.stop();
   }
@@ -177,10 +185,21 @@ function printSchedules(ticks: readonly TickResult[], engine: readonly EngineRes
   );
 }
 
+function printDeliveries(result: DeliveryResult): void {
+  console.log(`\nWebhook deliveries (local twin, ${result.deliveries} alerts fired at once, receiver on loopback)\n`);
+  console.log(
+    formatTable(
+      ['deliveries', 'queued in ms', 'all received in ms', 'deliveries / s'],
+      [[result.deliveries, fixed(result.queueMs, 0), fixed(result.totalMs, 0), fixed(result.perSecond, 1)]],
+    ),
+  );
+}
+
 async function writeResults(
   latency: readonly LatencyResult[],
   templates: readonly OperationResult[],
   schedules: { ticks: readonly TickResult[]; engine: readonly EngineResult[] },
+  deliveries: DeliveryResult,
   bundles: readonly BundleSize[],
 ): Promise<void> {
   const results = {
@@ -193,6 +212,7 @@ async function writeResults(
     latency,
     templates: { settings: templateSettings, results: templates },
     schedules,
+    deliveries,
     bundles: bundles.map((bundle) => ({ ...bundle, kilobytes: Number(fixed(kilobytes(bundle.bytes), 1)) })),
     bundleBudgetBytes,
   };
@@ -205,13 +225,14 @@ console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
 console.log();
-const { latency, templates, ticks } = await runTwinBenchmarks();
+const { latency, templates, ticks, deliveries } = await runTwinBenchmarks();
 printLatency(latency);
 printTemplateOperations(templates);
 const engine = measureTriggerEngine();
 printSchedules(ticks, engine);
+printDeliveries(deliveries);
 process.stderr.write('  synthesizing the stack to measure bundles (about 15 s)...\n');
 const bundles = await measureBundles(projectRoot, callerEnvironment);
 printBundles(bundles);
-await writeResults(latency, templates, { ticks, engine }, bundles);
+await writeResults(latency, templates, { ticks, engine }, deliveries, bundles);
 console.log(`\nNumbers written to ${relative(projectRoot, resultsFile)}`);

@@ -201,6 +201,10 @@ describe('webhook delivery', () => {
 
     const log = await api('GET', `/tenant/alerts/${alertId}/deliveries`, { token: tenant.token });
     expect(log.body.data.map((entry: { id: number }) => entry.id)).toEqual([queued.body.data.id]);
+    // Another tenant (with no deliveries of its own) cannot read or redeliver it.
+    const stranger = await newTenant((await newClient()).token);
+    expectErrorEnvelope(await deliveryOf(stranger.token, queued.body.data.id), 404);
+    expectErrorEnvelope(await api('POST', `/tenant/deliveries/${queued.body.data.id}/redeliver`, { token: stranger.token }), 404);
   });
 
   test('a 500 is retried on the schedule with the same webhook-id, then the message goes to the DLQ and the delivery is failed', async () => {
