@@ -53,7 +53,3 @@ export const requestSchemas = {
 } as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;
-
-/** The export name of a schema's generated validator (`create-tenant` → `createTenant`, `schedule.v2` → `scheduleV2`). */
-export const validatorName = (schemaName: RequestSchemaName | string) =>
-  schemaName.replace(/[-.](\w)/g, (_, letter: string) => letter.toUpperCase());

@@ -1,9 +1,13 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import createDatamartSchema from '../core/api/validators/create-datamart.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { createDatamart, type DatamartInput, describeOneDatamart } from '../core/datamarts/datamarts.ts';
 
-export const handler = httpHandler<DatamartInput>(async ({ principal, body }) => {
-  const tenantId = tenantIdOf(principal);
-  const created = await createDatamart(tenantId, body);
-  return { status: 201, body: { status: 'success', data: await describeOneDatamart(tenantId, created.record.datamartId) } };
-});
+export const handler = httpHandler<DatamartInput>(
+  async ({ principal, body }) => {
+    const tenantId = tenantIdOf(principal);
+    const created = await createDatamart(tenantId, body);
+    return { status: 201, body: { status: 'success', data: await describeOneDatamart(tenantId, created.record.datamartId) } };
+  },
+  { body: createDatamartSchema },
+);

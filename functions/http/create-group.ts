@@ -1,8 +1,12 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import createGroupSchema from '../core/api/validators/create-group.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { createGroup } from '../core/directory/groups.ts';
 
-export const handler = httpHandler<{ nome: string }>(async ({ principal, body }) => {
-  const group = await createGroup(tenantIdOf(principal), body.nome);
-  return { status: 201, body: { status: 'success', data: { id: group.groupId, nome: group.nome, members: [] } } };
-});
+export const handler = httpHandler<{ nome: string }>(
+  async ({ principal, body }) => {
+    const group = await createGroup(tenantIdOf(principal), body.nome);
+    return { status: 201, body: { status: 'success', data: { id: group.groupId, nome: group.nome, members: [] } } };
+  },
+  { body: createGroupSchema },
+);

@@ -1,8 +1,12 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import createUserSchema from '../core/api/validators/create-user.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { createUser, describeUser, type UserInput } from '../core/directory/users.ts';
 
-export const handler = httpHandler<UserInput>(async ({ principal, body }) => ({
-  status: 201,
-  body: { status: 'success', data: describeUser(await createUser(tenantIdOf(principal), body)) },
-}));
+export const handler = httpHandler<UserInput>(
+  async ({ principal, body }) => ({
+    status: 201,
+    body: { status: 'success', data: describeUser(await createUser(tenantIdOf(principal), body)) },
+  }),
+  { body: createUserSchema },
+);

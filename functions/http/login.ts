@@ -1,9 +1,13 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import loginSchema from '../core/api/validators/login.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { createLogin, type LoginRequest } from '../core/sso/login.ts';
 
 /** Spec 4.6: `{success: true, token, url}`. */
-export const handler = httpHandler<LoginRequest>(async ({ principal, body }) => ({
-  status: 200,
-  body: await createLogin(tenantIdOf(principal), body),
-}));
+export const handler = httpHandler<LoginRequest>(
+  async ({ principal, body }) => ({
+    status: 200,
+    body: await createLogin(tenantIdOf(principal), body),
+  }),
+  { body: loginSchema },
+);

@@ -1,4 +1,5 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import templateBundleSchema from '../core/api/validators/template-bundle.cjs';
 import { clientIdOf } from '../core/auth/principals.ts';
 import type { TemplateBundle } from '../core/templates/bundle.ts';
 import { parseYamlBody } from '../core/api/yaml-body.ts';
@@ -12,5 +13,5 @@ export const handler = httpHandler<TemplateBundle>(
       data: await publishNextVersion(clientIdOf(request.principal), idParameter(request, 'id'), request.body),
     },
   }),
-  { yaml: parseYamlBody },
+  { body: templateBundleSchema, yaml: parseYamlBody },
 );

@@ -1,4 +1,5 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import templateBundleSchema from '../core/api/validators/template-bundle.cjs';
 import { clientIdOf } from '../core/auth/principals.ts';
 import type { TemplateBundle } from '../core/templates/bundle.ts';
 import { parseYamlBody } from '../core/api/yaml-body.ts';
@@ -9,5 +10,5 @@ export const handler = httpHandler<TemplateBundle>(
     status: 201,
     body: { status: 'success', data: await publishTemplate(clientIdOf(principal), body) },
   }),
-  { yaml: parseYamlBody },
+  { body: templateBundleSchema, yaml: parseYamlBody },
 );

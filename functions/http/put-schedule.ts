@@ -1,4 +1,5 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import scheduleV2Schema from '../core/api/validators/schedule.v2.cjs';
 import { parseYamlBody } from '../core/api/yaml-body.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { scheduleResponse } from '../core/schedules/schedule-response.ts';
@@ -15,5 +16,5 @@ export const handler = httpHandler<unknown>(
     return scheduleResponse(request, record, created ? 201 : 200);
   },
   // putSchedule checks the schema and the rules beyond it together, to report every problem at once.
-  { yaml: parseYamlBody, validatedByHandler: true },
+  { body: scheduleV2Schema, yaml: parseYamlBody, validatedByHandler: true },
 );

@@ -1,8 +1,12 @@
 import { httpHandler } from '../core/api/http-handler.ts';
+import revokeLoginSchema from '../core/api/validators/revoke-login.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { revokeLogins } from '../core/directory/users.ts';
 
-export const handler = httpHandler<{ login: string }>(async ({ principal, body }) => {
-  await revokeLogins(tenantIdOf(principal), body.login);
-  return { status: 200, body: { success: true } };
-});
+export const handler = httpHandler<{ login: string }>(
+  async ({ principal, body }) => {
+    await revokeLogins(tenantIdOf(principal), body.login);
+    return { status: 200, body: { success: true } };
+  },
+  { body: revokeLoginSchema },
+);

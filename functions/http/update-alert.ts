@@ -1,11 +1,15 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import updateAlertSchema from '../core/api/validators/update-alert.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { type AlertInput, updateAlert } from '../core/alerts/alerts.ts';
 
-export const handler = httpHandler<Partial<AlertInput>>(async (request) => ({
-  status: 200,
-  body: {
-    status: 'success',
-    data: await updateAlert(tenantIdOf(request.principal), idParameter(request, 'id'), request.body),
-  },
-}));
+export const handler = httpHandler<Partial<AlertInput>>(
+  async (request) => ({
+    status: 200,
+    body: {
+      status: 'success',
+      data: await updateAlert(tenantIdOf(request.principal), idParameter(request, 'id'), request.body),
+    },
+  }),
+  { body: updateAlertSchema },
+);

@@ -1,14 +1,18 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import setSchedulingGranularitySchema from '../core/api/validators/set-scheduling-granularity.cjs';
 import { clientIdOf } from '../core/auth/principals.ts';
 import type { SchedulingGranularity } from '../core/schedules/schedule-file.ts';
 import { setSchedulingGranularity } from '../core/schedules/schedules.ts';
 
 /** PATCH /tenants/{id}: the client's settings of a tenant (today, its scheduling granularity). */
-export const handler = httpHandler<{ schedulingGranularity: SchedulingGranularity }>(async (request) => {
-  const tenant = await setSchedulingGranularity(
-    clientIdOf(request.principal),
-    idParameter(request, 'id'),
-    request.body.schedulingGranularity,
-  );
-  return { status: 200, body: { status: 'success', data: tenant } };
-});
+export const handler = httpHandler<{ schedulingGranularity: SchedulingGranularity }>(
+  async (request) => {
+    const tenant = await setSchedulingGranularity(
+      clientIdOf(request.principal),
+      idParameter(request, 'id'),
+      request.body.schedulingGranularity,
+    );
+    return { status: 200, body: { status: 'success', data: tenant } };
+  },
+  { body: setSchedulingGranularitySchema },
+);

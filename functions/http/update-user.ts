@@ -1,11 +1,15 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import updateUserSchema from '../core/api/validators/update-user.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { describeUser, updateUser } from '../core/directory/users.ts';
 
-export const handler = httpHandler<{ login?: string; nome?: string; email?: string | null }>(async (request) => ({
-  status: 200,
-  body: {
-    status: 'success',
-    data: describeUser(await updateUser(tenantIdOf(request.principal), idParameter(request, 'id'), request.body)),
-  },
-}));
+export const handler = httpHandler<{ login?: string; nome?: string; email?: string | null }>(
+  async (request) => ({
+    status: 200,
+    body: {
+      status: 'success',
+      data: describeUser(await updateUser(tenantIdOf(request.principal), idParameter(request, 'id'), request.body)),
+    },
+  }),
+  { body: updateUserSchema },
+);

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import createTenantSchema from '../../functions/core/api/validators/create-tenant.cjs';
 import { validateBody } from '../../functions/core/api/validation.ts';
 import { ServiceError } from '../../functions/core/errors.ts';
 import { type CreateTenantInput, normalizeDevelopmentVariables } from '../../functions/core/tenants/tenants.ts';
@@ -17,7 +18,7 @@ function rejection(run: () => unknown): ServiceError {
 
 /** What POST /tenants does with the field: schema first, then the normalizer. */
 const accept = (value: unknown) =>
-  normalizeDevelopmentVariables(validateBody<CreateTenantInput>('create-tenant', withVariables(value)).development_variables);
+  normalizeDevelopmentVariables(validateBody<CreateTenantInput>(createTenantSchema, withVariables(value)).development_variables);
 
 describe('development_variables', () => {
   test('the object format is stored as it is', () => {
@@ -76,7 +77,7 @@ describe('development_variables', () => {
   });
 
   test('the spec message wins over other invalid fields in the same body', () => {
-    const error = rejection(() => validateBody('create-tenant', { nome: '', ativo: 'yes', development_variables: 'x' }));
+    const error = rejection(() => validateBody(createTenantSchema, { nome: '', ativo: 'yes', development_variables: 'x' }));
     expect(error.message.startsWith('Invalid development_variables format')).toBe(true);
     expect(error.errors.map((field) => field.pointer).sort()).toEqual(['/ativo', '/development_variables', '/nome']);
   });

@@ -1,7 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { generateValidatorsCode, validatorsFile } from '../../bin/generate-validators.ts';
+import { generateValidatorModules, validatorsDirectory } from '../../bin/generate-validators.ts';
 
 test('the committed validators are generated from the current schemas (run `npm run generate` if not)', () => {
-  expect(readFileSync(validatorsFile, 'utf8')).toBe(generateValidatorsCode());
+  const generated = generateValidatorModules();
+  expect(readdirSync(validatorsDirectory).sort()).toEqual(Object.keys(generated).sort());
+  for (const [file, content] of Object.entries(generated)) {
+    expect(readFileSync(join(validatorsDirectory, file), 'utf8'), file).toBe(content);
+  }
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import templateBundleSchema from '../../functions/core/api/validators/template-bundle.cjs';
 import { validateBody } from '../../functions/core/api/validation.ts';
 import { type FieldError, ServiceError } from '../../functions/core/errors.ts';
 import { type BundleFlow, checkBundle, flowDependencyOrder, type TemplateBundle } from '../../functions/core/templates/bundle.ts';
@@ -48,7 +49,7 @@ function exampleWith(edit: (body: Record<string, unknown> & FullBundle) => void)
 
 function schemaErrors(body: unknown): FieldError[] {
   try {
-    validateBody('template-bundle', body);
+    validateBody(templateBundleSchema, body);
   } catch (error) {
     if (error instanceof ServiceError) return error.errors;
     throw error;
@@ -67,12 +68,12 @@ const pointersOf = (errors: FieldError[]) => errors.map((error) => error.pointer
 describe('template bundle schema', () => {
   test('the documented example passes and has nothing for checkBundle to report', () => {
     const body = example();
-    expect(validateBody<TemplateBundle>('template-bundle', body)).toBe(body);
+    expect(validateBody<TemplateBundle>(templateBundleSchema, body)).toBe(body);
     expect(checkBundle(body)).toEqual([]);
   });
 
   test('a minimal bundle is just a name', () => {
-    expect(validateBody('template-bundle', { nome: 'Empty' })).toEqual({ nome: 'Empty' });
+    expect(validateBody(templateBundleSchema, { nome: 'Empty' })).toEqual({ nome: 'Empty' });
   });
 
   test.each<[string, (body: Record<string, unknown> & FullBundle) => void, string]>([

@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'vitest';
+import createTenantSchema from '../../functions/core/api/validators/create-tenant.cjs';
 import { validateBody } from '../../functions/core/api/validation.ts';
 import { ServiceError } from '../../functions/core/errors.ts';
 
 function fieldErrors(body: unknown) {
   try {
-    validateBody('create-tenant', body);
+    validateBody(createTenantSchema, body);
   } catch (error) {
     if (error instanceof ServiceError) return { status: error.status, message: error.message, errors: error.errors };
     throw error;
@@ -15,7 +16,7 @@ function fieldErrors(body: unknown) {
 describe('request body validation', () => {
   test('a valid body passes through unchanged', () => {
     const body = { nome: 'Acme', ativo: false, templateId: 3 };
-    expect(validateBody('create-tenant', body)).toBe(body);
+    expect(validateBody(createTenantSchema, body)).toBe(body);
   });
 
   test('a missing body is its own clear error', () => {

@@ -8,7 +8,7 @@ import { badRequest, type FieldError, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
 import { logger } from './logger.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
-import { validateBody } from './validation.ts';
+import { type SchemaModule, validateBody } from './validation.ts';
 
 export interface ApiRequest<Body = unknown> {
   route: Route;
@@ -106,13 +106,15 @@ const errorBody = (code: string, message: string, requestId: string, errors: Fie
 /**
  * Wraps a route's implementation: logging context, authentication per the route table, body
  * parsing and schema validation, Idempotency-Key handling, and the mapping of errors to HTTP.
- * Routes that take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`. A
- * handler whose body has rules beyond its schema may take the parsed body unchecked
- * (`validatedByHandler`) to report the schema's errors and its own in one answer.
+ * A route with a body schema passes that schema's generated module as `options.body` (so its
+ * bundle carries only that validator; the route table's name is checked against it). Routes that
+ * take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`. A handler whose
+ * body has rules beyond its schema may take the parsed body unchecked (`validatedByHandler`) to
+ * report the schema's errors and its own in one answer.
  */
 export function httpHandler<Body = undefined>(
   implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>,
-  options: { yaml?: YamlParser; validatedByHandler?: boolean } = {},
+  options: { body?: SchemaModule; yaml?: YamlParser; validatedByHandler?: boolean } = {},
 ) {
   return middy<Event, Result, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -125,8 +127,13 @@ export function httpHandler<Body = undefined>(
       if (Boolean(route.yaml) !== Boolean(options.yaml)) {
         throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
       }
+      if (route.body && options.body?.schemaName !== route.body) {
+        throw new Error(
+          `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
+        );
+      }
       const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
-      const parsed = route.body && !options.validatedByHandler ? validateBody<Body>(route.body, body) : body;
+      const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
       const request: ApiRequest<Body> = {
         route,
         principal,

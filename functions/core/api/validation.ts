@@ -1,26 +1,30 @@
-import type { ErrorObject } from 'ajv';
-import { type RequestSchemaName, requestSchemas, validatorName } from '../../../schemas/index.ts';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { badRequest, type FieldError } from '../errors.ts';
-import validators from './validators.generated.cjs';
 
 /**
- * Our vendor annotation: a top-level property may name the message a body with an invalid value
- * in it gets (the spec fixes some, e.g. `Invalid development_variables format`).
+ * A request schema compiled by `npm run generate` (functions/core/api/validators/<name>.cjs): a
+ * handler imports its own, so its bundle carries only that validator, and no schema compiler.
  */
-const invalidMessageKeyword = 'x-invalid-message';
+export interface SchemaModule {
+  schemaName: string;
+  validate: ValidateFunction;
+  /**
+   * Our vendor annotation `x-invalid-message`: a top-level property may name the message a body
+   * with an invalid value in it gets (the spec fixes some, e.g. `Invalid development_variables format`).
+   */
+  invalidMessages: Record<string, string>;
+  /** Our vendor annotation `x-pattern-message`: what a pattern means, so no reader decodes a regex. */
+  patternMessages: Record<string, string>;
+}
 
-/** Returns the body typed when it satisfies the named schema; otherwise a 400 listing every failing field. */
-export function validateBody<T>(name: RequestSchemaName, body: unknown): T {
+/** Returns the body typed when it satisfies the schema; otherwise a 400 listing every failing field. */
+export function validateBody<T>(schema: SchemaModule, body: unknown): T {
   if (body === undefined) {
     throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
   }
-  const errors = schemaErrors(name, body);
+  const errors = schemaErrors(schema, body);
   if (errors.length === 0) return body as T;
-  const properties: Record<string, Record<string, unknown>> = requestSchemas[name].properties ?? {};
-  const prefixOf = (error: FieldError) => {
-    const topProperty = unescapePointerToken(error.pointer.split('/')[1] ?? '');
-    return properties[topProperty]?.[invalidMessageKeyword] as string | undefined;
-  };
+  const prefixOf = (error: FieldError) => schema.invalidMessages[unescapePointerToken(error.pointer.split('/')[1] ?? '')];
   const headline = errors.find((error) => prefixOf(error)) ?? errors[0];
   const prefix = (headline && prefixOf(headline)) ?? 'Invalid request body';
   throw badRequest(`${prefix}${headlineDetail(errors, headline)}`, errors, 'validation_failed');
@@ -30,12 +34,9 @@ export function validateBody<T>(name: RequestSchemaName, body: unknown): T {
 export const headlineDetail = (errors: readonly FieldError[], headline = errors[0]) =>
   headline ? `: ${headline.pointer || 'body'} ${headline.message}` : '';
 
-/** Every way `value` fails the named schema, one readable line per field (none when it passes). */
-export function schemaErrors(name: RequestSchemaName, value: unknown): FieldError[] {
-  // Compiled ahead of time by `npm run generate`: no schema compiler in the bundle, no compile at cold start.
-  const validate = validators[validatorName(name)];
-  if (!validate) throw new Error(`No generated validator for schema ${name}: run npm run generate`);
-  return validate(value) ? [] : describeErrors(validate.errors ?? []);
+/** Every way `value` fails the schema, one readable line per field (none when it passes). */
+export function schemaErrors(schema: SchemaModule, value: unknown): FieldError[] {
+  return schema.validate(value) ? [] : describeErrors(schema.validate.errors ?? [], schema.patternMessages);
 }
 
 const escapePointerToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -46,7 +47,7 @@ const unescapePointerToken = (token: string) => token.replaceAll('~1', '/').repl
  * type mismatches are folded into one "must be X or Y", and the alternation error itself is
  * dropped when a branch reported something more precise below it.
  */
-export function describeErrors(errors: readonly ErrorObject[]): FieldError[] {
+export function describeErrors(errors: readonly ErrorObject[], patternMessages: Record<string, string> = {}): FieldError[] {
   const alternationPaths = new Set(
     errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf').map((error) => error.instancePath),
   );
@@ -71,7 +72,7 @@ export function describeErrors(errors: readonly ErrorObject[]): FieldError[] {
       });
       continue;
     }
-    described.push(describeError(error));
+    described.push(describeError(error, patternMessages));
   }
   const seen = new Set<string>();
   return described.filter((error) => {
@@ -82,33 +83,11 @@ export function describeErrors(errors: readonly ErrorObject[]): FieldError[] {
   });
 }
 
-/**
- * Our vendor annotation: a schema with a `pattern` may say in words what the pattern means, so
- * that a reader never has to decode a regular expression. Collected once from every schema.
- */
-const patternMessageKeyword = 'x-pattern-message';
-let patternMessages: Map<string, string> | undefined;
-
-function patternMessage(pattern: string): string | undefined {
-  if (!patternMessages) {
-    patternMessages = new Map();
-    const pending: unknown[] = Object.values(requestSchemas);
-    while (pending.length > 0) {
-      const node = pending.pop();
-      if (typeof node !== 'object' || node === null) continue;
-      const { pattern: nodePattern, [patternMessageKeyword]: message } = node as Record<string, unknown>;
-      if (typeof nodePattern === 'string' && typeof message === 'string') patternMessages.set(nodePattern, message);
-      pending.push(...Object.values(node));
-    }
-  }
-  return patternMessages.get(pattern);
-}
-
 const typeList = (type: unknown): string[] => (Array.isArray(type) ? type : String(type).split(','));
 const joinAlternatives = (items: string[]) =>
   items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 
-function describeError(error: ErrorObject): FieldError {
+function describeError(error: ErrorObject, patternMessages: Record<string, string>): FieldError {
   const at = (pointer: string, message: string): FieldError => ({ location: 'body', pointer, message });
   const path = error.instancePath;
   const params = error.params as Record<string, unknown>;
@@ -145,7 +124,7 @@ function describeError(error: ErrorObject): FieldError {
     case 'const':
       return at(path, `must be ${JSON.stringify(params.allowedValue)}`);
     case 'pattern':
-      return at(path, patternMessage(String(params.pattern)) ?? `must match the pattern ${params.pattern}`);
+      return at(path, patternMessages[String(params.pattern)] ?? `must match the pattern ${params.pattern}`);
     case 'format':
       return at(path, `must be a valid ${params.format}`);
     default:

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { IANAZone } from 'luxon';
 import { schemaErrors } from '../api/validation.ts';
+import scheduleV2Schema from '../api/validators/schedule.v2.cjs';
 import type { FieldError } from '../errors.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
@@ -23,7 +24,7 @@ export const minuteTriggersNeedMinutes = "is Minute, which needs the tenant's sc
  * the flows belong to the tenant needs the table and is checked by the caller.
  */
 export function scheduleFileErrors(value: unknown, granularity: SchedulingGranularity): FieldError[] {
-  const errors = schemaErrors('schedule.v2', value);
+  const errors = schemaErrors(scheduleV2Schema, value);
   const failing = new Set(errors.map((error) => error.pointer));
   const body = objectAt(value, 'body');
   const timezone = body?.timezone;

@@ -1,0 +1,2 @@
+import schema = require('./schema.d.cts');
+export = schema;
