@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { TimedFunction } from '../functions/routes.ts';
-import { lambdaContext } from './lambda-context.ts';
+import { invoke } from './lambda-context.ts';
 
 type TimedHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 
@@ -20,7 +20,7 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
   const periodMs = timed.everyMinutes * 60_000;
   const running = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
-  const invoke = (at: number) => {
+  const tick = (at: number) => {
     const event = {
       version: '0',
       id: crypto.randomUUID(),
@@ -33,7 +33,7 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
       detail: {},
     } as ScheduledEvent;
     const invocation = handlerModule
-      .then(({ handler }) => handler(event, lambdaContext(timed.handler, 60_000)))
+      .then(({ handler }) => invoke(handler, event, timed.handler, 60_000))
       .then((result) => {
         if (options.log) console.log(`${timed.handler} ${event.time} ${JSON.stringify(result)}`);
       })
@@ -44,7 +44,7 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
   const scheduleNext = () => {
     const next = (Math.floor(Date.now() / periodMs) + 1) * periodMs;
     timer = setTimeout(() => {
-      invoke(next);
+      tick(next);
       scheduleNext();
     }, next - Date.now());
     // The clock alone does not keep the process alive.

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type Route, routeKey } from '../functions/routes.ts';
-import { lambdaContext } from './lambda-context.ts';
+import { invoke } from './lambda-context.ts';
 import { matchRoute } from './route-matching.ts';
 
 /** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
@@ -163,11 +163,10 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     body: body.length === 0 ? undefined : body.toString(textual ? 'utf8' : 'base64'),
     isBase64Encoded: body.length > 0 && !textual,
   };
-  const context = lambdaContext(match.route.handler, functionTimeoutMs);
   const handler = await loadHandler(match.route);
   let result: APIGatewayProxyStructuredResultV2;
   try {
-    result = await handler(event, context);
+    result = await invoke(handler, event, match.route.handler, functionTimeoutMs);
   } catch (error) {
     console.error(`${match.route.handler} failed`, error);
     return send(response, 500, { message: 'Internal Server Error' });

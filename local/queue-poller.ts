@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaContext } from './lambda-context.ts';
+import { invoke } from './lambda-context.ts';
 import type { QueueConsumer } from '../functions/routes.ts';
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -48,7 +48,7 @@ export function startPoller(options: { consumer: QueueConsumer; queueUrl: string
       const records = messages.map((message) => toRecord(message, queueUrl));
       let failed: Set<string>;
       try {
-        const result = await handler({ Records: records }, lambdaContext(consumer.handler, 30_000));
+        const result = await invoke(handler, { Records: records } as SQSEvent, consumer.handler, consumer.timeoutSeconds * 1000);
         failed = new Set((result?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
       } catch (error) {
         console.error(`${consumer.handler} failed the whole batch`, error);

@@ -61,6 +61,8 @@ export function localEnvironment(dynamodbEndpoint: string, tenantBaseDomain = 'l
     AWS_SECRET_ACCESS_KEY: 'local',
     // The twin runs on the machine's Node.js (20 is supported by this project; Lambda runs 22).
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // EMF metric lines are for CloudWatch; locally they would only bury the logs.
+    POWERTOOLS_METRICS_DISABLED: 'true',
   };
 }
 

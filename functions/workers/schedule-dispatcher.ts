@@ -1,4 +1,5 @@
 import type { ScheduledEvent } from 'aws-lambda';
+import { publishMetrics } from '../core/api/metrics.ts';
 import { config } from '../core/config.ts';
 import { dispatchDueSchedules, type TickSummary } from '../core/schedules/dispatcher.ts';
 
@@ -10,4 +11,10 @@ config();
  * the invocation, not the event's: a late or repeated invocation fires what is due now, and the
  * slot claims make a repeated tick harmless.
  */
-export const handler = async (_event: ScheduledEvent): Promise<TickSummary> => dispatchDueSchedules(Date.now());
+export const handler = async (_event: ScheduledEvent): Promise<TickSummary> => {
+  try {
+    return await dispatchDueSchedules(Date.now());
+  } finally {
+    publishMetrics();
+  }
+};

@@ -1,6 +1,7 @@
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../core/api/logger.ts';
+import { publishMetrics } from '../core/api/metrics.ts';
 import { attemptDelivery } from '../core/alerts/deliverer.ts';
 import type { DeliveryMessage } from '../core/alerts/deliveries.ts';
 import { webhookConfig } from '../core/alerts/webhook-config.ts';
@@ -27,6 +28,7 @@ function parseMessage(body: string): DeliveryMessage {
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures = await Promise.all(event.Records.map((record) => handleRecord(record)));
+  publishMetrics();
   return { batchItemFailures: failures.filter((failure): failure is SQSBatchItemFailure => failure !== undefined) };
 };
 

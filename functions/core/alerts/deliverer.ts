@@ -1,4 +1,5 @@
 import { logger } from '../api/logger.ts';
+import { count } from '../api/metrics.ts';
 import { postSafely, type PostResult } from '../webhooks/safe-sender.ts';
 import { type Attempt, type DeliveryMessage, deliveryBody, findDelivery, finishDelivery } from './deliveries.ts';
 import { disableWebhook, findSettings, signatureHeader } from './settings.ts';
@@ -81,6 +82,7 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
 
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) {
     await finishDelivery(record, 'delivered', attempt);
+    count('WebhookDeliveries');
     logger.info('Webhook delivered', { ...context, statusCode: result.status });
     return { kind: 'done' };
   }
@@ -88,6 +90,7 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
     const reason = `The receiver answered 410 Gone at ${attempt.at}`;
     await finishDelivery(record, 'failed', attempt, reason);
     await disableWebhook(record.tenantId, webhook.url, reason);
+    count('WebhookFailures');
     logger.warn('Webhook receiver is gone; channel disabled', context);
     return { kind: 'done' };
   }
@@ -96,6 +99,7 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
   const scheduled = delays[attemptInRound - 1];
   if (scheduled === undefined) {
     await finishDelivery(record, 'failed', attempt, `Gave up after ${attemptInRound} attempts; last: ${describeFailure(result)}`);
+    count('WebhookFailures');
     logger.warn('Webhook delivery failed for good', { ...context, attempts: attemptInRound });
     return { kind: 'give_up' };
   }
@@ -103,6 +107,7 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
   const delaySeconds = Math.min(maxDelaySeconds, Math.max(scheduled, asked ?? 0));
   const nextAttemptAt = new Date(Date.now() + delaySeconds * 1000).toISOString();
   await finishDelivery(record, 'retrying', attempt, undefined, nextAttemptAt);
+  count('WebhookRetries');
   logger.info('Webhook attempt failed; will retry', { ...context, failure: describeFailure(result), delaySeconds });
   return { kind: 'retry', delaySeconds };
 }

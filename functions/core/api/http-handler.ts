@@ -1,4 +1,5 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type Route, routeByKey } from '../../routes.ts';
@@ -7,6 +8,7 @@ import { apiConfig } from '../config.ts';
 import { badRequest, type FieldError, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
 import { logger } from './logger.ts';
+import { count, metrics } from './metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
 import { type SchemaModule, validateBody } from './validation.ts';
 
@@ -38,6 +40,7 @@ type Result = APIGatewayProxyStructuredResultV2;
 interface ApiContext extends Context {
   route?: Route;
   principal?: Principal;
+  startedAt?: number;
 }
 
 // A function missing its configuration fails here, at cold start, not on some later request.
@@ -73,6 +76,31 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
     if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
   },
 });
+
+/**
+ * One log line per request (route, status, duration, and the request and tenant ids the other
+ * middlewares added), and the Requests and Errors metrics. Runs after the error mapping, so it
+ * sees the status the caller gets.
+ */
+const accessLog = (): MiddlewareObj<Event, Result, Error, ApiContext> => {
+  const record = async (request: { event: Event; context: ApiContext; response: Result | null | undefined }) => {
+    const status = request.response?.statusCode ?? 500;
+    count('Requests');
+    if (status >= 500) count('Errors');
+    logger.info('Request handled', {
+      routeKey: request.event.routeKey,
+      status,
+      durationMs: Math.round(performance.now() - (request.context.startedAt ?? performance.now())),
+    });
+  };
+  return {
+    before: async (request) => {
+      request.context.startedAt = performance.now();
+    },
+    after: record,
+    onError: record,
+  };
+};
 
 /** Domain errors become the error envelope with their status; anything else a generic 500, logged. */
 const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
@@ -118,6 +146,8 @@ export function httpHandler<Body = undefined>(
 ) {
   return middy<Event, Result, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
+    .use(accessLog())
     .use(errorResponses())
     .use(authentication())
     .handler(async (event, context) => {

@@ -1,4 +1,5 @@
 import { isOnline, listAgents } from '../agents/agents.ts';
+import { count } from '../api/metrics.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';
@@ -120,6 +121,7 @@ export async function queueLoads(
       );
     }
     for (const { index } of agentItems) statuses[index] = online ? 'enqueued' : 'skipped_offline';
+    count(online ? 'ReloadEnqueued' : 'ReloadSkippedOffline', agentItems.length);
   }
   return items.map((_, index) => statuses[index] ?? 'skipped_offline');
 }

@@ -1,4 +1,5 @@
 import { logger } from '../api/logger.ts';
+import { count } from '../api/metrics.ts';
 import { type FlowTargets, loadFlowTargets, startFlows } from '../reload/reload.ts';
 import { getAll } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
@@ -130,6 +131,7 @@ async function dispatchSchedule(
     const requested = record.file.body.flows.map((flow) => ({ flowId: flow.flow_etl_id, context: flow.context }));
     const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
     await finishRun(run, { status: 'fired', flows });
+    count('ScheduleFires');
     logger.info('Schedule fired', { ...context, slot: slot.utc, flows: flows.length });
     return 'fired';
   } catch (error) {

@@ -71,7 +71,8 @@ export async function putSchedule(
   ]);
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   const errors = scheduleFileErrors(value, tenant.schedulingGranularity ?? defaultSchedulingGranularity);
-  const file = value as ScheduleFile;
+  // Only the schema check above may assume a shape: the value can be anything (null, an array…).
+  const file = (typeof value === 'object' && value !== null ? value : {}) as Partial<ScheduleFile>;
   if (file.header?.id !== undefined && file.header.id !== scheduleId) {
     errors.push({ location: 'body', pointer: '/header/id', message: `must equal the id in the URL (${scheduleId})` });
   }
@@ -83,12 +84,13 @@ export async function putSchedule(
     }
   });
   if (errors.length > 0) throw invalidSchedule(errors);
+  const valid = value as ScheduleFile;
   checkIfMatch(options.ifMatch, existing);
-  if (existing && sameContent(existing.file, file)) return { record: existing, created: false };
+  if (existing && sameContent(existing.file, valid)) return { record: existing, created: false };
 
   const now = options.now ?? Date.now();
   const at = new Date(now).toISOString();
-  const authored = authoredContent(file);
+  const authored = authoredContent(valid);
   const version = (existing?.version ?? 0) + 1;
   const { body } = authored;
   const next = body.ativo ? nextFire(body.triggers, body.timezone, now) : undefined;
@@ -117,7 +119,7 @@ export async function putSchedule(
     // The tenant was deleted, or its granularity went back to hours, since it was read.
     const current = await findTenant(tenantId);
     if (!current || current.deletedAt) throw tenantNotFound();
-    throw invalidSchedule(scheduleFileErrors(file, current.schedulingGranularity ?? defaultSchedulingGranularity));
+    throw invalidSchedule(scheduleFileErrors(valid, current.schedulingGranularity ?? defaultSchedulingGranularity));
   }
   return { record, created: existing === undefined };
 }

@@ -1,0 +1,273 @@
+/**
+ * Hostile input over real HTTP, for every route of the route table: bodies of the wrong type,
+ * with unknown fields, prototype-pollution keys, deep nesting, huge strings and numbers, invalid
+ * UTF-8; missing, unknown and wrong-kind tokens; and other tenants' and clients' ids. Every answer
+ * must be a 4xx with the error envelope (never a 500, never a stack trace), and afterwards both
+ * tenants' data must be exactly as before (nothing half-written).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { type Route, routeKey, routes } from '../../functions/routes.ts';
+import { api, type ApiAnswer, newClient, newTenant } from '../support/api.ts';
+import { agentToken, publish, retailBundle } from '../support/templates.ts';
+
+interface Party {
+  client: { token: string };
+  tenant: { id: number; token: string };
+  agent: string;
+  templateId: number;
+  ids: Record<string, number>;
+}
+
+let cases = 0;
+const send = async (method: string, path: string, options: Parameters<typeof api>[2] = {}) => {
+  cases++;
+  return api(method, path, options);
+};
+
+/** A tenant with one of everything, so that each route's ids point at something real. */
+async function party(extraUsers: number): Promise<Party> {
+  const client = await newClient();
+  const templateId = await publish(client.token, retailBundle());
+  const tenant = await newTenant(client.token, { templateId });
+  const token = tenant.token;
+  const own = (await api('GET', '/tenant', { token })).body.data;
+  const tableIds = own.desks.flatMap((desk: { tables: Array<{ id: number }> }) => desk.tables.map((table) => table.id));
+  let user = 0;
+  for (let index = 0; index <= extraUsers; index++) {
+    user = (await api('POST', '/tenant/users', { token, body: { login: `u${index}@x.io`, nome: `User ${index}` } })).body.data.id;
+  }
+  let group = 0;
+  let datamart = 0;
+  for (let index = 0; index <= extraUsers; index++) {
+    group = (await api('POST', '/tenant/groups', { token, body: { nome: `Group ${index}` } })).body.data.id;
+    datamart = (await api('POST', '/tenant/datamart', { token, body: { nome: `DM ${index}`, tables: tableIds, owners: [user] } }))
+      .body.data.id;
+  }
+  const flow = own.flows[0].id;
+  const schedule = {
+    header: { id: 5 + extraUsers },
+    body: { nome: 'S', ativo: false, timezone: 'UTC', flows: [{ flow_etl_id: flow, context: 'full' }], triggers: [] },
+  };
+  await api('PUT', `/tenant/schedules/${schedule.header.id}`, { token, body: schedule });
+  await api('PATCH', '/tenant/settings', { token, body: { alertChannels: { webhook: { url: 'https://hooks.example.com/x' } } } });
+  let agent = 1;
+  for (let index = 0; index < extraUsers; index++) {
+    agent = (await api('POST', '/tenant/agents', { token, body: { nome: `agent-${index}` } })).body.data.id;
+  }
+  let alert = 0;
+  for (let index = 0; index <= extraUsers; index++) {
+    alert = (await api('POST', '/tenant/alerts', { token, body: { nome: 'A', channels: { webhook: false }, content: [] } })).body
+      .data.id;
+  }
+  return {
+    client,
+    tenant,
+    agent: await agentToken(token),
+    templateId,
+    ids: { user, group, datamart, schedule: schedule.header.id, alert, agent, tenant: tenant.id, template: templateId },
+  };
+}
+
+let a: Party;
+let b: Party;
+beforeAll(async () => {
+  // B has more of everything than A, so B's newest ids do not exist under A.
+  a = await party(0);
+  b = await party(3);
+}, 60_000);
+
+/** The path of a route, with each parameter taken from `owner`'s resources. */
+function pathFor(route: Route, owner: Party): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (name === 'userId') return String(owner.ids.user);
+    if (name === 'groupId') return String(owner.ids.group);
+    if (name === 'token') return 'not-a-token';
+    const area = route.path.split('/')[2] ?? '';
+    const byArea: Record<string, number | undefined> = {
+      users: owner.ids.user,
+      groups: owner.ids.group,
+      datamart: owner.ids.datamart,
+      schedules: owner.ids.schedule,
+      alerts: owner.ids.alert,
+      templates: owner.ids.template,
+      agents: owner.ids.agent,
+    };
+    return String(route.path.startsWith('/tenants/') && area !== 'templates' ? owner.ids.tenant : (byArea[area] ?? 1));
+  });
+}
+
+const tokenFor = (route: Route, owner: Party) =>
+  route.auth.includes('tenant') ? owner.tenant.token : route.auth.includes('client') ? owner.client.token : owner.agent;
+
+/** A state snapshot of a party: everything its tokens can read. */
+async function snapshot(owner: Party) {
+  const read = async (path: string, token: string) => {
+    const body = (await api('GET', path, { token })).body;
+    return JSON.stringify(body, (key, value) =>
+      key === 'requestId' || key === 'lastSeenAt' || key === 'online' ? undefined : value,
+    );
+  };
+  const tenant = owner.tenant.token;
+  return Promise.all([
+    read('/tenants', owner.client.token),
+    read('/tenants/templates', owner.client.token),
+    ...[
+      '/tenant',
+      '/tenant/users',
+      '/tenant/groups',
+      '/tenant/datamart',
+      '/tenant/schedules',
+      '/tenant/alerts',
+      '/tenant/settings',
+    ].map((path) => read(path, tenant)),
+  ]);
+}
+
+function expectRefusal(answer: ApiAnswer, what: string) {
+  expect(answer.status, `${what}: ${JSON.stringify(answer.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+  expect(answer.status, what).toBeLessThan(500);
+  // API Gateway's own 404 for unknown paths has no envelope; every route of ours answers with one.
+  expect(answer.body, what).toMatchObject({
+    status: 'error',
+    success: false,
+    message: expect.any(String),
+    errors: expect.any(Array),
+  });
+  expect(JSON.stringify(answer.body), what).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
+}
+
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.anything({ maxDepth: 2 }), { maxLength: 5 }),
+  fc.constantFrom(1e308, -1e308, 2 ** 64, Number.MAX_SAFE_INTEGER + 2, -0),
+  fc.string({ minLength: 50_000, maxLength: 60_000 }),
+);
+/** Objects that no request schema accepts: an unknown key is always there (every schema is closed). */
+const hostileObject: fc.Arbitrary<Record<string, unknown>> = fc
+  .tuple(
+    fc.dictionary(
+      fc.constantFrom('nome', 'id', 'login', 'items', 'user', 'header', 'body', 'permissions', 'constructor', 'prototype'),
+      hostileValue,
+      {
+        maxKeys: 4,
+      },
+    ),
+    fc.string({ minLength: 1, maxLength: 20 }).map((key) => `x_${key}`),
+    hostileValue,
+  )
+  .map(([object, key, value]) => ({ ...object, [key]: value }));
+
+const bodyRoutes = routes.filter((route) => route.body);
+const authenticated = routes.filter((route) => route.auth.length > 0);
+
+describe('hostile input, over every route', () => {
+  afterAll(() => {
+    console.log(`hostile-input suite: ${cases} requests`);
+  });
+
+  test.each(bodyRoutes.map((route) => [routeKey(route), route] as const))(
+    '%s refuses hostile bodies with a 4xx envelope',
+    async (_key, route) => {
+      const path = pathFor(route, a);
+      const token = tokenFor(route, a);
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(hostileValue, hostileObject), async (body) => {
+          expectRefusal(
+            await send(route.method, path, { token, body }),
+            `${routeKey(route)} ${JSON.stringify(body).slice(0, 80)}`,
+          );
+        }),
+        { numRuns: 12 },
+      );
+      const fixed: Array<[string, Parameters<typeof api>[2]]> = [
+        ['__proto__', { token, rawBody: '{"__proto__":{"polluted":true}}', headers: { 'content-type': 'application/json' } }],
+        ['constructor.prototype', { token, body: { constructor: { prototype: { polluted: true } } } }],
+        [
+          'deep nesting',
+          { token, rawBody: `${'['.repeat(5000)}${']'.repeat(5000)}`, headers: { 'content-type': 'application/json' } },
+        ],
+        [
+          'invalid UTF-8',
+          {
+            token,
+            rawBody: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+            headers: { 'content-type': 'application/json' },
+          },
+        ],
+        ['not JSON', { token, rawBody: '{"a":', headers: { 'content-type': 'application/json' } }],
+        ['wrong content type', { token, rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+        [
+          'too large',
+          { token, rawBody: `{"a":"${'x'.repeat(6 * 1024 * 1024)}"}`, headers: { 'content-type': 'application/json' } },
+        ],
+        ['no body', { token }],
+      ];
+      for (const [what, options] of fixed) expectRefusal(await send(route.method, path, options), `${routeKey(route)} ${what}`);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+    120_000,
+  );
+
+  test.each(authenticated.map((route) => [routeKey(route), route] as const))(
+    '%s refuses missing, unknown and wrong-kind tokens: 401',
+    async (_key, route) => {
+      const path = pathFor(route, a);
+      const wrongKind = route.auth.includes('tenant') ? a.client.token : a.tenant.token;
+      for (const headers of <Array<Record<string, string>>>[
+        {},
+        { authorization: 'Bearer ten_unknownunknownunknownunknownunknownunknow' },
+        { authorization: 'Basic abc' },
+        { authorization: `Bearer ${wrongKind}` },
+      ]) {
+        const answer = await send(route.method, path, { headers, ...(route.body ? { body: {} } : {}) });
+        if (route.auth.includes('client') && route.auth.includes('tenant') && headers.authorization === `Bearer ${wrongKind}`)
+          continue;
+        expect(answer.status, `${routeKey(route)} ${JSON.stringify(headers)}`).toBe(401);
+        expectRefusal(answer, routeKey(route));
+      }
+    },
+  );
+
+  test("another tenant's or client's ids are 404 through every route, and its data is untouched", async () => {
+    const before = await snapshot(b);
+    const beforeA = await snapshot(a);
+    const withIds = authenticated.filter(
+      (route) => /\{(id|userId|groupId)\}/.test(route.path) && routeKey(route) !== 'PUT /tenant/schedules/{id}',
+    );
+    // A valid body where one is needed, so that only the id can make it fail.
+    const validBodies: Record<string, unknown> = {
+      'update-user': { nome: 'Changed' },
+      'update-datamart': { nome: 'Changed' },
+      'set-permissions': { permissions: [] },
+      'set-scheduling-granularity': { schedulingGranularity: 'minutes' },
+      'template-bundle': { nome: 'Changed' },
+      'update-alert': { nome: 'Changed' },
+      'alert-delivery': { user: { id: 1 } },
+      'report-run': { status: 'running' },
+    };
+    for (const route of withIds) {
+      const path = pathFor(route, b);
+      const body = route.body ? validBodies[route.body] : undefined;
+      const answer = await send(route.method, path, { token: tokenFor(route, a), ...(body ? { body } : {}) });
+      expect(answer.status, `${routeKey(route)} ${path} ${JSON.stringify(answer.body).slice(0, 200)}`).toBe(404);
+      expectRefusal(answer, routeKey(route));
+    }
+    expect(await snapshot(b)).toEqual(before);
+    expect(await snapshot(a)).toEqual(beforeA);
+  }, 60_000);
+
+  test('nothing of the hostile traffic changed either tenant', async () => {
+    // Runs last in this file: the fuzzing above must have left A exactly as the setup made it.
+    expect((await api('GET', '/tenant/users', { token: a.tenant.token })).body.data).toHaveLength(1);
+    expect((await api('GET', '/tenant/alerts', { token: a.tenant.token })).body.data).toHaveLength(1);
+    expect(
+      (await api('GET', '/tenant/schedules', { token: a.tenant.token })).body.data.map((s: { version: number }) => s.version),
+    ).toEqual([1]);
+    expect(inject('twinUrl')).toMatch(/^http/);
+  });
+});
