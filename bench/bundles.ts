@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { baselineLoadTimeMs, loadTimeMs } from './cold-start.ts';
 
 /** Lambda cold starts grow with the code they load; this is the size each function should stay under. */
 export const bundleBudgetBytes = 500 * 1024;
@@ -12,14 +13,25 @@ export interface BundleSize {
   assetPath: string;
   bytes: number;
   overBudget: boolean;
+  /** Median time a fresh Node.js process takes to import the bundle (cold-start module load). */
+  loadMs: number;
+}
+
+export interface BundleMeasurements {
+  bundles: BundleSize[];
+  /** The same, for a bare function that only creates the DynamoDB client. */
+  baselineLoadMs: number;
 }
 
 interface Template {
   Resources: Record<string, { Type: string; Metadata?: Record<string, unknown> }>;
 }
 
-/** Synthesizes the stack into a temporary directory and measures every function's bundled index.mjs. */
-export async function measureBundles(projectRoot: string, environment: NodeJS.ProcessEnv): Promise<BundleSize[]> {
+/**
+ * Synthesizes the stack into a temporary directory and measures every function's bundled index.mjs:
+ * its size and how long a fresh process takes to load it.
+ */
+export async function measureBundles(projectRoot: string, environment: NodeJS.ProcessEnv): Promise<BundleMeasurements> {
   const outDir = await mkdtemp(join(tmpdir(), 'bench-synth-'));
   try {
     await synth(projectRoot, outDir, environment);
@@ -29,15 +41,17 @@ export async function measureBundles(projectRoot: string, environment: NodeJS.Pr
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const assetPath = resource.Metadata?.['aws:asset:path'];
       if (typeof assetPath !== 'string') throw new Error(`${logicalId} has no aws:asset:path metadata`);
-      const { size } = await stat(join(outDir, assetPath, 'index.mjs'));
+      const file = join(outDir, assetPath, 'index.mjs');
+      const { size } = await stat(file);
       sizes.push({
         functionId: logicalId.replace(/[0-9A-F]{8}$/, ''),
         assetPath,
         bytes: size,
         overBudget: size > bundleBudgetBytes,
+        loadMs: await loadTimeMs(file),
       });
     }
-    return sizes;
+    return { bundles: sizes, baselineLoadMs: await baselineLoadTimeMs(projectRoot) };
   } finally {
     await rm(outDir, { recursive: true, force: true });
   }

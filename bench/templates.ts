@@ -138,3 +138,75 @@ export async function measureTemplateOperations(
     });
   });
 }
+
+export interface ScalingRow {
+  operation: string;
+  scale: string;
+  size: number;
+  ms: number;
+  roundTrips: number;
+}
+
+/**
+ * The same operations at 1x, 10x and 100x data: template apply (50, 500, 5,000 resources), reload
+ * (5, 50, 500 items) and the datamart listing (2, 20, 200 datamarts of 10 tables; one page).
+ */
+export async function measureScaling(twin: Pick<Twin, 'url' | 'clientToken'>): Promise<ScalingRow[]> {
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const response = await fetch(`${twin.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const parsed = (await response.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed).slice(0, 300)}`);
+    return parsed;
+  };
+  const scales = ['1x', '10x', '100x'] as const;
+  return countingRoundTrips(async (measure) => {
+    const rows: ScalingRow[] = [];
+    for (const [index, scale] of scales.entries()) {
+      const resources = 50 * 10 ** index;
+      const template = await call('POST', '/tenants/templates', twin.clientToken, benchBundle(resources + 1));
+      const tenant = await call('POST', '/tenants', twin.clientToken, { nome: `Scale ${scale}`, ativo: true });
+      const token = tenant.data.token as string;
+      let plan: unknown[] = [];
+      const apply = await measure(async () => {
+        plan = (await call('POST', '/tenant/templates/apply', token, { templateId: template.data.id })).reloadPlan as unknown[];
+      });
+      rows.push({ operation: 'template apply (resources)', scale, size: resources, ...apply });
+      const agent = await call('POST', '/tenant/agents/1/token', token);
+      await call('POST', '/agent/heartbeat', agent.data.token as string);
+      const items = plan.slice(0, 5 * 10 ** index);
+      const reload = await measure(() => call('POST', '/tenant/templates/reload', token, { items }));
+      rows.push({ operation: 'reload (items)', scale, size: items.length, ...reload });
+    }
+    const template = await call('POST', '/tenants/templates', twin.clientToken, benchBundle(51));
+    const tenant = await call('POST', '/tenants', twin.clientToken, {
+      nome: 'Scale datamarts',
+      ativo: true,
+      templateId: template.data.id,
+    });
+    const token = tenant.data.token as string;
+    const own = await call('GET', '/tenant', token);
+    const tables = (own.data.desks as Array<{ tables: Array<{ id: number }> }>).flatMap((desk) =>
+      desk.tables.map((table) => table.id),
+    );
+    const owner = await call('POST', '/tenant/users', token, { login: 'owner@scale.io', nome: 'Owner' });
+    let created = 0;
+    for (const [index, scale] of scales.entries()) {
+      const datamarts = 2 * 10 ** index;
+      for (; created < datamarts; created++) {
+        await call('POST', '/tenant/datamart', token, { nome: `Datamart ${created}`, tables, owners: [owner.data.id] });
+      }
+      const listing = await measure(() => call('GET', '/tenant/datamart', token));
+      rows.push({
+        operation: `GET /tenant/datamart (datamarts of ${tables.length} tables, first page)`,
+        scale,
+        size: datamarts,
+        ...listing,
+      });
+    }
+    return rows;
+  });
+}

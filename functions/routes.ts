@@ -36,6 +36,11 @@ export interface Route {
   payloads?: 'read' | 'readWrite';
   /** Larger request bodies than the default 1 MiB (alert content can approach the 4 MB webhook limit). */
   maxBodyBytes?: number;
+  /**
+   * Files of installed packages shipped beside the function's code and read at run time, not
+   * bundled: large static files would otherwise sit in the code every cold start loads.
+   */
+  packageFiles?: readonly string[];
   summary: string;
 }
 
@@ -44,6 +49,31 @@ const alertRequestBytes = 5 * 1024 * 1024;
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
+  {
+    method: 'GET',
+    path: '/openapi.json',
+    handler: 'openapi',
+    auth: [],
+    table: 'none',
+    summary: 'This API as an OpenAPI 3.1 document (generated from the route table and the schemas)',
+  },
+  {
+    method: 'GET',
+    path: '/docs',
+    handler: 'docs',
+    auth: [],
+    table: 'none',
+    summary: 'The API documentation page (Swagger UI, served by the service itself)',
+  },
+  {
+    method: 'GET',
+    path: '/docs/{asset}',
+    handler: 'docs-asset',
+    auth: [],
+    table: 'none',
+    packageFiles: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
+    summary: "A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files)",
+  },
   {
     method: 'GET',
     path: '/whoami',

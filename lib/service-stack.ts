@@ -1,14 +1,16 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { ApiMapping, DomainName, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { ApiMapping, DomainName, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -20,8 +22,15 @@ import {
   queueUrlVariable,
 } from '../functions/core/store/queue-definitions.ts';
 import { queueConsumers, type Route, routes, type TableAccess, timedFunctions } from '../functions/routes.ts';
+import { AlarmTopic } from './alarm-topic.ts';
+import { deploymentSettings } from './deployment-settings.ts';
+import { type MonitoredFunction, ServiceMonitoring } from './monitoring.ts';
 import { ProjectFunction } from './project-function.ts';
 
+/**
+ * Besides these props, the stack reads CDK context (see deployment-settings.ts): `alarmEmail`,
+ * `apiRateLimit` and `apiBurstLimit`.
+ */
 export interface ServiceStackProps extends StackProps {
   stage: string;
   tenantBaseDomain: string;
@@ -76,6 +85,16 @@ interface Permissions {
   payloads?: 'read' | 'readWrite';
 }
 
+/**
+ * The S3 actions behind each level of payload access: what functions/core/store/payloads.ts calls.
+ * ListBucket (on the bucket, not its objects) is what makes S3 answer NoSuchKey for a body that is
+ * gone (delivered or expired), which the code expects, rather than AccessDenied.
+ */
+export const payloadActions: Record<'read' | 'readWrite', { objects: string[]; bucket: string[] }> = {
+  read: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
+  readWrite: { objects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], bucket: ['s3:ListBucket'] },
+};
+
 /** A readable, stable name for a set of permissions (`read`, `readWrite sends reload`, …). */
 function permissionsKey(needs: Permissions): string {
   return [
@@ -90,6 +109,25 @@ function permissionsKey(needs: Permissions): string {
 
 /** `reload-worker` becomes `ReloadWorker` (queue consumers and timed functions). */
 export const consumerIdOf = (handler: string) => pascalCase(handler);
+
+/**
+ * What the API access log records per request, as JSON: who, which route, what answer, how fast.
+ * No header (so no Authorization, no cookie) and no path: the SSO landing's path carries a login
+ * token, and routeKey names the route without it.
+ */
+export const apiAccessLogFields = {
+  requestId: '$context.requestId',
+  requestTime: '$context.requestTime',
+  ip: '$context.identity.sourceIp',
+  domainName: '$context.domainName',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  latency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  error: '$context.error.message',
+  integrationError: '$context.integrationErrorMessage',
+};
 
 /** The whole service: one table, one HTTP API, one function per row of the route table. */
 export class ServiceStack extends Stack {
@@ -114,7 +152,11 @@ export class ServiceStack extends Stack {
       });
     }
 
-    const { queues, deadLetterQueues } = this.createQueues();
+    const settings = deploymentSettings(this);
+    // Every alarm of the service notifies this one topic (the ARN is an output).
+    const alarmTopic = new AlarmTopic(this, 'Alarms', { email: settings.alarmEmail });
+
+    const { queues, deadLetterQueues, deadLetterAlarms } = this.createQueues(alarmTopic.action);
 
     // Webhook bodies too large for a queue message (the claim check). Private, encrypted, TLS only;
     // a body is deleted once delivered, and anything left (failed, kept for a redelivery) expires
@@ -126,11 +168,56 @@ export class ServiceStack extends Stack {
       lifecycleRules: [{ expiration: Duration.days(31), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    Validations.of(payloads).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'Server access logs are not kept for the payload bucket: it only holds transient webhook bodies (claim checks) ' +
+        "that the service's own roles write, read and delete, public access is blocked and TLS enforced; CloudTrail S3 " +
+        'data events are the audit trail to turn on if object access must be audited.',
+    });
     // The login-token keyring. Created empty; `npm run admin -- keys rotate` puts the first key in.
     const signingKeys = new Secret(this, 'SigningKeys', {
       description: 'ES256 keys that sign SSO login tokens (JSON keyring; rotate with npm run admin -- keys rotate)',
       generateSecretString: { secretStringTemplate: JSON.stringify({ keys: [] }), generateStringKey: 'unused' },
     });
+    Validations.of(signingKeys).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The keyring is rotated by an operator with `npm run admin -- keys rotate` (docs/operations.md), which adds a key ' +
+        'and keeps the retired ones published until the tokens they signed expire; a Secrets Manager rotation function ' +
+        'replacing the value would break the verification of live login tokens.',
+    });
+
+    /** The cdk-nag findings every execution role has by design, acknowledged on that role only. */
+    const tableLogicalId = this.resolve((table.node.defaultChild as CfnTable).logicalId) as string;
+    const payloadsLogicalId = this.resolve((payloads.node.defaultChild as CfnBucket).logicalId) as string;
+    const acknowledgeRoleFindings = (role: Role, needs: Permissions) => {
+      const acknowledge = (id: string, reason: string) => Validations.of(role).acknowledge({ id, reason });
+      acknowledge(
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        'AWSLambdaBasicExecutionRole is the standard Lambda execution policy: logs:CreateLogGroup, CreateLogStream and ' +
+          'PutLogEvents, so the functions can write their logs (never read them); AWS maintains it, and the role is ' +
+          'shared only by functions of this stack.',
+      );
+      acknowledge(
+        'AwsSolutions-IAM5[Resource::*]',
+        'X-Ray tracing (Tracing.ACTIVE on every function) needs xray:PutTraceSegments and xray:PutTelemetryRecords, ' +
+          'which support no resource-level permissions, so their resource is *; test/infra/nag.test.ts checks that no ' +
+          'other statement of a role uses *.',
+      );
+      if (needs.table !== 'none')
+        acknowledge(
+          `AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/index/*]`,
+          `The wildcard covers only the indexes of the service's table (${tableDefinition.globalIndexes.map((index) => index.indexName).join(', ')}), ` +
+            'with the same named actions as the table itself; Query on an index needs the index ARN.',
+        );
+      if (needs.payloads)
+        acknowledge(
+          `AwsSolutions-IAM5[Resource::<${payloadsLogicalId}.Arn>/*]`,
+          'Object keys in the payload bucket are made per delivery at run time (deliveries/<tenant>/<delivery>.json), so ' +
+            'the object actions (named, no wildcard) apply to the objects of this one bucket.',
+        );
+    };
 
     /**
      * One execution role per set of permissions, shared by the functions that need exactly that
@@ -151,25 +238,42 @@ export class ServiceStack extends Stack {
       for (const name of needs.sends) queues[name].grantSendMessages(role);
       if (needs.deadLetters) deadLetterQueues[needs.deadLetters].grantSendMessages(role);
       if (needs.signingKeys) signingKeys.grantRead(role);
-      if (needs.payloads) payloads.grantRead(role);
-      // readWrite also deletes: a delivered body is removed at once.
-      if (needs.payloads === 'readWrite') {
-        payloads.grantPut(role);
-        payloads.grantDelete(role);
+      // Named actions rather than grantRead/grantPut/grantDelete, which add wildcards (s3:GetObject*,
+      // s3:List*, s3:Abort*, …). readWrite also deletes: a delivered body is removed at once.
+      if (needs.payloads) {
+        const actions = payloadActions[needs.payloads];
+        role.addToPolicy(new PolicyStatement({ actions: actions.objects, resources: [payloads.arnForObjects('*')] }));
+        role.addToPolicy(new PolicyStatement({ actions: actions.bucket, resources: [payloads.bucketArn] }));
       }
+      acknowledgeRoleFindings(role, needs);
       roles.set(key, role);
       return role;
     };
     const payloadEnvironment = (access: Permissions['payloads']): Record<string, string> =>
       access ? { PAYLOAD_BUCKET: payloads.bucketName } : {};
 
-    const api = new HttpApi(this, 'Api', { apiName: `bi-tenant-admin-${props.stage}` });
+    // The API's one stage, $default, made here rather than by HttpApi (same construct id, so the same
+    // resource) to give it throttling (CDK context) and a JSON access log (apiAccessLogFields).
+    const api = new HttpApi(this, 'Api', { apiName: `bi-tenant-admin-${props.stage}`, createDefaultStage: false });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const stage = api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(apiAccessLogFields)),
+      },
+    });
     if (props.tenantCertificateArn) {
       const tenantDomains = new DomainName(this, 'TenantDomains', {
         domainName: `*.${props.tenantBaseDomain}`,
         certificate: Certificate.fromCertificateArn(this, 'TenantCertificate', props.tenantCertificateArn),
       });
-      new ApiMapping(this, 'TenantDomainMapping', { api, domainName: tenantDomains });
+      new ApiMapping(this, 'TenantDomainMapping', { api, domainName: tenantDomains, stage });
       new CfnOutput(this, 'TenantDomainTarget', { value: tenantDomains.regionalDomainName });
     }
     const environment = {
@@ -178,6 +282,7 @@ export class ServiceStack extends Stack {
       LOGIN_TOKEN_ISSUER: `bi-tenant-admin:${props.stage}`,
     };
 
+    const serviceFunctions: MonitoredFunction[] = [];
     for (const route of routes) {
       const functionId = functionIdOf(route);
       const sends = route.sends ?? [];
@@ -191,14 +296,24 @@ export class ServiceStack extends Stack {
           ...payloadEnvironment(route.payloads),
         },
         role: roleFor({ table: route.table, sends, signingKeys: Boolean(route.signingKeys), payloads: route.payloads }),
+        packageFiles: route.packageFiles,
       });
-      api.addRoutes({
+      serviceFunctions.push({ name: functionId, fn });
+      const [apiRoute] = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${functionId}Integration`, fn),
       });
+      if (apiRoute)
+        Validations.of(apiRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: route.auth.length
+            ? `Authorized in the handler, not by an API Gateway authorizer (DESIGN.md section 2: immediate revocation, no authorizer cache): the route table lets ${route.auth.join(', ')} bearer tokens in.`
+            : `Public by design, no token: ${route.summary}. Any check it needs (a login token, a session cookie) is made in the handler.`,
+        });
     }
 
+    const consumerFunctions: MonitoredFunction[] = [];
     for (const consumer of queueConsumers) {
       const queue = queues[consumer.queue];
       const deadLetterQueue = deadLetterQueues[consumer.queue];
@@ -223,8 +338,11 @@ export class ServiceStack extends Stack {
         }),
       });
       fn.addEventSource(new SqsEventSource(queue, { batchSize: consumer.batchSize, reportBatchItemFailures: true }));
+      serviceFunctions.push({ name: consumerIdOf(consumer.handler), fn });
+      consumerFunctions.push({ name: consumer.handler, fn });
     }
 
+    const timers: (MonitoredFunction & { everyMinutes: number })[] = [];
     for (const timed of timedFunctions) {
       const sends = timed.sends ?? [];
       const fn = new ProjectFunction(this, consumerIdOf(timed.handler), {
@@ -243,18 +361,51 @@ export class ServiceStack extends Stack {
         // A tick that could not run is not worth running late: the next one fires what is due.
         targets: [new LambdaFunction(fn, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
       });
+      serviceFunctions.push({ name: consumerIdOf(timed.handler), fn });
+      timers.push({ name: timed.handler, fn, everyMinutes: timed.everyMinutes });
     }
+
+    const monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      api,
+      functions: serviceFunctions,
+      timedFunctions: timers,
+      queueConsumers: consumerFunctions,
+      queues: (Object.keys(queues) as QueueName[]).map((name) => ({
+        name,
+        queue: queues[name],
+        deadLetterQueue: deadLetterQueues[name],
+      })),
+      otherAlarms: deadLetterAlarms,
+      alarmAction: alarmTopic.action,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secretArn });
     new CfnOutput(this, 'PayloadBucketName', { value: payloads.bucketName });
+    // What a DLQ redrive needs (docs/operations.md): each queue's ARN, its DLQ's URL and ARN.
+    for (const name of Object.keys(queues) as QueueName[]) {
+      const id = pascalCase(name);
+      new CfnOutput(this, `${id}QueueArn`, { value: queues[name].queueArn });
+      new CfnOutput(this, `${id}DeadLetterQueueUrl`, { value: deadLetterQueues[name].queueUrl });
+      new CfnOutput(this, `${id}DeadLetterQueueArn`, { value: deadLetterQueues[name].queueArn });
+    }
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn });
+    new CfnOutput(this, 'ApiAccessLogGroupName', { value: accessLogs.logGroupName });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${monitoring.dashboardName}`,
+    });
   }
 
   /** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */
-  private createQueues(): { queues: Record<QueueName, Queue>; deadLetterQueues: Record<QueueName, Queue> } {
+  private createQueues(alarmAction: IAlarmAction): {
+    queues: Record<QueueName, Queue>;
+    deadLetterQueues: Record<QueueName, Queue>;
+    deadLetterAlarms: Alarm[];
+  } {
     const queues = {} as Record<QueueName, Queue>;
     const deadLetterQueues = {} as Record<QueueName, Queue>;
+    const deadLetterAlarms: Alarm[] = [];
     for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
       const id = pascalCase(name);
       const deadLetterQueue = new Queue(this, `${id}DeadLetterQueue`, {
@@ -272,15 +423,21 @@ export class ServiceStack extends Stack {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
-      new Alarm(this, `${id}DeadLetterAlarm`, {
-        alarmDescription: `Messages of the ${name} queue failed ${definition.maxReceiveCount} times and wait in its DLQ for an operator`,
+      const alarm = new Alarm(this, `${id}DeadLetterAlarm`, {
+        alarmDescription:
+          `A message of the ${name} queue is in its dead-letter queue: processing gave up on it after its retries, and it ` +
+          `waits there for an operator (kept ${definition.deadLetterRetentionDays} days). Inspect it, fix the cause, then ` +
+          'redrive it: docs/operations.md, section Dead-letter queues.',
         metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
         threshold: 1,
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
+      alarm.addAlarmAction(alarmAction);
+      alarm.addOkAction(alarmAction);
+      deadLetterAlarms.push(alarm);
     }
-    return { queues, deadLetterQueues };
+    return { queues, deadLetterQueues, deadLetterAlarms };
   }
 }

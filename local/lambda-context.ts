@@ -8,8 +8,11 @@ import type { Context } from 'aws-lambda';
  * runtime's InvokeStore makes Powertools keep each invocation's log keys (request id, tenant id,
  * function name) to itself instead of sharing one logger state across handlers.
  */
-process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '64';
-const invokeStore = InvokeStore.getInstanceAsync(true);
+const invokeStore = InvokeStore.getInstanceAsync(true).then((store) => {
+  // Declared only once the store exists: Powertools refuses to run with the one and not the other.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '64';
+  return store;
+});
 
 /** The context Lambda hands a function, for the twin's in-process invocations. */
 export function lambdaContext(functionName: string, timeoutMs: number): Context {

@@ -1,0 +1,92 @@
+/**
+ * Cold-start module load time: how long a fresh Node.js process takes to import a function's
+ * bundle (what Lambda does on a cold start, before the first event), against a bare function
+ * that imports only the same DynamoDB clients every function has.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+/** Each bundle is loaded this many times (fresh processes); the median counts. */
+const runs = 5;
+
+/** The environment a function reads at cold start; the values only need to exist. */
+const functionEnvironment = {
+  TABLE_NAME: 'bench',
+  TENANT_BASE_DOMAIN: 'bench.example.com',
+  AWS_REGION: 'us-east-1',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  RELOAD_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/reload.fifo',
+  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhook',
+  WEBHOOK_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/webhook-dlq',
+  PAYLOAD_BUCKET: 'bench',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Milliseconds a fresh process takes to import the module at `file` (median of `runs`). */
+export async function loadTimeMs(file: string): Promise<number> {
+  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
+  const samples: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    samples.push(
+      await new Promise<number>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          env: { ...functionEnvironment, PATH: process.env.PATH },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout.on('data', (chunk) => {
+          output += chunk;
+        });
+        child.stderr.on('data', (chunk) => {
+          output += chunk;
+        });
+        child.once('close', (code) => {
+          const value = Number(output.trim().split('\n').at(-1));
+          if (code === 0 && Number.isFinite(value)) resolve(value);
+          else reject(new Error(`Loading ${file} failed (exit ${code}):\n${output}`));
+        });
+      }),
+    );
+  }
+  return median(samples);
+}
+
+/** The baseline: a bundle, built like the functions, that only creates the DynamoDB document client. */
+export async function baselineLoadTimeMs(projectRoot: string): Promise<number> {
+  const directory = await mkdtemp(join(tmpdir(), 'bench-baseline-'));
+  try {
+    const entry = join(directory, 'bare.ts');
+    await writeFile(
+      entry,
+      [
+        "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+        "import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';",
+        'const client = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+        "export const handler = () => client.send(new GetCommand({ TableName: 'bench', Key: { pk: 'x', sk: 'y' } }));",
+      ].join('\n'),
+    );
+    const outfile = join(directory, 'index.mjs');
+    await build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      mainFields: ['module', 'main'],
+      nodePaths: [join(projectRoot, 'node_modules')],
+      banner: { js: "import{createRequire}from'node:module';const require=createRequire(import.meta.url);" },
+      logLevel: 'error',
+    });
+    return await loadTimeMs(outfile);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,750 @@
+/**
+ * The OpenAPI 3.1 description of this API, built from the route table and the JSON Schemas: no
+ * hand-kept copy of a route, a body or an auth rule. What the table does not say (success
+ * statuses other than 200, the spec's own answer shapes, the few query parameters, the SSO
+ * routes' cookie and login token) is stated here once, in small tables that
+ * test/unit/openapi.test.ts checks against the handlers. Pure: `npm run docs`
+ * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
+ */
+import type { AuthScheme, HttpMethod, Route } from '../../routes.ts';
+
+type Schema = Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+/** The files GET /docs/{asset} serves, by name: Swagger UI's script and styles, and our start-up script. */
+export const docsAssets = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'docs.js': 'text/javascript; charset=utf-8',
+} as const;
+
+export type DocsAsset = keyof typeof docsAssets;
+
+export interface OpenApiSources {
+  routes: readonly Route[];
+  /** Request-body schemas and the schemas they refer to, by `$id` (schemas/index.ts). */
+  requestSchemas: Readonly<Record<string, Schema>>;
+  /** Answer shapes (schemas/responses/), by `$id`. */
+  responseSchemas: Readonly<Record<string, Schema>>;
+  /** An example body for every request schema, and for the webhook payload. */
+  examples: Readonly<Record<string, unknown>>;
+  version: string;
+}
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+
+const securitySchemeOf: Record<AuthScheme, string> = {
+  client: 'clientBearerAuth',
+  tenant: 'tenantBearerAuth',
+  agent: 'agentBearerAuth',
+};
+
+/** Public routes that still identify their caller, though not with a bearer token. */
+const publicRouteCredentials: Record<string, { security: Json[]; note: string }> = {
+  'GET /auth/session': {
+    security: [{ sessionCookieAuth: [] }],
+    note: 'Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
+  },
+  'GET /auth/api/{token}': {
+    security: [],
+    note:
+      'Authenticated by the login token in the path (from `POST /tenant/login`): an ES256 JWT for this tenant ' +
+      'domain, valid one hour. Meant for a browser, on the tenant domain: answers a redirect or an HTML page.',
+  },
+};
+
+/** Paginated lists: `limit` and `cursor`, and `nextCursor` in the answer. */
+const paginatedRoutes = new Set([
+  'GET /tenants',
+  'GET /tenant/runs',
+  'GET /tenant/users',
+  'GET /tenant/datamart',
+  'GET /tenant/schedules',
+  'GET /tenant/schedules/{id}/runs',
+  'GET /tenant/alerts',
+  'GET /tenant/alerts/{id}/deliveries',
+]);
+
+/** Query parameters other than pagination. */
+const queryParameters: Record<string, Json[]> = {
+  'GET /tenant/schedules/{id}/next': [
+    {
+      name: 'count',
+      in: 'query',
+      description: 'How many fires to list.',
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    },
+  ],
+  'GET /auth/api/{token}': [
+    {
+      name: 'ref',
+      in: 'query',
+      description: 'The BI route to open, Base64-encoded (as `POST /tenant/login` builds it).',
+      schema: { type: 'string' },
+    },
+    { name: 'showMenu', in: 'query', description: "0 hides the BI's main menu.", schema: { enum: ['0', '1'] } },
+    { name: 'showDesksIcon', in: 'query', description: '0 hides the desks icon.', schema: { enum: ['0', '1'] } },
+  ],
+};
+
+/** Bodies that name another record (a template, a tenant, a user's login): 404 when it is not there. */
+const bodiesNamingRecords = new Set([
+  'create-tenant',
+  'delete-tenant',
+  'apply-template',
+  'set-default-template',
+  'login',
+  'revoke-login',
+]);
+
+/** Routes guarded by If-Match (the schedule's version, as its ETag gives it). */
+const ifMatchRoutes = new Set(['PUT /tenant/schedules/{id}', 'DELETE /tenant/schedules/{id}']);
+
+interface Success {
+  /** Status → description; every status gets the same content. */
+  statuses: Record<string, string>;
+  /** Media type → schema of the answer: the generic envelope when absent; `{}` for no body. */
+  content?: Record<string, Schema>;
+  headers?: Json;
+}
+
+/** The generic envelope with a known `data`. */
+const envelopeOf = (data: Schema): Schema => ({
+  allOf: [schemaRef('success-envelope'), { type: 'object', properties: { data } }],
+});
+const listOf = (name: string): Schema => envelopeOf({ type: 'array', items: schemaRef(name) });
+const specAnswer = (properties: Json, required: string[]): Schema => ({
+  type: 'object',
+  required: ['success', ...required],
+  properties: { success: { const: true }, ...properties },
+});
+const etagHeader = { ETag: { description: "The schedule's version; send it back as If-Match.", schema: { type: 'string' } } };
+const scheduleContent = {
+  'application/json': envelopeOf(schemaRef('schedule.v2')),
+  'application/yaml': schemaRef('schedule.v2'),
+};
+
+/** Answers other than `200` with the generic envelope, by route key. */
+const successes: Record<string, Success> = {
+  'POST /tenants': { statuses: { 201: 'The tenant, with its token (shown only here).' } },
+  'POST /tenants/templates': { statuses: { 201: 'The template, version 1.' } },
+  'POST /tenant/agents': { statuses: { 201: 'The agent, with its token (shown only here).' } },
+  'POST /tenant/users': { statuses: { 201: 'The user.' } },
+  'POST /tenant/groups': { statuses: { 201: 'The group.' } },
+  'POST /tenant/datamart': {
+    statuses: { 201: 'The datamart (spec 2.3).' },
+    content: { 'application/json': envelopeOf(schemaRef('datamart')) },
+  },
+  'PATCH /tenant/datamart/{id}': {
+    statuses: { 200: 'The datamart (spec 2.3).' },
+    content: { 'application/json': envelopeOf(schemaRef('datamart')) },
+  },
+  'GET /tenant/datamart': { statuses: { 200: 'The datamarts (spec 4.7).' }, content: { 'application/json': listOf('datamart') } },
+  'GET /tenant/datamart/{id}/user': {
+    statuses: { 200: 'The records (spec 4.8).' },
+    content: { 'application/json': listOf('user-permission') },
+  },
+  'GET /tenant/datamart/{id}/group': {
+    statuses: { 200: 'The records (spec 4.9).' },
+    content: { 'application/json': listOf('group-permission') },
+  },
+  'PUT /tenant/datamart/{id}/user/{userId}': {
+    statuses: { 200: "The user's records now." },
+    content: { 'application/json': listOf('user-permission') },
+  },
+  'DELETE /tenant/datamart/{id}/user/{userId}': {
+    statuses: { 200: "The user's records now (none)." },
+    content: { 'application/json': listOf('user-permission') },
+  },
+  'PUT /tenant/datamart/{id}/group/{groupId}': {
+    statuses: { 200: "The group's records now." },
+    content: { 'application/json': listOf('group-permission') },
+  },
+  'DELETE /tenant/datamart/{id}/group/{groupId}': {
+    statuses: { 200: "The group's records now (none)." },
+    content: { 'application/json': listOf('group-permission') },
+  },
+  'PUT /tenant/schedules/{id}': {
+    statuses: { 200: 'Replaced (or unchanged): the stored file.', 201: 'Created: the stored file.' },
+    content: scheduleContent,
+    headers: etagHeader,
+  },
+  'GET /tenant/schedules/{id}': {
+    statuses: { 200: 'The schedule file, as YAML when Accept prefers it, else JSON.' },
+    content: scheduleContent,
+    headers: etagHeader,
+  },
+  'POST /tenant/alerts': { statuses: { 201: 'The alert.' } },
+  'POST /tenant/alerts/{id}/send': { statuses: { 202: 'The delivery, queued.' } },
+  'POST /tenant/alerts/{id}/fire': { statuses: { 202: 'The delivery, queued.' } },
+  'POST /tenant/deliveries/{id}/redeliver': { statuses: { 202: 'The delivery, queued again.' } },
+  'POST /tenant/templates/apply': {
+    statuses: { 200: 'Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4).' },
+    content: {
+      'application/json': specAnswer(
+        {
+          reloadPlan: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['flowId', 'tokenId', 'context'],
+              properties: { flowId: { type: 'integer' }, tokenId: { type: 'integer' }, context: { type: 'string' } },
+            },
+          },
+        },
+        ['reloadPlan'],
+      ),
+    },
+  },
+  'POST /tenant/templates/reload': {
+    statuses: { 200: 'One result per item, in request order (spec 4.5).' },
+    content: {
+      'application/json': specAnswer(
+        {
+          results: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['tokenId', 'tenantId', 'status'],
+              properties: {
+                tokenId: { type: 'integer' },
+                tenantId: { type: 'integer' },
+                status: { enum: ['enqueued', 'skipped_offline'] },
+              },
+            },
+          },
+        },
+        ['results'],
+      ),
+    },
+  },
+  'POST /tenant/login': {
+    statuses: { 200: 'The login token and the URL that opens the BI signed in (spec 4.6).' },
+    content: {
+      'application/json': specAnswer(
+        {
+          token: { type: 'string', description: 'ES256 JWT, valid one hour.' },
+          url: { type: 'string', format: 'uri', description: 'https://{tenant domain}/auth/api/{token}?showMenu=…&ref=…' },
+        },
+        ['token', 'url'],
+      ),
+    },
+  },
+  'POST /tenant/login/revoke': { statuses: { 200: 'Revoked.' }, content: { 'application/json': specAnswer({}, []) } },
+  'GET /.well-known/jwks.json': {
+    statuses: { 200: 'A JWK set (RFC 7517), cacheable for five minutes.' },
+    content: {
+      'application/jwk-set+json': {
+        type: 'object',
+        required: ['keys'],
+        properties: { keys: { type: 'array', items: { type: 'object', description: 'A public EC P-256 key.' } } },
+      },
+    },
+  },
+  'GET /auth/api/{token}': {
+    statuses: { 302: 'Signed in: a session cookie, and a redirect to the route (`ref`) on the BI.' },
+    content: {},
+    headers: {
+      Location: { description: 'The BI route to open.', schema: { type: 'string' } },
+      'Set-Cookie': {
+        description: 'The `bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned).',
+        schema: { type: 'string' },
+      },
+    },
+  },
+  'GET /openapi.json': {
+    statuses: { 200: 'This document.' },
+    content: { 'application/json': { type: 'object', description: 'An OpenAPI 3.1 document.' } },
+  },
+  'GET /docs': {
+    statuses: { 200: 'An HTML page that renders this document with Swagger UI.' },
+    content: { 'text/html': { type: 'string' } },
+  },
+  'GET /docs/{asset}': {
+    statuses: { 200: 'The file.' },
+    content: { 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } },
+  },
+};
+
+/** The SSO landing answers a browser: its failures are HTML pages, not the error envelope. */
+const landingPage = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
+const htmlErrors: Record<string, Record<string, Json>> = {
+  'GET /auth/api/{token}': {
+    400: landingPage('The `ref` parameter is not valid Base64.'),
+    401: landingPage('The token is expired, revoked, not for this domain, or not a token.'),
+  },
+};
+
+const kebabWords = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean);
+const camelCase = (words: string[]) =>
+  words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]?.toUpperCase() + word.slice(1).toLowerCase())).join('');
+
+/**
+ * `createTenant` from the handler `create-tenant`; a handler that serves several routes adds the
+ * method (`deleteTenantPost`), then the path segments that tell its routes apart
+ * (`datamartPermissionsGetGroup`).
+ */
+export function operationIds(routes: readonly Route[]): Map<Route, string> {
+  const ids = new Map<Route, string>();
+  for (const route of routes) {
+    const siblings = routes.filter((other) => other.handler === route.handler);
+    const words = kebabWords(route.handler);
+    if (siblings.length > 1) words.push(route.method);
+    const sameMethod = siblings.filter((other) => other.method === route.method);
+    if (sameMethod.length > 1) {
+      const literals = (path: string) => path.split('/').filter((segment) => segment && !segment.startsWith('{'));
+      const common = sameMethod.map((other) => literals(other.path)).reduce((a, b) => a.filter((segment) => b.includes(segment)));
+      words.push(
+        ...literals(route.path)
+          .filter((segment) => !common.includes(segment))
+          .flatMap(kebabWords),
+      );
+    }
+    ids.set(route, camelCase(words));
+  }
+  return ids;
+}
+
+/** Groups routes by area: the first path segment, or the first two when several routes share them. */
+export function tagOf(route: Pick<Route, 'path'>, routes: readonly Pick<Route, 'path'>[]): string {
+  const [first = '', second] = route.path.split('/').slice(1);
+  const aliases: Record<string, string> = { '.well-known': 'auth', 'openapi.json': 'docs' };
+  if (second && !second.startsWith('{')) {
+    const prefix = `/${first}/${second}`;
+    const sharing = routes.filter((other) => other.path === prefix || other.path.startsWith(`${prefix}/`));
+    if (sharing.length > 1) return `${first}/${second}`;
+  }
+  return aliases[first] ?? first;
+}
+
+const pathParameterNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+/** `{id}`, `{userId}`, `{groupId}`: positive integers (idParameter); a malformed one is a 400. */
+const isIdParameter = (name: string) => name === 'id' || name.endsWith('Id');
+
+function pathParameter(name: string): Json {
+  if (name === 'token') {
+    return { name, in: 'path', required: true, description: 'A login token (JWT).', schema: { type: 'string' } };
+  }
+  if (name === 'asset') {
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: 'One of the listed files.',
+      schema: { enum: Object.keys(docsAssets) },
+    };
+  }
+  if (!isIdParameter(name)) throw new Error(`No description of the path parameter {${name}}`);
+  return {
+    name,
+    in: 'path',
+    required: true,
+    description: 'A positive integer id.',
+    schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  };
+}
+
+const unescapeToken = (token: string) => token.replaceAll('~1', '/').replaceAll('~0', '~');
+
+/**
+ * The schemas as components, `$id` and `$schema` dropped (the document is their base, and 3.1's
+ * default dialect is a superset of 2020-12). Each `$defs` entry some `$ref` points at becomes a
+ * component of its own (`alert-webhook#/$defs/user` → `alert-webhook.user`), so every reference is
+ * `#/components/schemas/<name>`; vendor keys (`x-…`) stay, as OpenAPI allows them.
+ */
+export function schemaComponents(schemas: Readonly<Record<string, Schema>>): Record<string, Schema> {
+  const targetOf = (ref: string, hostId: string): { id: string; path: string[]; name: string } => {
+    const [base = '', fragment = ''] = ref.split('#');
+    const id = base || hostId;
+    if (!schemas[id]) throw new Error(`${hostId}: $ref ${ref} names no known schema`);
+    const tokens = fragment.split('/').slice(1).map(unescapeToken);
+    if (fragment !== '' && (tokens[0] !== '$defs' || tokens.length < 2)) {
+      throw new Error(`${hostId}: $ref ${ref} is neither a whole schema nor one of its $defs`);
+    }
+    return { id, path: tokens.slice(1), name: [id, ...tokens.slice(1)].join('.') };
+  };
+  const referenced = new Set<string>();
+  const collect = (value: unknown, hostId: string): void => {
+    if (typeof value !== 'object' || value === null) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string') referenced.add(targetOf(child, hostId).name);
+      else collect(child, hostId);
+    }
+  };
+  for (const [id, schema] of Object.entries(schemas)) collect(schema, id);
+
+  const rewrite = (value: unknown, hostId: string): unknown => {
+    if (Array.isArray(value)) return value.map((child) => rewrite(child, hostId));
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, child]) =>
+        key === '$ref' && typeof child === 'string'
+          ? [key, `#/components/schemas/${targetOf(child, hostId).name}`]
+          : [key, rewrite(child, hostId)],
+      ),
+    );
+  };
+  const components: Record<string, Schema> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (schema.$id !== id) throw new Error(`Schema ${id} has $id ${String(schema.$id)}`);
+    const { $id: _id, $schema: _dialect, $defs, ...root } = schema;
+    components[id] = rewrite(root, id) as Schema;
+    // Referenced entries become components; unreferenced ones (containers such as `typeIs`) are walked into.
+    const hoist = (definitions: unknown, path: string[]): void => {
+      if (typeof definitions !== 'object' || definitions === null) return;
+      for (const [name, definition] of Object.entries(definitions)) {
+        const componentName = [id, ...path, name].join('.');
+        if (referenced.has(componentName)) components[componentName] = rewrite(definition, id) as Schema;
+        else hoist(definition, [...path, name]);
+      }
+    };
+    hoist($defs, []);
+  }
+  for (const name of referenced) if (!components[name]) throw new Error(`$ref target ${name} is not in its schema`);
+  return components;
+}
+
+const errorExample = (code: string, message: string, errors: Json[] = []) => ({
+  status: 'error',
+  success: false,
+  message,
+  code,
+  errors,
+  requestId: '5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10',
+});
+
+function components(sources: OpenApiSources): Json {
+  const schemas: Json = {
+    'success-envelope': {
+      type: 'object',
+      description: 'The answer of most routes. Some answer exactly the shape the spec gives them instead (`{success: true, …}`).',
+      required: ['status', 'data'],
+      properties: {
+        status: { const: 'success' },
+        data: { description: 'What the route answers.' },
+        nextCursor: {
+          type: ['string', 'null'],
+          description: 'Paginated lists: the `cursor` of the next page; null on the last one.',
+        },
+      },
+    },
+    'error-envelope': {
+      type: 'object',
+      description: 'Every error, whatever the status.',
+      required: ['status', 'success', 'message', 'code', 'errors', 'requestId'],
+      properties: {
+        status: { const: 'error' },
+        success: { const: false },
+        message: { type: 'string', description: 'For people: what went wrong, with the first failing field.' },
+        code: { type: 'string', description: 'For programs: `validation_failed`, `not_found`, `tenant_inactive`, …' },
+        errors: { type: 'array', items: schemaRef('field-error'), description: 'Every failing input (400).' },
+        requestId: { type: 'string', description: 'The request in the service logs.' },
+      },
+    },
+    'field-error': {
+      type: 'object',
+      required: ['location', 'pointer', 'message'],
+      properties: {
+        location: { enum: ['body', 'path', 'query', 'header'] },
+        pointer: { type: 'string', description: 'JSON pointer (RFC 6901) inside the location; empty for the whole body.' },
+        message: { type: 'string' },
+      },
+    },
+  };
+  Object.assign(schemas, schemaComponents({ ...sources.requestSchemas, ...sources.responseSchemas }));
+  const error = (description: string, example: Json, headers?: Json) => ({
+    description,
+    ...(headers ? { headers } : {}),
+    content: { 'application/json': { schema: schemaRef('error-envelope'), example } },
+  });
+  return {
+    schemas,
+    responses: {
+      BadRequest: error(
+        'Invalid: every failing field, by JSON pointer.',
+        errorExample('validation_failed', 'Invalid request body: /nome must NOT have fewer than 1 characters', [
+          { location: 'body', pointer: '/nome', message: 'must NOT have fewer than 1 characters' },
+        ]),
+      ),
+      Unauthorized: error('No valid credentials.', errorExample('unauthorized', 'Missing or invalid bearer token'), {
+        'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' } },
+      }),
+      NotFound: error('Not there, or not the caller’s.', errorExample('not_found', 'Tenant not found')),
+      Conflict: error(
+        'Conflicts with the current state (an inactive tenant, a name taken, a concurrent change, an Idempotency-Key reused).',
+        errorExample('tenant_inactive', 'Tenant is inactive'),
+      ),
+      PayloadTooLarge: error(
+        'The body is over the limit.',
+        errorExample('payload_too_large', 'Request body is larger than 1048576 bytes'),
+      ),
+      UnsupportedMediaType: error(
+        'The body is not in a media type the route takes.',
+        errorExample('unsupported_media_type', 'Content-Type must be application/json, not text/plain'),
+      ),
+      InternalError: error(
+        'Something failed on our side; the logs have the details under the same requestId.',
+        errorExample('internal_error', 'Internal server error'),
+      ),
+      TooManyRequests: {
+        description: 'Throttled by API Gateway, before any function runs: its own body, not the error envelope.',
+        content: {
+          'application/json': {
+            schema: { type: 'object', properties: { message: { type: 'string' } } },
+            example: { message: 'Too Many Requests' },
+          },
+        },
+      },
+      ServiceUnavailable: error(
+        'Login tokens cannot be issued yet (no signing key).',
+        errorExample('no_signing_key', 'Login tokens cannot be issued: no signing key yet'),
+      ),
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes the request safe to retry: within 24 hours the same key answers the first answer again; ' +
+          'with another request it is refused (409).',
+        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+      },
+      limit: {
+        name: 'limit',
+        in: 'query',
+        description: 'Page size.',
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+      },
+      cursor: {
+        name: 'cursor',
+        in: 'query',
+        description: 'The `nextCursor` of the previous page.',
+        schema: { type: 'string' },
+      },
+    },
+    securitySchemes: {
+      clientBearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'A client (integrator) token, `cli_…` (`npm run admin -- client create`).',
+      },
+      tenantBearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'A tenant token, `ten_…` (`POST /tenants`, `POST /tenants/{id}/token`).',
+      },
+      agentBearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An agent token, `agt_…` (`POST /tenant/agents`, `POST /tenant/agents/{id}/token`).',
+      },
+      sessionCookieAuth: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'bi_session',
+        description: 'The BI session the SSO landing opens, on the tenant domain.',
+      },
+    },
+  };
+}
+
+function requestBody(route: Route, sources: OpenApiSources): Json | undefined {
+  if (!route.body) return undefined;
+  const example = sources.examples[route.body];
+  if (example === undefined) throw new Error(`No example for the request schema ${route.body}`);
+  // Inline, not one components/examples entry: Redocly 2.77 misvalidates an example that several operations share.
+  const media = { schema: schemaRef(route.body), example };
+  // JSON is YAML too: the YAML media type shows the same example.
+  const content: Json = { 'application/json': media, ...(route.yaml ? { 'application/yaml': media } : {}) };
+  return { required: true, content };
+}
+
+function responses(route: Route, key: string): Json {
+  const success = successes[key];
+  const result: Json = {};
+  const statuses = success?.statuses ?? { 200: 'Success.' };
+  const content = success?.content ?? { 'application/json': schemaRef('success-envelope') };
+  for (const [status, description] of Object.entries(statuses)) {
+    result[status] = {
+      description,
+      ...(success?.headers ? { headers: success.headers } : {}),
+      ...(Object.keys(content).length > 0
+        ? { content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }])) }
+        : {}),
+    };
+  }
+  const names = pathParameterNames(route.path);
+  const ids = names.filter(isIdParameter);
+  const body = route.body !== undefined;
+  const errors: Array<[status: string, component: string, applies: boolean]> = [
+    [
+      '400',
+      'BadRequest',
+      body || ids.length > 0 || paginatedRoutes.has(key) || key in queryParameters || Boolean(route.idempotent),
+    ],
+    ['401', 'Unauthorized', route.auth.length > 0 || key in publicRouteCredentials],
+    ['404', 'NotFound', ids.length > 0 || names.includes('asset') || (body && bodiesNamingRecords.has(route.body as string))],
+    ['409', 'Conflict', (route.table === 'readWrite' && route.method !== 'GET') || Boolean(route.idempotent)],
+    ['413', 'PayloadTooLarge', body],
+    ['415', 'UnsupportedMediaType', body],
+    ['429', 'TooManyRequests', true],
+    ['500', 'InternalError', true],
+    ['503', 'ServiceUnavailable', Boolean(route.signingKeys) && route.method === 'POST'],
+  ];
+  for (const [status, component, applies] of errors) {
+    const page = htmlErrors[key]?.[status];
+    if (page) result[status] = page;
+    else if (applies) result[status] = responseRef(component);
+  }
+  return result;
+}
+
+function description(route: Route, key: string): string | undefined {
+  const notes: string[] = [];
+  const credentials = publicRouteCredentials[key];
+  if (credentials) notes.push(credentials.note);
+  if (route.auth.length > 1) notes.push(`Takes a ${route.auth.join(' or a ')} token.`);
+  if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
+  if (route.maxBodyBytes) notes.push(`Bodies up to ${route.maxBodyBytes / (1024 * 1024)} MiB.`);
+  if (route.idempotent) notes.push('Honours an `Idempotency-Key` header for 24 hours.');
+  if (ifMatchRoutes.has(key)) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
+  if (paginatedRoutes.has(key)) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
+  return notes.length > 0 ? notes.join(' ') : undefined;
+}
+
+function operation(route: Route, operationId: string, routes: readonly Route[], sources: OpenApiSources): Json {
+  const key = `${route.method} ${route.path}`;
+  const security = publicRouteCredentials[key]?.security ?? route.auth.map((scheme) => ({ [securitySchemeOf[scheme]]: [] }));
+  const parameters: Json[] = [
+    ...pathParameterNames(route.path).map(pathParameter),
+    ...(paginatedRoutes.has(key) ? [parameterRef('limit'), parameterRef('cursor')] : []),
+    ...(queryParameters[key] ?? []),
+    ...(route.idempotent ? [parameterRef('IdempotencyKey')] : []),
+    ...(ifMatchRoutes.has(key)
+      ? [{ name: 'If-Match', in: 'header', description: "The schedule's ETag.", schema: { type: 'string' } }]
+      : []),
+  ];
+  const notes = description(route, key);
+  const body = requestBody(route, sources);
+  return {
+    tags: [tagOf(route, routes)],
+    summary: route.summary,
+    ...(notes ? { description: notes } : {}),
+    operationId,
+    security,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses: responses(route, key),
+  };
+}
+
+const webhookHeader = (name: string, description: string, schema: Json = { type: 'string' }) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema,
+});
+
+function webhooks(sources: OpenApiSources): Json {
+  const example = sources.examples['alert-webhook'];
+  if (example === undefined) throw new Error('No example for the webhook payload');
+  return {
+    alert: {
+      post: {
+        tags: [tagOf({ path: '/tenant/alerts' }, sources.routes)],
+        summary: "An alert, POSTed to the tenant's webhook URL when it fires or is force-sent (spec 6)",
+        description:
+          'Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` ' +
+          'with the signing secret `PATCH /tenant/settings` or `POST /tenant/settings/webhook/secret` showed (during a ' +
+          'rotation, one signature per secret). The ' +
+          'receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`. ' +
+          'At most 4 MB.',
+        operationId: 'alertWebhook',
+        security: [],
+        parameters: [
+          webhookHeader('webhook-id', 'The delivery: the same on every attempt and redelivery.'),
+          webhookHeader('webhook-timestamp', "The attempt's Unix time, in seconds.", { type: 'string', pattern: '^[0-9]+$' }),
+          webhookHeader('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256>` signatures.'),
+          webhookHeader('User-Agent', 'Service-Alert-Webhook/1.0', { const: 'Service-Alert-Webhook/1.0' }),
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: schemaRef('alert-webhook'),
+              example,
+            },
+          },
+        },
+        responses: {
+          200: { description: 'Any 2xx: delivered.' },
+          410: { description: 'Gone: the delivery fails at once and the channel is disabled until re-enabled.' },
+          default: {
+            description:
+              'Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours.',
+          },
+        },
+      },
+    },
+  };
+}
+
+export function openApiDocument(sources: OpenApiSources): Json {
+  const ids = operationIds(sources.routes);
+  const paths: Record<string, Record<string, Json>> = {};
+  const tags: string[] = [];
+  for (const route of sources.routes) {
+    const tag = tagOf(route, sources.routes);
+    if (!tags.includes(tag)) tags.push(tag);
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, Json>)[route.method.toLowerCase() as Lowercase<HttpMethod>] = operation(
+      route,
+      ids.get(route) as string,
+      sources.routes,
+      sources,
+    );
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'BI tenant administration API',
+      version: sources.version,
+      summary: 'Integrators create tenants; tenant backends manage them.',
+      description: [
+        'Generated from the route table (`functions/routes.ts`) and the JSON Schemas (`schemas/`) by `npm run docs`.',
+        '',
+        'Bodies are JSON (schedules and templates also YAML). Most answers are `{status: "success", data}`; the routes',
+        'the spec defines answer its own shapes (`{success: true, …}`). Every error is the error envelope: 400 lists',
+        'every failing field by JSON pointer, 401 sends `WWW-Authenticate`, 500 carries a `requestId` to find in the logs.',
+        '',
+        'Three bearer token kinds: client (integrator), tenant and agent. Each route names the kinds it takes.',
+      ].join('\n'),
+    },
+    servers: [{ url: '/', description: 'The service that serves this document' }],
+    tags: tags.map((name) => ({ name, description: tagDescription(name, sources.routes) })),
+    paths,
+    webhooks: webhooks(sources),
+    components: components(sources),
+  };
+}
+
+function tagDescription(tag: string, routes: readonly Route[]): string {
+  const tagged = routes.filter((route) => tagOf(route, routes) === tag);
+  const kinds = [...new Set(tagged.flatMap((route) => route.auth))];
+  const who = kinds.length > 0 ? `${kinds.join(' or ')} token` : 'public';
+  const prefixes = [
+    ...new Set(
+      tagged.map((route) =>
+        route.path
+          .split('/')
+          .slice(0, tag.includes('/') ? 3 : 2)
+          .join('/'),
+      ),
+    ),
+  ];
+  return `${prefixes.map((prefix) => `\`${prefix}\``).join(', ')} (${who})`;
+}

@@ -1,0 +1,47 @@
+import type { Construct } from 'constructs';
+
+/** API Gateway stage throttling when the context sets none: steady requests per second, and the burst above it. */
+export const DEFAULT_API_RATE_LIMIT = 200;
+export const DEFAULT_API_BURST_LIMIT = 400;
+
+/** The operational settings a deployer gives as CDK context (`-c name=value` or cdk.json). */
+export interface DeploymentSettings {
+  /** Subscribed to the alarm topic when set (SNS sends a confirmation e-mail first). */
+  alarmEmail?: string;
+  /** Steady-state requests per second the API's default stage accepts before answering 429. */
+  apiRateLimit: number;
+  /** Requests the stage accepts in a burst above the rate (a whole number). */
+  apiBurstLimit: number;
+}
+
+/**
+ * Reads and checks the context values; a bad value fails the synth with a message naming it, rather
+ * than deploying a stage with no throttling or an alarm topic nobody is subscribed to. Values from
+ * the command line arrive as strings, from cdk.json as numbers: both are accepted.
+ */
+export function deploymentSettings(scope: Construct): DeploymentSettings {
+  const context = (name: string): unknown => scope.node.tryGetContext(name);
+
+  const email = context('alarmEmail');
+  let alarmEmail: string | undefined;
+  if (email !== undefined && email !== '') {
+    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+      throw new Error(`Context alarmEmail must be an e-mail address, not "${String(email)}"`);
+    alarmEmail = email;
+  }
+
+  const number = (name: string, fallback: number, wholeNumber: boolean): number => {
+    const raw = context(name);
+    if (raw === undefined || raw === '') return fallback;
+    const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : Number.NaN;
+    if (!Number.isFinite(value) || value <= 0 || (wholeNumber && !Number.isInteger(value)))
+      throw new Error(`Context ${name} must be a positive ${wholeNumber ? 'whole ' : ''}number, not "${String(raw)}"`);
+    return value;
+  };
+
+  return {
+    alarmEmail,
+    apiRateLimit: number('apiRateLimit', DEFAULT_API_RATE_LIMIT, false),
+    apiBurstLimit: number('apiBurstLimit', DEFAULT_API_BURST_LIMIT, true),
+  };
+}

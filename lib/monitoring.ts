@@ -1,0 +1,297 @@
+import { Aws, Duration, Stack } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  Alarm,
+  AlarmRule,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  CompositeAlarm,
+  Dashboard,
+  GraphWidget,
+  type IAlarm,
+  type IAlarmAction,
+  type IMetric,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** A function of the service, under a readable name (its construct id) for legends and descriptions. */
+export interface MonitoredFunction {
+  name: string;
+  fn: IFunction;
+}
+
+export interface ServiceMonitoringProps {
+  api: HttpApi;
+  /** Every function of the service. */
+  functions: readonly MonitoredFunction[];
+  /** The functions run by a timer: each gets an alarm when it stops running. */
+  timedFunctions: readonly (MonitoredFunction & { everyMinutes: number })[];
+  /** The queue consumers, for their error graph. */
+  queueConsumers: readonly MonitoredFunction[];
+  queues: readonly { name: string; queue: IQueue; deadLetterQueue: IQueue }[];
+  /** Alarms made elsewhere (the DLQ depths), shown in the dashboard's alarm list. */
+  otherAlarms: readonly IAlarm[];
+  alarmAction: IAlarmAction;
+}
+
+/** The namespace and dimension of the service's own metrics (EMF lines written by functions/core/api/metrics.ts). */
+export const SERVICE_METRICS_NAMESPACE = 'BiTenantAdmin';
+export const SERVICE_METRICS_DIMENSIONS = { service: 'bi-tenant-admin' };
+export const SERVICE_METRIC_NAMES = [
+  'Requests',
+  'Errors',
+  'WebhookDeliveries',
+  'WebhookRetries',
+  'WebhookFailures',
+  'ScheduleFires',
+  'ReloadEnqueued',
+  'ReloadSkippedOffline',
+] as const;
+
+/** The API 5xx alarm: the share of 5xx answers, once there are enough requests for a share to mean something. */
+export const API_5XX_PERCENT_THRESHOLD = 5;
+export const API_5XX_MINIMUM_REQUESTS = 20;
+
+/** CloudWatch accepts at most 10 metrics in one alarm's math expression. */
+export const METRICS_PER_ALARM = 10;
+
+const FIVE_MINUTES = Duration.minutes(5);
+const RUNBOOK = 'Runbook: docs/operations.md, section Alarms.';
+
+/**
+ * The service's alarms (besides the DLQ alarms, made with their queues) and its dashboard.
+ *
+ * Lambda errors and throttles are watched across all the service's functions. CloudWatch offers no
+ * exact single metric for that: the metrics without a FunctionName dimension count every function
+ * of the account and region (other stacks and stages too), Metrics Insights cannot select a list of
+ * function names (its WHERE knows only =, != and AND) and an alarm's math expression takes at most
+ * 10 metrics. So the functions are split into groups of 10; each group is an alarm on the sum of its
+ * members' per-function metrics, with no action of its own, and one composite alarm per kind, in
+ * ALARM when any group is, is what notifies. With a threshold of one error (or throttle), "any group
+ * has one" is exactly "the service has one". It costs 2 alarms per 10 functions plus 2; one alarm
+ * per function (2 per function) would take the stack past CloudFormation's 500 resources.
+ */
+export class ServiceMonitoring extends Construct {
+  readonly alarms: IAlarm[] = [];
+  readonly dashboardName: string;
+
+  constructor(scope: Construct, id: string, props: ServiceMonitoringProps) {
+    super(scope, id);
+    // Dashboards are global to the account: the region keeps two regions' stacks apart.
+    this.dashboardName = `${Stack.of(this).stackName}-${Aws.REGION}`;
+    const { api, alarmAction } = props;
+    const notify = (alarm: Alarm | CompositeAlarm) => {
+      alarm.addAlarmAction(alarmAction);
+      alarm.addOkAction(alarmAction);
+      this.alarms.push(alarm);
+      return alarm;
+    };
+
+    // API 5xx rate. The metrics without a Stage dimension cover the API's only stage, $default.
+    const requests = api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const serverErrors = api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
+    notify(
+      new Alarm(this, 'ApiServerErrorRateAlarm', {
+        alarmDescription:
+          `More than ${API_5XX_PERCENT_THRESHOLD}% of the API's answers were 5xx over 5 minutes (at least ` +
+          `${API_5XX_MINIMUM_REQUESTS} requests): callers are failing. Find the route in the API access log ` +
+          '(status, routeKey) and the dashboard (Lambda errors, throttles, duration), then the error in that ' +
+          `function's log group by requestId. ${RUNBOOK}`,
+        metric: new MathExpression({
+          expression: `IF(FILL(requests, 0) >= ${API_5XX_MINIMUM_REQUESTS}, 100 * FILL(serverErrors, 0) / requests, 0)`,
+          usingMetrics: { requests, serverErrors },
+          period: FIVE_MINUTES,
+          label: 'API 5xx (% of requests)',
+        }),
+        threshold: API_5XX_PERCENT_THRESHOLD,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    // Lambda errors and throttles, across every function (see the class comment).
+    const groups = chunk(props.functions, METRICS_PER_ALARM);
+    const acrossFunctions = (kind: 'Errors' | 'Throttles', description: string) => {
+      const groupAlarms = groups.map((members, index) => {
+        const metrics = Object.fromEntries(
+          members.map((member, position) => [`f${position}`, metricOf(member, kind, { period: FIVE_MINUTES, statistic: 'Sum' })]),
+        );
+        return new Alarm(this, `Lambda${kind}Group${index + 1}`, {
+          alarmDescription:
+            `Part ${index + 1} of ${groups.length} of the Lambda${kind} alarm, which notifies: ${kind.toLowerCase()} of ` +
+            `${members.map((member) => member.name).join(', ')}.`,
+          // FILL: a function that did not run has no data point, which would leave the sum without one.
+          metric: new MathExpression({
+            expression: Object.keys(metrics)
+              .map((name) => `FILL(${name}, 0)`)
+              .join(' + '),
+            usingMetrics: metrics,
+            period: FIVE_MINUTES,
+            label: `Lambda ${kind.toLowerCase()}, group ${index + 1}`,
+          }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        });
+      });
+      return notify(
+        new CompositeAlarm(this, `Lambda${kind}Alarm`, {
+          alarmDescription: description,
+          alarmRule: AlarmRule.anyOf(...groupAlarms),
+        }),
+      );
+    };
+    acrossFunctions(
+      'Errors',
+      'A function of the service failed at least once in 5 minutes: an unhandled error, a time-out, running out of ' +
+        'memory or failing to start (HTTP handlers answer their own errors with a 500, so this is a crash). The ' +
+        "dashboard's Lambda errors graph names the function; its log group has the error. Queue messages of a " +
+        `failed batch are retried and end in the DLQ if they keep failing. ${RUNBOOK}`,
+    );
+    acrossFunctions(
+      'Throttles',
+      'Lambda refused to run a function of the service at least once in 5 minutes: the concurrency of the account ' +
+        'and region is used up (shared with every other function there). API callers got errors; queue messages ' +
+        'and timer ticks are retried. Look for the function whose invocations spiked (dashboard) or another ' +
+        `workload of the account, and ask for a higher concurrency quota if the load is real. ${RUNBOOK}`,
+    );
+
+    // Timed functions that stop running (the schedule dispatcher: schedules stop firing).
+    for (const timed of props.timedFunctions) {
+      notify(
+        new Alarm(this, `${timed.name}NotRunningAlarm`, {
+          alarmDescription:
+            `${timed.name} (every ${timed.everyMinutes} minute(s)) has not been invoked for 5 runs in a row. For the ` +
+            'schedule dispatcher this means no schedule fires. Check that its EventBridge rule is enabled and the ' +
+            "function's throttles and errors; when it runs again, each schedule fires only its latest missed slot, and " +
+            `only if that slot is less than an hour late. ${RUNBOOK}`,
+          metric: timed.fn.metricInvocations({ period: Duration.minutes(timed.everyMinutes), statistic: 'Sum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+          evaluationPeriods: 5,
+          datapointsToAlarm: 5,
+          // No invocation means no data point at all: that is exactly the failure to catch.
+          treatMissingData: TreatMissingData.BREACHING,
+        }),
+      );
+    }
+
+    this.createDashboard(props);
+  }
+
+  private createDashboard(props: ServiceMonitoringProps): void {
+    const { api } = props;
+    const graph = (title: string, left: IMetric[], options: { period?: Duration } = {}) =>
+      new GraphWidget({ title, left, width: 8, height: 6, period: options.period ?? FIVE_MINUTES });
+    /** The 10 functions with the highest values of the metric (the others are fetched, not drawn). */
+    const topFunctions = (title: string, kind: 'Errors' | 'Throttles' | 'Duration', statistic: string) => {
+      const metrics = Object.fromEntries(
+        props.functions.map((member, index) => [
+          `f${index}`,
+          metricOf(member, kind, { period: FIVE_MINUTES, statistic, label: member.name }),
+        ]),
+      );
+      return graph(title, [
+        // No label: each line keeps its function's name (a label here would name all ten alike).
+        new MathExpression({
+          expression: 'SORT(METRICS(), MAX, DESC, 10)',
+          usingMetrics: metrics,
+          period: FIVE_MINUTES,
+          label: '',
+        }),
+      ]);
+    };
+    const serviceMetric = (metricName: string) =>
+      new Metric({
+        namespace: SERVICE_METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: SERVICE_METRICS_DIMENSIONS,
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+        label: metricName,
+      });
+
+    const dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: this.dashboardName,
+      defaultInterval: Duration.hours(6),
+    });
+    dashboard.addWidgets(
+      graph('API requests', [api.metricCount({ statistic: 'Sum', label: 'Requests' })]),
+      graph('API 4xx and 5xx', [
+        api.metricClientError({ statistic: 'Sum', label: '4xx' }),
+        api.metricServerError({ statistic: 'Sum', label: '5xx' }),
+      ]),
+      graph('API latency', [
+        api.metricLatency({ statistic: 'p50', label: 'p50' }),
+        api.metricLatency({ statistic: 'p99', label: 'p99' }),
+      ]),
+    );
+    dashboard.addWidgets(
+      topFunctions('Lambda errors (top 10 functions)', 'Errors', 'Sum'),
+      topFunctions('Lambda throttles (top 10 functions)', 'Throttles', 'Sum'),
+      topFunctions('Lambda duration p99 (top 10 functions)', 'Duration', 'p99'),
+    );
+    dashboard.addWidgets(
+      graph(
+        'Queue depth (visible messages)',
+        props.queues.map(({ name, queue }) =>
+          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', label: name }),
+        ),
+      ),
+      graph(
+        'DLQ depth (visible messages)',
+        props.queues.map(({ name, deadLetterQueue }) =>
+          deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', label: `${name} DLQ` }),
+        ),
+      ),
+      graph(
+        'Timed function invocations (per minute)',
+        props.timedFunctions.flatMap(({ name, fn }) => [
+          fn.metricInvocations({ statistic: 'Sum', label: `${name} invocations` }),
+          fn.metricErrors({ statistic: 'Sum', label: `${name} errors` }),
+        ]),
+        { period: Duration.minutes(1) },
+      ),
+    );
+    dashboard.addWidgets(
+      graph(
+        `Queue consumer errors (${props.queueConsumers.map(({ name }) => name).join(', ')})`,
+        props.queueConsumers.map(({ name, fn }) => fn.metricErrors({ statistic: 'Sum', label: `${name} errors` })),
+      ),
+      graph('Service: requests and 5xx answers', ['Requests', 'Errors'].map(serviceMetric)),
+      graph('Service: webhook deliveries', ['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures'].map(serviceMetric)),
+    );
+    dashboard.addWidgets(
+      graph('Service: schedules and reloads', ['ScheduleFires', 'ReloadEnqueued', 'ReloadSkippedOffline'].map(serviceMetric)),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms, ...props.otherAlarms], width: 16, height: 6 }),
+    );
+  }
+}
+
+function metricOf(
+  member: MonitoredFunction,
+  kind: 'Errors' | 'Throttles' | 'Duration',
+  options: { period: Duration; statistic: string; label?: string },
+) {
+  switch (kind) {
+    case 'Errors':
+      return member.fn.metricErrors(options);
+    case 'Throttles':
+      return member.fn.metricThrottles(options);
+    case 'Duration':
+      return member.fn.metricDuration(options);
+  }
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
+}

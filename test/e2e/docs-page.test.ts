@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { expect, inject, test } from 'vitest';
+import { openApiFile } from '../../bin/generate-openapi.ts';
+import { docsAssets } from '../../functions/core/api/openapi-document.ts';
+import { routes } from '../../functions/routes.ts';
+import { api, expectErrorEnvelope } from '../support/api.ts';
+
+/** Debian's Chromium (.ci/run installs it); playwright-core drives it and downloads nothing. */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+test('GET /openapi.json serves the committed document, without a token', async () => {
+  const answer = await api('GET', '/openapi.json');
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(answer.body).toEqual(JSON.parse(readFileSync(openApiFile, 'utf8')));
+});
+
+test('GET /docs/{asset} serves its allow-list only, gzipped, revalidated by ETag', async () => {
+  for (const name of ['package.json', 'index.html', 'swagger-ui-bundle.js.map', '..%2Fpackage.json']) {
+    const error = expectErrorEnvelope(await api('GET', `/docs/${name}`), 404);
+    expect(error.errors).toEqual([expect.objectContaining({ location: 'path', pointer: '/asset' })]);
+  }
+  for (const [name, type] of Object.entries(docsAssets)) {
+    // fetch asks for gzip and decodes it.
+    const answer = await fetch(`${inject('twinUrl')}/docs/${name}`);
+    expect(answer.status, name).toBe(200);
+    expect(answer.headers.get('content-type')).toBe(type);
+    expect(answer.headers.get('content-encoding')).toBe('gzip');
+    const text = await answer.text();
+    if (name !== 'docs.js') {
+      const installed = readFileSync(new URL(`../../node_modules/swagger-ui-dist/${name}`, import.meta.url), 'utf8');
+      expect(text.length).toBeGreaterThan(installed.length - 100);
+      expect(text).not.toContain('sourceMappingURL');
+    }
+    const etag = answer.headers.get('etag') ?? '';
+    const again = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  }
+});
+
+test(
+  'the docs page renders every route with Swagger UI, and nothing it loads comes from elsewhere',
+  { timeout: 60_000 },
+  async () => {
+    if (!existsSync(chromiumPath))
+      throw new Error(`No Chromium at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
+    const origin = new URL(inject('twinUrl')).origin;
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    try {
+      const page = await browser.newPage();
+      const requested: string[] = [];
+      const problems: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+      });
+      page.on('pageerror', (error) => problems.push(error.message));
+
+      const answer = await page.goto(`${origin}/docs`);
+      expect(answer?.headers()['content-security-policy']).toContain("default-src 'none'");
+      await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
+
+      const rendered = await page.$$eval('.opblock-summary', (summaries) =>
+        summaries.map(
+          (summary) =>
+            `${summary.querySelector('.opblock-summary-method')?.textContent?.trim()} ` +
+            `${summary.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+        ),
+      );
+      for (const route of routes) expect(rendered, 'rendered operations').toContain(`${route.method} ${route.path}`);
+
+      // The page, its script and styles, and the document: all from the twin (data: URLs are the icons).
+      const elsewhere = requested.filter((url) => !url.startsWith('data:') && new URL(url).origin !== origin);
+      expect(elsewhere).toEqual([]);
+      expect(requested).toEqual(
+        expect.arrayContaining([`${origin}/docs`, `${origin}/docs/swagger-ui-bundle.js`, `${origin}/openapi.json`]),
+      );
+      // Nothing was refused by the Content-Security-Policy, and Swagger UI reported no error.
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  },
+);

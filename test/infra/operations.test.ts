@@ -1,0 +1,459 @@
+/**
+ * The operational side of ServiceStack: the alarm topic, every alarm and where it notifies, the
+ * dashboard, and the API stage's throttling and access log. Expectations come from the route table
+ * and the queue definitions, so a new function or queue that is not watched fails here.
+ */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { queueDefinitions } from '../../functions/core/store/queue-definitions.ts';
+import { queueConsumers, routes, timedFunctions } from '../../functions/routes.ts';
+import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT } from '../../lib/deployment-settings.ts';
+import {
+  API_5XX_MINIMUM_REQUESTS,
+  API_5XX_PERCENT_THRESHOLD,
+  METRICS_PER_ALARM,
+  SERVICE_METRIC_NAMES,
+  SERVICE_METRICS_DIMENSIONS,
+  SERVICE_METRICS_NAMESPACE,
+} from '../../lib/monitoring.ts';
+import { consumerIdOf, ServiceStack } from '../../lib/service-stack.ts';
+
+const TENANT_BASE_DOMAIN = 'bi.example.com';
+
+interface CfnResource<P = Record<string, unknown>> {
+  Type: string;
+  Properties: P;
+}
+type Ref = { Ref: string };
+interface MetricStat {
+  Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
+  Period: number;
+  Stat: string;
+}
+interface MetricQuery {
+  Id: string;
+  Expression?: string;
+  MetricStat?: MetricStat;
+  ReturnData?: boolean;
+}
+type AlarmProperties = {
+  AlarmDescription?: string;
+  AlarmActions?: unknown[];
+  OKActions?: unknown[];
+  Namespace?: string;
+  MetricName?: string;
+  Dimensions?: { Name: string; Value: unknown }[];
+  Statistic?: string;
+  Period?: number;
+  Metrics?: MetricQuery[];
+  Threshold?: number;
+  ComparisonOperator?: string;
+  EvaluationPeriods?: number;
+  DatapointsToAlarm?: number;
+  TreatMissingData?: string;
+};
+type AlarmResource = CfnResource<AlarmProperties>;
+type CompositeAlarmResource = CfnResource<{ AlarmDescription?: string; AlarmActions?: unknown[]; AlarmRule: unknown }>;
+
+function synthesize(context: Record<string, unknown> = {}, props: { tenantCertificateArn?: string } = {}): Template {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  return Template.fromStack(new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN, ...props }));
+}
+
+function resourcesOfType<R extends CfnResource>(template: Template, type: string): Record<string, R> {
+  return template.findResources(type) as Record<string, R>;
+}
+
+function single<T>(items: readonly T[], what: string): T {
+  if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
+  return items[0] as T;
+}
+
+/** CDK logical ids are `<construct path without slashes><8 hex hash>`. */
+const isLogicalIdOf = (constructPath: string, logicalId: string) => new RegExp(`^${constructPath}[0-9A-F]{8}$`).test(logicalId);
+
+function logicalIdOf(template: Template, type: string, constructPath: string): string {
+  return single(
+    Object.keys(template.findResources(type)).filter((id) => isLogicalIdOf(constructPath, id)),
+    `${type} ${constructPath}`,
+  );
+}
+
+/** The logical ids a value refers to (Ref and Fn::GetAtt), anywhere inside it. */
+function referencedIds(value: unknown): string[] {
+  const text = JSON.stringify(value);
+  return [
+    ...[...text.matchAll(/\{"Ref":"([^"]+)"\}/g)].map((match) => match[1] as string),
+    ...[...text.matchAll(/\{"Fn::GetAtt":\["([^"]+)","[^"]+"\]\}/g)].map((match) => match[1] as string),
+  ];
+}
+
+const dimensionRef = (stat: MetricStat | undefined, name: string) =>
+  (stat?.Metric.Dimensions?.find((dimension) => dimension.Name === name)?.Value as Ref | undefined)?.Ref;
+
+describe('ServiceStack operations', () => {
+  let template: Template;
+  let topicId: string;
+  let functionIds: string[];
+  const alarms = () => resourcesOfType<AlarmResource>(template, 'AWS::CloudWatch::Alarm');
+  const composites = () => resourcesOfType<CompositeAlarmResource>(template, 'AWS::CloudWatch::CompositeAlarm');
+  const topicAction = () => [{ Ref: topicId }];
+
+  beforeAll(() => {
+    template = synthesize();
+    topicId = single(Object.keys(template.findResources('AWS::SNS::Topic')), 'SNS topic');
+    functionIds = Object.keys(template.findResources('AWS::Lambda::Function'));
+  });
+
+  describe('alarm topic', () => {
+    it('is encrypted with a rotated customer managed key that CloudWatch may use, and is an output', () => {
+      const topic = resourcesOfType<CfnResource<{ KmsMasterKeyId?: unknown }>>(template, 'AWS::SNS::Topic')[topicId];
+      const keyId = single(Object.keys(template.findResources('AWS::KMS::Key')), 'KMS key');
+      // Not alias/aws/sns: CloudWatch cannot publish to a topic under the AWS managed key.
+      expect(topic?.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      const key = resourcesOfType<CfnResource<{ EnableKeyRotation?: boolean; KeyPolicy: { Statement: object[] } }>>(
+        template,
+        'AWS::KMS::Key',
+      )[keyId];
+      expect(key?.Properties.EnableKeyRotation).toBe(true);
+      expect(key?.Properties.KeyPolicy.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']),
+        }),
+      );
+      template.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+    });
+
+    it('refuses publishing without TLS and lets only this account’s alarms publish through CloudWatch', () => {
+      const policy = single(
+        Object.values(
+          resourcesOfType<CfnResource<{ Topics: unknown[]; PolicyDocument: { Statement: object[] } }>>(
+            template,
+            'AWS::SNS::TopicPolicy',
+          ),
+        ),
+        'topic policy',
+      );
+      expect(policy.Properties.Topics).toEqual([{ Ref: topicId }]);
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
+        }),
+      );
+    });
+
+    it('subscribes the alarmEmail context value, and nobody without it', () => {
+      template.resourceCountIs('AWS::SNS::Subscription', 0);
+      const subscribed = synthesize({ alarmEmail: 'ops@example.com' });
+      subscribed.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: 'email',
+        Endpoint: 'ops@example.com',
+        TopicArn: { Ref: single(Object.keys(subscribed.findResources('AWS::SNS::Topic')), 'SNS topic') },
+      });
+      expect(() => synthesize({ alarmEmail: 'not an address' })).toThrow(/alarmEmail/);
+    });
+  });
+
+  describe('alarms', () => {
+    it('all notify the topic, on alarm and on recovery, and say what they mean and where the runbook is', () => {
+      // Group alarms feed a composite alarm, which notifies for them (next tests).
+      const notifying = [
+        ...Object.entries(alarms()).filter(([id]) => !/LambdaErrorsGroup|LambdaThrottlesGroup/.test(id)),
+        ...Object.entries(composites()),
+      ];
+      expect(notifying.length).toBeGreaterThanOrEqual(4 + Object.keys(queueDefinitions).length);
+      for (const [id, alarm] of notifying) {
+        expect(alarm.Properties.AlarmActions, id).toEqual(topicAction());
+        expect((alarm.Properties as AlarmProperties).OKActions, id).toEqual(topicAction());
+        expect(alarm.Properties.AlarmDescription, id).toMatch(/docs\/operations\.md/);
+        expect(alarm.Properties.AlarmDescription?.length ?? 0, id).toBeGreaterThan(100);
+      }
+    });
+
+    it('fires on the API 5xx rate: over 5% of at least 20 requests in 5 minutes', () => {
+      const apiId = single(Object.keys(template.findResources('AWS::ApiGatewayV2::Api')), 'HTTP API');
+      const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', 'MonitoringApiServerErrorRateAlarm')];
+      const queries = alarm?.Properties.Metrics ?? [];
+      const stats = queries.flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+      expect(stats.map((stat) => [stat.Metric.Namespace, stat.Metric.MetricName, stat.Stat, stat.Period]).sort()).toEqual([
+        ['AWS/ApiGateway', '5xx', 'Sum', 300],
+        ['AWS/ApiGateway', 'Count', 'Sum', 300],
+      ]);
+      for (const stat of stats) expect(dimensionRef(stat, 'ApiId')).toBe(apiId);
+      const expression = single(
+        queries.filter((query) => query.ReturnData !== false),
+        'returned query',
+      ).Expression;
+      expect(expression).toContain(`>= ${API_5XX_MINIMUM_REQUESTS}`);
+      expect(expression).toMatch(/100 \* FILL\(\w+, 0\) \/ \w+/);
+      expect(alarm?.Properties).toMatchObject({
+        Threshold: API_5XX_PERCENT_THRESHOLD,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
+    it.each(['Errors', 'Throttles'])(
+      'watches Lambda %s of every function, summed in groups behind one composite alarm',
+      (kind) => {
+        const composite = composites()[logicalIdOf(template, 'AWS::CloudWatch::CompositeAlarm', `MonitoringLambda${kind}Alarm`)];
+        expect(composite?.Properties.AlarmActions).toEqual(topicAction());
+        const groupIds = referencedIds(composite?.Properties.AlarmRule);
+        expect(groupIds.length).toBe(Math.ceil(functionIds.length / METRICS_PER_ALARM));
+        const watched: string[] = [];
+        for (const groupId of groupIds) {
+          const group = alarms()[groupId];
+          expect(group, groupId).toBeDefined();
+          // The composite notifies; a group notifying too would send everything twice.
+          expect(group?.Properties.AlarmActions, groupId).toBeUndefined();
+          expect(group?.Properties).toMatchObject({
+            Threshold: 1,
+            ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+            TreatMissingData: 'notBreaching',
+          });
+          const queries = group?.Properties.Metrics ?? [];
+          const members = queries.filter((query) => query.MetricStat);
+          expect(members.length).toBeLessThanOrEqual(METRICS_PER_ALARM);
+          const expression = single(
+            queries.filter((query) => query.Expression),
+            'expression',
+          ).Expression;
+          for (const member of members) {
+            expect(member.MetricStat?.Metric).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: kind });
+            expect(member.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300 });
+            // Every member is in the sum.
+            expect(expression).toContain(`FILL(${member.Id}, 0)`);
+            watched.push(dimensionRef(member.MetricStat, 'FunctionName') as string);
+          }
+        }
+        expect(watched.sort()).toEqual([...functionIds].sort());
+      },
+    );
+
+    it.each(timedFunctions.map((timed) => [timed.handler, timed] as const))(
+      'fires when %s has not been invoked for 5 runs in a row, missing data counting as not running',
+      (_name, timed) => {
+        const functionId = single(
+          functionIds.filter((id) => isLogicalIdOf(consumerIdOf(timed.handler), id)),
+          `function of ${timed.handler}`,
+        );
+        const matching = Object.values(alarms()).filter(
+          (alarm) =>
+            alarm.Properties.MetricName === 'Invocations' &&
+            (alarm.Properties.Dimensions?.[0]?.Value as Ref | undefined)?.Ref === functionId,
+        );
+        expect(single(matching, `not-running alarm of ${timed.handler}`).Properties).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          Statistic: 'Sum',
+          Period: timed.everyMinutes * 60,
+          Threshold: 1,
+          ComparisonOperator: 'LessThanThreshold',
+          EvaluationPeriods: 5,
+          DatapointsToAlarm: 5,
+          TreatMissingData: 'breaching',
+          AlarmActions: topicAction(),
+        });
+      },
+    );
+
+    it('has the schedule dispatcher among the timed functions it watches', () => {
+      expect(timedFunctions.map((timed) => timed.handler)).toContain('schedule-dispatcher');
+    });
+
+    it.each(Object.keys(queueDefinitions))('routes the %s DLQ depth alarm to the topic', (name) => {
+      const alarm =
+        alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', `${name[0]?.toUpperCase()}${name.slice(1)}DeadLetterAlarm`)];
+      expect(alarm?.Properties).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 1,
+        AlarmActions: topicAction(),
+      });
+    });
+  });
+
+  describe('dashboard', () => {
+    interface Widget {
+      type: string;
+      properties: { title?: string; metrics?: unknown[][]; alarms?: string[] };
+    }
+    let widgets: Widget[];
+    /** `[namespace, metric name, dimension name, dimension value, options]` of every metric drawn or fetched. */
+    const metricsOf = (widget: Widget) =>
+      (widget.properties.metrics ?? []).filter((line) => typeof line[0] === 'string') as [string, string, ...unknown[]][];
+    const allMetrics = () => widgets.flatMap(metricsOf);
+    const has = (namespace: string, metricName: string, dimensionValue?: string, stat?: string) =>
+      allMetrics().some(
+        (line) =>
+          line[0] === namespace &&
+          line[1] === metricName &&
+          (dimensionValue === undefined || line[3] === dimensionValue) &&
+          (stat === undefined || (line.at(-1) as { stat?: string }).stat === stat),
+      );
+
+    beforeAll(() => {
+      const dashboard = single(
+        Object.values(resourcesOfType<CfnResource<{ DashboardBody: unknown }>>(template, 'AWS::CloudWatch::Dashboard')),
+        'dashboard',
+      );
+      // The body is a Fn::Join of JSON text and references; a reference becomes `ref:<logical id>`.
+      const parts = (dashboard.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+      const body = parts.map((part) => (typeof part === 'string' ? part : `ref:${referencedIds(part)[0] ?? 'pseudo'}`)).join('');
+      widgets = (JSON.parse(body) as { widgets: Widget[] }).widgets;
+    });
+
+    it('graphs the API: requests, 4xx, 5xx, latency p50 and p99', () => {
+      const apiRef = `ref:${single(Object.keys(template.findResources('AWS::ApiGatewayV2::Api')), 'HTTP API')}`;
+      expect(has('AWS/ApiGateway', 'Count', apiRef)).toBe(true);
+      expect(has('AWS/ApiGateway', '4xx', apiRef)).toBe(true);
+      expect(has('AWS/ApiGateway', '5xx', apiRef)).toBe(true);
+      expect(has('AWS/ApiGateway', 'Latency', apiRef, 'p50')).toBe(true);
+      expect(has('AWS/ApiGateway', 'Latency', apiRef, 'p99')).toBe(true);
+    });
+
+    it('graphs the top functions by errors, throttles and p99 duration, choosing among all of them', () => {
+      for (const [metricName, stat] of [
+        ['Errors', 'Sum'],
+        ['Throttles', 'Sum'],
+        ['Duration', 'p99'],
+      ] as const) {
+        const widget = single(
+          widgets.filter(
+            (candidate) =>
+              metricsOf(candidate).some((line) => line[1] === metricName && line[0] === 'AWS/Lambda') &&
+              candidate.properties.title?.includes('top'),
+          ),
+          `top functions by ${metricName}`,
+        );
+        expect(JSON.stringify(widget.properties.metrics)).toContain('SORT(METRICS(), MAX, DESC, 10)');
+        const drawn = metricsOf(widget).filter((line) => line[1] === metricName);
+        expect(drawn.every((line) => (line.at(-1) as { stat?: string }).stat === stat)).toBe(true);
+        expect(drawn.map((line) => line[3]).sort()).toEqual(functionIds.map((id) => `ref:${id}`).sort());
+      }
+      expect(routes.length).toBeGreaterThan(METRICS_PER_ALARM);
+    });
+
+    it('graphs every queue and DLQ depth, the dispatcher invocations and the queue consumers’ errors', () => {
+      const queues = Object.keys(template.findResources('AWS::SQS::Queue'));
+      expect(queues).toHaveLength(2 * Object.keys(queueDefinitions).length);
+      for (const queueId of queues)
+        expect(has('AWS/SQS', 'ApproximateNumberOfMessagesVisible', `ref:${queueId}`), queueId).toBe(true);
+      const workerRef = (handler: string) =>
+        `ref:${single(
+          functionIds.filter((id) => isLogicalIdOf(consumerIdOf(handler), id)),
+          handler,
+        )}`;
+      expect(has('AWS/Lambda', 'Invocations', workerRef('schedule-dispatcher'))).toBe(true);
+      for (const consumer of queueConsumers)
+        expect(has('AWS/Lambda', 'Errors', workerRef(consumer.handler)), consumer.handler).toBe(true);
+      expect(queueConsumers.map((consumer) => consumer.handler)).toContain('webhook-deliverer');
+    });
+
+    it('graphs every metric the service emits (EMF, namespace BiTenantAdmin)', () => {
+      for (const name of SERVICE_METRIC_NAMES) {
+        expect(
+          allMetrics().some(
+            (line) =>
+              line[0] === SERVICE_METRICS_NAMESPACE &&
+              line[1] === name &&
+              line[2] === 'service' &&
+              line[3] === SERVICE_METRICS_DIMENSIONS.service,
+          ),
+          name,
+        ).toBe(true);
+      }
+      expect(SERVICE_METRICS_DIMENSIONS).toEqual({ service: 'bi-tenant-admin' });
+    });
+
+    it('lists every notifying alarm', () => {
+      const listed = widgets.flatMap((widget) => widget.properties.alarms ?? []);
+      const notifying = [
+        ...Object.keys(alarms()).filter((id) => !/LambdaErrorsGroup|LambdaThrottlesGroup/.test(id)),
+        ...Object.keys(composites()),
+      ];
+      expect(listed.map((alarm) => alarm.replace(/^ref:/, '')).sort()).toEqual(notifying.sort());
+    });
+  });
+
+  it.each(Object.keys(queueDefinitions))('outputs what a redrive of the %s DLQ needs', (name) => {
+    const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+    const queueId = logicalIdOf(template, 'AWS::SQS::Queue', `${id}Queue`);
+    const deadLetterId = logicalIdOf(template, 'AWS::SQS::Queue', `${id}DeadLetterQueue`);
+    template.hasOutput(`${id}QueueArn`, { Value: { 'Fn::GetAtt': [queueId, 'Arn'] } });
+    template.hasOutput(`${id}DeadLetterQueueArn`, { Value: { 'Fn::GetAtt': [deadLetterId, 'Arn'] } });
+    template.hasOutput(`${id}DeadLetterQueueUrl`, { Value: { Ref: deadLetterId } });
+  });
+
+  describe('API stage', () => {
+    type Stage = CfnResource<{
+      StageName: string;
+      AutoDeploy?: boolean;
+      DefaultRouteSettings?: { ThrottlingRateLimit?: number; ThrottlingBurstLimit?: number };
+      AccessLogSettings?: { DestinationArn: unknown; Format: string };
+    }>;
+    const stageOf = (source: Template) =>
+      single(Object.values(resourcesOfType<Stage>(source, 'AWS::ApiGatewayV2::Stage')), 'API stage').Properties;
+
+    it(`throttles the $default stage at ${DEFAULT_API_RATE_LIMIT} requests per second, bursts of ${DEFAULT_API_BURST_LIMIT}, by default`, () => {
+      expect(stageOf(template)).toMatchObject({
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_API_RATE_LIMIT, ThrottlingBurstLimit: DEFAULT_API_BURST_LIMIT },
+      });
+    });
+
+    it('takes the limits from the apiRateLimit and apiBurstLimit context, as strings (command line) or numbers (cdk.json)', () => {
+      expect(stageOf(synthesize({ apiRateLimit: '50', apiBurstLimit: '120' })).DefaultRouteSettings).toEqual({
+        ThrottlingRateLimit: 50,
+        ThrottlingBurstLimit: 120,
+      });
+      expect(stageOf(synthesize({ apiRateLimit: 12.5, apiBurstLimit: 30 })).DefaultRouteSettings).toEqual({
+        ThrottlingRateLimit: 12.5,
+        ThrottlingBurstLimit: 30,
+      });
+    });
+
+    it('refuses limits that are not positive numbers (the burst a whole one)', () => {
+      expect(() => synthesize({ apiRateLimit: 'fast' })).toThrow(/apiRateLimit/);
+      expect(() => synthesize({ apiRateLimit: '0' })).toThrow(/apiRateLimit/);
+      expect(() => synthesize({ apiBurstLimit: '10.5' })).toThrow(/apiBurstLimit/);
+    });
+
+    it('logs each request as JSON to a log group with a retention, without headers or the path', () => {
+      const settings = stageOf(template).AccessLogSettings;
+      const logGroupId = single(referencedIds(settings?.DestinationArn), 'access log group');
+      const logGroup = resourcesOfType<CfnResource<{ RetentionInDays?: number }>>(template, 'AWS::Logs::LogGroup')[logGroupId];
+      expect(logGroup?.Properties.RetentionInDays).toBeGreaterThan(0);
+      const fields = JSON.parse(settings?.Format ?? '{}') as Record<string, string>;
+      expect(fields).toMatchObject({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+      });
+      // The Authorization header and cookies stay out; so does the path, which can carry a login token.
+      const variables = Object.values(fields).join(' ');
+      expect(variables).not.toMatch(/header|authorization|cookie|\$context\.path|\$request/i);
+      template.hasOutput('ApiAccessLogGroupName', { Value: { Ref: logGroupId } });
+    });
+
+    it('maps the tenant domains to that stage', () => {
+      const withDomains = synthesize({}, { tenantCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' });
+      const stageId = single(Object.keys(withDomains.findResources('AWS::ApiGatewayV2::Stage')), 'stage');
+      withDomains.hasResource('AWS::ApiGatewayV2::ApiMapping', {
+        Properties: Match.objectLike({ Stage: '$default' }),
+        DependsOn: Match.arrayWith([stageId]),
+      });
+    });
+  });
+});
