@@ -42,9 +42,15 @@ function positiveIntegerFromEnv(name: string, fallback: number): number {
  */
 const twinWarmupRequestsPerRoute = 1000;
 
+/**
+ * One request at a time unless BENCH_CONNECTIONS says otherwise: on Lambda each concurrent request
+ * has an execution environment (and a CPU) of its own, whereas here they would all share this
+ * machine's cores with DynamoDB Local, and the latencies would measure the machine's throughput
+ * rather than a route's own cost.
+ */
 const settings: LatencySettings = {
   requests: positiveIntegerFromEnv('BENCH_REQUESTS', 2000),
-  connections: positiveIntegerFromEnv('BENCH_CONNECTIONS', 10),
+  connections: positiveIntegerFromEnv('BENCH_CONNECTIONS', 1),
   warmupRequests: 200,
 };
 // autocannon splits the requests over the connections and refuses to leave a connection idle.

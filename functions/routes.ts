@@ -741,6 +741,19 @@ export const timedFunctions: readonly TimedFunction[] = [
 
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
 
+/**
+ * Whether the route only reads: a GET whose function may not write the table, send to a queue or
+ * write payloads (its IAM role holds no such permission). Its work can start on the principal its
+ * token claims while the token is looked up (httpHandler): if the lookup disagrees, that work is
+ * thrown away, and it cannot have changed anything.
+ */
+export const readsOnly = (route: Route) =>
+  route.method === 'GET' &&
+  route.table !== 'readWrite' &&
+  !route.sends?.length &&
+  route.payloads !== 'readWrite' &&
+  !route.idempotent;
+
 export function routeByKey(key: string): Route | undefined {
   return routes.find((route) => routeKey(route) === key);
 }
