@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { median } from './round-trips.ts';
 
 /** Each bundle is loaded this many times (fresh processes); the median counts. */
 const runs = 5;
@@ -25,8 +26,6 @@ const functionEnvironment = {
   PAYLOAD_BUCKET: 'bench',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
-
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 /** Milliseconds a fresh process takes to import the module at `file` (median of `runs`). */
 export async function loadTimeMs(file: string): Promise<number> {

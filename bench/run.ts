@@ -15,6 +15,7 @@ import { type BundleMeasurements, bundleBudgetBytes, measureBundles } from './bu
 import { type LatencyCase, type LatencyResult, type LatencySettings, measureLatency, warmUp } from './latency.ts';
 import { fixed, markdownTable, ratio } from './table.ts';
 import { type DeliveryResult, measureDeliveries } from './alerts.ts';
+import { type DynamoRequestCosts, measureDynamoRequests } from './dynamo-requests.ts';
 import { type EngineResult, measureDispatcherTicks, measureTriggerEngine, type TickResult } from './schedules.ts';
 import { measureScaling, measureTemplateOperations, type OperationResult, type ScalingRow } from './templates.ts';
 
@@ -63,17 +64,17 @@ const templateSettings = { resources: 500, reloadItems: 100, runs: positiveInteg
 const json = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
 
 /** The tenant every tenant-token benchmark authenticates as. */
-async function createBenchTenant(url: string, clientToken: string): Promise<string> {
+async function createBenchTenant(url: string, clientToken: string): Promise<{ id: number; token: string }> {
   const response = await fetch(`${url}/tenants`, {
     method: 'POST',
     headers: json(clientToken),
     body: JSON.stringify({ nome: 'Bench', ativo: true }),
   });
-  const body = (await response.json()) as { data?: { token?: string } };
+  const body = (await response.json()) as { data?: { id: number; token: string } };
   if (response.status !== 201 || !body.data?.token) {
     throw new Error(`Could not create the bench tenant: ${response.status} ${JSON.stringify(body)}`);
   }
-  return body.data.token;
+  return body.data;
 }
 
 /** The first case is the baseline: only the token lookup, which every authenticated route pays. */
@@ -108,6 +109,7 @@ function latencyCases(clientToken: string, tenantToken: string): Array<LatencyCa
 /** One twin for every benchmark: the functions' clients are per-process singletons, as on Lambda. */
 async function runTwinBenchmarks(): Promise<{
   latency: Array<LatencyResult & { read: boolean }>;
+  dynamo: DynamoRequestCosts;
   templates: OperationResult[];
   scaling: ScalingRow[];
   ticks: TickResult[];
@@ -116,7 +118,7 @@ async function runTwinBenchmarks(): Promise<{
   // The dispatcher is ticked by the bench itself, at chosen instants.
   const twin = await startTwin({ port: 0, clock: false });
   try {
-    const tenantToken = await createBenchTenant(twin.url, twin.clientToken);
+    const { id: tenantId, token: tenantToken } = await createBenchTenant(twin.url, twin.clientToken);
     const cases = latencyCases(twin.clientToken, tenantToken);
     process.stderr.write(`  warming up the twin (${twinWarmupRequestsPerRoute} requests per route)...\n`);
     for (const testCase of cases) await warmUp(twin.url, testCase, twinWarmupRequestsPerRoute, settings.connections);
@@ -125,6 +127,8 @@ async function runTwinBenchmarks(): Promise<{
       process.stderr.write(`  measuring ${testCase.method} ${testCase.path}...\n`);
       results.push({ ...(await measureLatency(twin.url, testCase, settings)), read: testCase.read });
     }
+    process.stderr.write('  measuring DynamoDB requests alone and together...\n');
+    const dynamo = await measureDynamoRequests(tenantToken, tenantId);
     process.stderr.write('  measuring template apply and reload...\n');
     const templates = await measureTemplateOperations(twin, templateSettings);
     process.stderr.write('  measuring 1x, 10x and 100x data...\n');
@@ -132,7 +136,7 @@ async function runTwinBenchmarks(): Promise<{
     process.stderr.write('  measuring dispatcher ticks (writing 10,000 schedules)...\n');
     const ticks = await measureDispatcherTicks(twin);
     process.stderr.write('  measuring webhook deliveries...\n');
-    return { latency: results, templates, scaling, ticks, deliveries: await measureDeliveries(twin) };
+    return { latency: results, dynamo, templates, scaling, ticks, deliveries: await measureDeliveries(twin) };
   } finally {
     await twin.stop();
   }
@@ -148,6 +152,7 @@ const kilobytes = (bytes: number) => bytes / 1024;
 
 interface Results {
   latency: Array<LatencyResult & { read: boolean }>;
+  dynamo: DynamoRequestCosts;
   templates: OperationResult[];
   scaling: ScalingRow[];
   ticks: TickResult[];
@@ -157,7 +162,7 @@ interface Results {
 }
 
 function report(results: Results): string {
-  const { latency, templates, scaling, ticks, engine, deliveries, bundles } = results;
+  const { latency, dynamo, templates, scaling, ticks, engine, deliveries, bundles } = results;
   const [baseline] = latency;
   const baseP50 = baseline?.p50Ms ?? Number.NaN;
   const reads = latency.filter((result) => result.read);
@@ -205,6 +210,15 @@ function report(results: Results): string {
         ratio(result.p99Ms, baseline?.p99Ms ?? Number.NaN),
         result.read ? pass(result.p50Ms <= baseP50 * readBudgetRatio) : '',
       ]),
+    ),
+    `## DynamoDB requests on this machine\n\nThe token lookup alone, then with a one-partition query after it or beside it (median of 2000, no HTTP). A read-only route runs its reads while its token is looked up (docs/architecture.md); where the two overlap, as on DynamoDB, that costs little more than the lookup. Here two requests started together take ${ratio(dynamo.twoInParallelMs, dynamo.oneMs)} the time of one: DynamoDB Local works through them nearly in turn, so on this machine every extra request adds most of a baseline to a route.`,
+    markdownTable(
+      ['requests', 'median ms', 'vs one'],
+      [
+        ['token lookup', fixed(dynamo.oneMs, 2), '1.00x'],
+        ['lookup, then query', fixed(dynamo.twoInSequenceMs, 2), ratio(dynamo.twoInSequenceMs, dynamo.oneMs)],
+        ['lookup and query together', fixed(dynamo.twoInParallelMs, 2), ratio(dynamo.twoInParallelMs, dynamo.oneMs)],
+      ],
     ),
     `## Operations and DynamoDB round trips\n\nMedian of ${templateSettings.runs} tenants.`,
     markdownTable(

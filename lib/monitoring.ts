@@ -53,9 +53,14 @@ export const SERVICE_METRIC_NAMES = [
   'ReloadSkippedOffline',
 ] as const;
 
-/** The API 5xx alarm: the share of 5xx answers, once there are enough requests for a share to mean something. */
+/**
+ * The API 5xx alarm: the share of 5xx answers, once there are enough requests for a share to mean
+ * something; below that, a count of 5xx answers (handlers answer their own failures with a 500, so
+ * Lambda's Errors never sees them: a quiet API failing every request must still alarm).
+ */
 export const API_5XX_PERCENT_THRESHOLD = 5;
 export const API_5XX_MINIMUM_REQUESTS = 20;
+export const API_5XX_MINIMUM_ERRORS = 5;
 
 /** CloudWatch accepts at most 10 metrics in one alarm's math expression. */
 export const METRICS_PER_ALARM = 10;
@@ -98,12 +103,14 @@ export class ServiceMonitoring extends Construct {
     notify(
       new Alarm(this, 'ApiServerErrorRateAlarm', {
         alarmDescription:
-          `More than ${API_5XX_PERCENT_THRESHOLD}% of the API's answers were 5xx over 5 minutes (at least ` +
-          `${API_5XX_MINIMUM_REQUESTS} requests): callers are failing. Find the route in the API access log ` +
+          `More than ${API_5XX_PERCENT_THRESHOLD}% of the API's answers were 5xx over 5 minutes (or, with fewer than ` +
+          `${API_5XX_MINIMUM_REQUESTS} requests, at least ${API_5XX_MINIMUM_ERRORS} were): callers are failing. Find the route in the API access log ` +
           '(status, routeKey) and the dashboard (Lambda errors, throttles, duration), then the error in that ' +
           `function's log group by requestId. ${RUNBOOK}`,
         metric: new MathExpression({
-          expression: `IF(FILL(requests, 0) >= ${API_5XX_MINIMUM_REQUESTS}, 100 * FILL(serverErrors, 0) / requests, 0)`,
+          expression:
+            `IF(FILL(requests, 0) >= ${API_5XX_MINIMUM_REQUESTS}, 100 * FILL(serverErrors, 0) / requests, ` +
+            `IF(FILL(serverErrors, 0) >= ${API_5XX_MINIMUM_ERRORS}, 100, 0))`,
           usingMetrics: { requests, serverErrors },
           period: FIVE_MINUTES,
           label: 'API 5xx (% of requests)',

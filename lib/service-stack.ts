@@ -8,7 +8,7 @@ import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table } from
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -194,12 +194,6 @@ export class ServiceStack extends Stack {
     const acknowledgeRoleFindings = (role: Role, needs: Permissions) => {
       const acknowledge = (id: string, reason: string) => Validations.of(role).acknowledge({ id, reason });
       acknowledge(
-        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        'AWSLambdaBasicExecutionRole is the standard Lambda execution policy: logs:CreateLogGroup, CreateLogStream and ' +
-          'PutLogEvents, so the functions can write their logs (never read them); AWS maintains it, and the role is ' +
-          'shared only by functions of this stack.',
-      );
-      acknowledge(
         'AwsSolutions-IAM5[Resource::*]',
         'X-Ray tracing (Tracing.ACTIVE on every function) needs xray:PutTraceSegments and xray:PutTelemetryRecords, ' +
           'which support no resource-level permissions, so their resource is *; test/infra/nag.test.ts checks that no ' +
@@ -225,6 +219,8 @@ export class ServiceStack extends Stack {
      * CloudFormation's 500 resources (a role and a policy per function would not).
      */
     const roles = new Map<string, Role>();
+    /** Per role, the statement letting its functions write their own log groups (and no other). */
+    const logWriting = new Map<IRole, PolicyStatement>();
     const roleFor = (needs: Permissions): Role => {
       const key = permissionsKey(needs);
       const existing = roles.get(key);
@@ -232,8 +228,11 @@ export class ServiceStack extends Stack {
       const role = new Role(this, `Role${pascalCase(key)}`, {
         assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
         description: `Functions that need: ${key}`,
-        managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
       });
+      // Instead of AWSLambdaBasicExecutionRole, which may write (and create) every log group of the account.
+      const writeLogs = new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'] });
+      role.addToPolicy(writeLogs);
+      logWriting.set(role, writeLogs);
       if (needs.table !== 'none') table.grant(role, ...tableActions[needs.table]);
       for (const name of needs.sends) queues[name].grantSendMessages(role);
       if (needs.deadLetters) deadLetterQueues[needs.deadLetters].grantSendMessages(role);
@@ -282,7 +281,7 @@ export class ServiceStack extends Stack {
       LOGIN_TOKEN_ISSUER: `bi-tenant-admin:${props.stage}`,
     };
 
-    const serviceFunctions: MonitoredFunction[] = [];
+    const serviceFunctions: { name: string; fn: ProjectFunction }[] = [];
     for (const route of routes) {
       const functionId = functionIdOf(route);
       const sends = route.sends ?? [];
@@ -362,7 +361,13 @@ export class ServiceStack extends Stack {
         targets: [new LambdaFunction(fn, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
       });
       serviceFunctions.push({ name: consumerIdOf(timed.handler), fn });
-      timers.push({ name: timed.handler, fn, everyMinutes: timed.everyMinutes });
+      timers.push({ name: consumerIdOf(timed.handler), fn, everyMinutes: timed.everyMinutes });
+    }
+
+    for (const { name, fn } of serviceFunctions) {
+      const writeLogs = fn.role && logWriting.get(fn.role);
+      if (!writeLogs) throw new Error(`${name} has no role of roleFor`);
+      writeLogs.addResources(fn.logGroup.logGroupArn);
     }
 
     const monitoring = new ServiceMonitoring(this, 'Monitoring', {

@@ -71,11 +71,23 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   it('grants * only for X-Ray, the one acknowledged wildcard resource of the execution roles', () => {
-    const statements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).flatMap(
-      (policy) =>
-        (policy as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } } })
-          .Properties.PolicyDocument.Statement,
-    );
+    type Document = { Statement: { Action: string | string[]; Resource: unknown }[] };
+    const template = Template.fromStack(stack);
+    // Standalone and managed policies, and the policies written inside roles.
+    const documents = [
+      ...['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy'].flatMap((type) =>
+        Object.values(template.findResources(type)).map(
+          (policy) => (policy as { Properties: { PolicyDocument: Document } }).Properties.PolicyDocument,
+        ),
+      ),
+      ...Object.values(template.findResources('AWS::IAM::Role')).flatMap(
+        (role) =>
+          (role as { Properties: { Policies?: { PolicyDocument: Document }[] } }).Properties.Policies?.map(
+            (policy) => policy.PolicyDocument,
+          ) ?? [],
+      ),
+    ];
+    const statements = documents.flatMap((document) => document.Statement);
     const onEverything = statements.filter((statement) => [statement.Resource].flat().includes('*'));
     expect(onEverything.length).toBeGreaterThan(0);
     for (const statement of onEverything)

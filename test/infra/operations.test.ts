@@ -10,6 +10,7 @@ import { queueDefinitions } from '../../functions/core/store/queue-definitions.t
 import { queueConsumers, routes, timedFunctions } from '../../functions/routes.ts';
 import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT } from '../../lib/deployment-settings.ts';
 import {
+  API_5XX_MINIMUM_ERRORS,
   API_5XX_MINIMUM_REQUESTS,
   API_5XX_PERCENT_THRESHOLD,
   METRICS_PER_ALARM,
@@ -193,8 +194,12 @@ describe('ServiceStack operations', () => {
         queries.filter((query) => query.ReturnData !== false),
         'returned query',
       ).Expression;
-      expect(expression).toContain(`>= ${API_5XX_MINIMUM_REQUESTS}`);
-      expect(expression).toMatch(/100 \* FILL\(\w+, 0\) \/ \w+/);
+      const idOf = (metricName: string) => queries.find((query) => query.MetricStat?.Metric.MetricName === metricName)?.Id;
+      const [requests, serverErrors] = [idOf('Count'), idOf('5xx')];
+      expect(expression).toBe(
+        `IF(FILL(${requests}, 0) >= ${API_5XX_MINIMUM_REQUESTS}, 100 * FILL(${serverErrors}, 0) / ${requests}, ` +
+          `IF(FILL(${serverErrors}, 0) >= ${API_5XX_MINIMUM_ERRORS}, 100, 0))`,
+      );
       expect(alarm?.Properties).toMatchObject({
         Threshold: API_5XX_PERCENT_THRESHOLD,
         ComparisonOperator: 'GreaterThanThreshold',
@@ -266,17 +271,26 @@ describe('ServiceStack operations', () => {
       },
     );
 
-    it('has the schedule dispatcher among the timed functions it watches', () => {
-      expect(timedFunctions.map((timed) => timed.handler)).toContain('schedule-dispatcher');
+    it('names the schedule dispatcher alarm as docs/operations.md does', () => {
+      const id = logicalIdOf(template, 'AWS::CloudWatch::Alarm', 'MonitoringScheduleDispatcherNotRunningAlarm');
+      expect(alarms()[id]?.Properties.MetricName).toBe('Invocations');
     });
 
     it.each(Object.keys(queueDefinitions))('routes the %s DLQ depth alarm to the topic', (name) => {
-      const alarm =
-        alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', `${name[0]?.toUpperCase()}${name.slice(1)}DeadLetterAlarm`)];
+      const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+      const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', `${id}DeadLetterAlarm`)];
       expect(alarm?.Properties).toMatchObject({
+        Namespace: 'AWS/SQS',
         MetricName: 'ApproximateNumberOfMessagesVisible',
         Threshold: 1,
         AlarmActions: topicAction(),
+        OKActions: topicAction(),
+        TreatMissingData: 'notBreaching',
+      });
+      // The dead-letter queue's depth, not the queue's own.
+      const queue = alarm?.Properties.Dimensions?.find((dimension) => dimension.Name === 'QueueName')?.Value;
+      expect(queue).toEqual({
+        'Fn::GetAtt': [logicalIdOf(template, 'AWS::SQS::Queue', `${id}DeadLetterQueue`), 'QueueName'],
       });
     });
   });

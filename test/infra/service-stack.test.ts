@@ -215,6 +215,32 @@ describe('ServiceStack', () => {
         expect(retention, `retention of ${logGroupId}`).toBeGreaterThan(0);
       }
     });
+
+    it('lets each function write its own log group, and the functions sharing its role theirs: no other', () => {
+      const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
+      const roles = resourcesOfType<CfnResource<{ ManagedPolicyArns?: unknown[] }>>(template, 'AWS::IAM::Role');
+      const policies = Object.values(resourcesOfType<IamPolicy>(template, 'AWS::IAM::Policy'));
+      const logActions = (statement: PolicyStatement) =>
+        [statement.Action ?? []].flat().filter((action) => action.startsWith('logs:'));
+      for (const roleId of Object.keys(roles)) {
+        expect(roles[roleId]?.Properties.ManagedPolicyArns, `managed policies of ${roleId}`).toBeUndefined();
+        const ownGroups = Object.values(functions)
+          .filter((fn) => fn.Properties.Role['Fn::GetAtt'][0] === roleId)
+          .map((fn) => ({ 'Fn::GetAtt': [fn.Properties.LoggingConfig?.LogGroup?.Ref, 'Arn'] }));
+        const statements = policies
+          .filter((policy) => policy.Properties.Roles.some((role) => (role as Ref).Ref === roleId))
+          .flatMap((policy) => policy.Properties.PolicyDocument.Statement)
+          .filter((statement) => logActions(statement).length > 0);
+        if (ownGroups.length === 0) {
+          expect(statements, `log statements of ${roleId}, a role of no function`).toEqual([]);
+          continue;
+        }
+        const statement = single(statements, `log statement of ${roleId}`);
+        expect(logActions(statement).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+        expect([statement.Resource].flat()).toEqual(expect.arrayContaining(ownGroups));
+        expect([statement.Resource].flat()).toHaveLength(ownGroups.length);
+      }
+    });
   });
 
   describe('HTTP API', () => {
