@@ -3,12 +3,11 @@ import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from '
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { ApiMapping, DomainName, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -24,8 +23,9 @@ import {
 import { queueConsumers, type Route, routes, type TableAccess, timedFunctions } from '../functions/routes.ts';
 import { AlarmTopic } from './alarm-topic.ts';
 import { deploymentSettings } from './deployment-settings.ts';
-import { type MonitoredFunction, ServiceMonitoring } from './monitoring.ts';
+import { chunk, type MonitoredFunction, ServiceMonitoring } from './monitoring.ts';
 import { ProjectFunction } from './project-function.ts';
+import { RoleInvokedLambdaIntegration } from './role-invoked-lambda.ts';
 
 /**
  * Besides these props, the stack reads CDK context (see deployment-settings.ts): `alarmEmail`,
@@ -96,6 +96,9 @@ export const payloadActions: Record<'read' | 'readWrite', { objects: string[]; b
 };
 
 /** A readable, stable name for a set of permissions (`read`, `readWrite sends reload`, …). */
+/** Function ARNs run to about 120 characters: 40 keep a managed policy well under its 6,144. */
+const ARNS_PER_INVOKE_POLICY = 40;
+
 function permissionsKey(needs: Permissions): string {
   return [
     needs.table,
@@ -282,6 +285,12 @@ export class ServiceStack extends Stack {
     };
 
     const serviceFunctions: { name: string; fn: ProjectFunction }[] = [];
+    // API Gateway calls every route's function with this one role (see RoleInvokedLambdaIntegration).
+    const apiInvoker = new Role(this, 'ApiInvokeRole', {
+      assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+      description: 'API Gateway invokes the route functions with this role, and nothing else',
+    });
+    const routeFunctions: ProjectFunction[] = [];
     for (const route of routes) {
       const functionId = functionIdOf(route);
       const sends = route.sends ?? [];
@@ -298,10 +307,11 @@ export class ServiceStack extends Stack {
         packageFiles: route.packageFiles,
       });
       serviceFunctions.push({ name: functionId, fn });
+      routeFunctions.push(fn);
       const [apiRoute] = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${functionId}Integration`, fn),
+        integration: new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker),
       });
       if (apiRoute)
         Validations.of(apiRoute).acknowledge({
@@ -310,6 +320,18 @@ export class ServiceStack extends Stack {
             ? `Authorized in the handler, not by an API Gateway authorizer (DESIGN.md section 2: immediate revocation, no authorizer cache): the route table lets ${route.auth.join(', ')} bearer tokens in.`
             : `Public by design, no token: ${route.summary}. Any check it needs (a login token, a session cookie) is made in the handler.`,
         });
+    }
+
+    // Exactly the route functions, by ARN (no `:*` for versions: none is published), in customer
+    // managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.
+    for (const [index, functions] of chunk(routeFunctions, ARNS_PER_INVOKE_POLICY).entries()) {
+      new ManagedPolicy(this, `ApiInvokePolicy${index + 1}`, {
+        description: `Lets API Gateway invoke route functions (part ${index + 1})`,
+        roles: [apiInvoker],
+        statements: [
+          new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functions.map((fn) => fn.functionArn) }),
+        ],
+      });
     }
 
     const consumerFunctions: MonitoredFunction[] = [];

@@ -244,6 +244,35 @@ describe('ServiceStack', () => {
   });
 
   describe('HTTP API', () => {
+    it('invokes exactly the route functions, with one role of its own and no permission on any function', () => {
+      const integrations = Object.values(resourcesOfType<HttpIntegration>(template, 'AWS::ApiGatewayV2::Integration'));
+      expect(integrations).toHaveLength(routes.length);
+      const roleIds = new Set(
+        integrations.map((integration) => JSON.stringify((integration.Properties as { CredentialsArn?: GetAtt }).CredentialsArn)),
+      );
+      const credentials = JSON.parse(single([...roleIds], 'integration role')) as GetAtt | undefined;
+      expect(credentials?.['Fn::GetAtt'][1]).toBe('Arn');
+      const roleId = credentials?.['Fn::GetAtt'][0] as string;
+      template.hasResourceProperties('AWS::IAM::Role', {
+        AssumeRolePolicyDocument: {
+          Statement: [Match.objectLike({ Action: 'sts:AssumeRole', Principal: { Service: 'apigateway.amazonaws.com' } })],
+        },
+      });
+      const policies = Object.values(
+        template.findResources('AWS::IAM::ManagedPolicy', { Properties: { Roles: [{ Ref: roleId }] } }),
+      ) as CfnResource<{ PolicyDocument: PolicyDocument }>[];
+      const statements = policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+      expect(statementsGrantedToRole(template, roleId)).toEqual([]); // nothing else: no inline or default policy
+      for (const statement of statements) expect(statement).toMatchObject({ Effect: 'Allow', Action: 'lambda:InvokeFunction' });
+      const invocable = statements.flatMap((statement) => asArray(statement.Resource));
+      expect(invocable).toHaveLength(routes.length);
+      expect(invocable).toEqual(
+        expect.arrayContaining(routes.map((route) => ({ 'Fn::GetAtt': [functionLogicalIdOf(template, route), 'Arn'] }))),
+      );
+      const permissions = Object.values(resourcesOfType<CfnResource<{ Principal: string }>>(template, 'AWS::Lambda::Permission'));
+      expect(permissions.filter((permission) => permission.Properties.Principal === 'apigateway.amazonaws.com')).toEqual([]);
+    });
+
     it('has exactly the route keys of the route table', () => {
       const keys = Object.values(resourcesOfType<HttpRoute>(template, 'AWS::ApiGatewayV2::Route')).map(
         (route) => route.Properties.RouteKey,
