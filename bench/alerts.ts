@@ -5,23 +5,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Twin } from '../local/twin.ts';
+import { twinData } from './twin-api.ts';
 
 export interface DeliveryResult {
   deliveries: number;
   queueMs: number;
   totalMs: number;
   perSecond: number;
-}
-
-async function call(twin: Pick<Twin, 'url'>, method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(`${twin.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = (await response.json()) as { data: Record<string, unknown> };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-  return parsed.data;
 }
 
 /** Queues `count` fires of one alert at once and times them until the receiver has them all. */
@@ -41,12 +31,12 @@ export async function measureDeliveries(twin: Pick<Twin, 'url' | 'clientToken'>,
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = receiver.address() as AddressInfo;
-    const tenant = await call(twin, 'POST', '/tenants', twin.clientToken, { nome: 'Bench alerts', ativo: true });
+    const tenant = await twinData(twin, 'POST', '/tenants', twin.clientToken, { nome: 'Bench alerts', ativo: true });
     const token = tenant.token as string;
-    await call(twin, 'PATCH', '/tenant/settings', token, {
+    await twinData(twin, 'PATCH', '/tenant/settings', token, {
       alertChannels: { webhook: { url: `http://127.0.0.1:${port}/hook` } },
     });
-    const alert = await call(twin, 'POST', '/tenant/alerts', token, {
+    const alert = await twinData(twin, 'POST', '/tenant/alerts', token, {
       nome: 'Bench',
       channels: { webhook: true },
       content: [{ type: 'text', nome: 'Intro', generated: { text: 'Hello' } }],
@@ -54,7 +44,7 @@ export async function measureDeliveries(twin: Pick<Twin, 'url' | 'clientToken'>,
     const started = performance.now();
     await Promise.all(
       Array.from({ length: count }, (_, index) =>
-        call(twin, 'POST', `/tenant/alerts/${alert.id}/fire`, token, { user: { id: index + 1 } }),
+        twinData(twin, 'POST', `/tenant/alerts/${alert.id}/fire`, token, { user: { id: index + 1 } }),
       ),
     );
     const queueMs = performance.now() - started;

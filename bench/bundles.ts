@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runForOutput } from './child-process.ts';
 import { baselineLoadTimeMs, loadTimeMs } from './cold-start.ts';
 
 /** Lambda cold starts grow with the code they load; this is the size each function should stay under. */
@@ -57,25 +57,7 @@ export async function measureBundles(projectRoot: string, environment: NodeJS.Pr
   }
 }
 
-/** `cdk synth` prints esbuild's and npm's chatter on stderr: keep it, and show it only if synth fails. */
-function synth(projectRoot: string, outDir: string, environment: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['cdk', 'synth', '-q', '-o', outDir], {
-      cwd: projectRoot,
-      env: environment,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`cdk synth failed (${signal ?? `exit code ${code}`}):\n${output}`));
-    });
-  });
+/** `cdk synth` prints esbuild's and npm's chatter: kept, and shown only if synth fails. */
+async function synth(projectRoot: string, outDir: string, environment: NodeJS.ProcessEnv): Promise<void> {
+  await runForOutput('npx', ['cdk', 'synth', '-q', '-o', outDir], { cwd: projectRoot, env: environment });
 }

@@ -3,12 +3,12 @@
  * bundle (what Lambda does on a cold start, before the first event), against a bare function
  * that imports only the same DynamoDB clients every function has.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { runForOutput } from './child-process.ts';
 import { median } from './round-trips.ts';
 
 /** Each bundle is loaded this many times (fresh processes); the median counts. */
@@ -32,26 +32,12 @@ export async function loadTimeMs(file: string): Promise<number> {
   const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
-    samples.push(
-      await new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-          env: { ...functionEnvironment, PATH: process.env.PATH },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let output = '';
-        child.stdout.on('data', (chunk) => {
-          output += chunk;
-        });
-        child.stderr.on('data', (chunk) => {
-          output += chunk;
-        });
-        child.once('close', (code) => {
-          const value = Number(output.trim().split('\n').at(-1));
-          if (code === 0 && Number.isFinite(value)) resolve(value);
-          else reject(new Error(`Loading ${file} failed (exit ${code}):\n${output}`));
-        });
-      }),
-    );
+    const output = await runForOutput(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...functionEnvironment, PATH: process.env.PATH },
+    });
+    const value = Number(output.trim().split('\n').at(-1));
+    if (!Number.isFinite(value)) throw new Error(`Loading ${file} printed no time:\n${output}`);
+    samples.push(value);
   }
   return median(samples);
 }

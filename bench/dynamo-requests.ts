@@ -9,7 +9,7 @@ export interface DynamoRequestCosts {
   oneMs: number;
   /** The token lookup and a one-partition query, one after the other. */
   twoInSequenceMs: number;
-  /** The same two, started together: what a read-only route pays while its token is looked up. */
+  /** The same two, started together: whether this machine overlaps them, as DynamoDB does. */
   twoInParallelMs: number;
 }
 

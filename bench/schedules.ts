@@ -9,6 +9,7 @@ import { nextFire } from '../functions/core/schedules/trigger-engine.ts';
 import { deleteAll, putAll } from '../functions/core/store/dynamo.ts';
 import { keys } from '../functions/core/store/keys.ts';
 import type { Twin } from '../local/twin.ts';
+import { twinData } from './twin-api.ts';
 import { countingRoundTrips } from './round-trips.ts';
 
 export interface TickResult {
@@ -52,23 +53,12 @@ function record(tenantId: number, scheduleId: number, nextFireAt: string): Sched
   };
 }
 
-async function call(twin: Pick<Twin, 'url'>, method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(`${twin.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = (await response.json()) as { data: Record<string, unknown> };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-  return parsed.data;
-}
-
 /**
  * Ticks at 100, 1,000 and 10,000 schedules, 100 of them due each time (spread over 10 tenants
  * whose agents are online, two flows each). The twin must run without its clock.
  */
 export async function measureDispatcherTicks(twin: Pick<Twin, 'url' | 'clientToken'>): Promise<TickResult[]> {
-  const template = await call(twin, 'POST', '/tenants/templates', twin.clientToken, {
+  const template = await twinData(twin, 'POST', '/tenants/templates', twin.clientToken, {
     nome: 'Bench schedules',
     connections: [{ key: 'db', nome: 'DB', kind: 'postgres' }],
     desks: [{ key: 'd', nome: 'D' }],
@@ -82,13 +72,13 @@ export async function measureDispatcherTicks(twin: Pick<Twin, 'url' | 'clientTok
   });
   const tenantIds: number[] = [];
   for (let index = 0; index < tenantsWithDueSchedules; index++) {
-    const tenant = await call(twin, 'POST', '/tenants', twin.clientToken, {
+    const tenant = await twinData(twin, 'POST', '/tenants', twin.clientToken, {
       nome: `Bench schedules ${index}`,
       ativo: true,
       templateId: template.id,
     });
-    const agent = await call(twin, 'POST', '/tenant/agents/1/token', tenant.token as string);
-    await call(twin, 'POST', '/agent/heartbeat', agent.token as string);
+    const agent = await twinData(twin, 'POST', '/tenant/agents/1/token', tenant.token as string);
+    await twinData(twin, 'POST', '/agent/heartbeat', agent.token as string);
     tenantIds.push(tenant.id as number);
   }
   const tenantOf = (index: number) => tenantIds[index % tenantIds.length] as number;

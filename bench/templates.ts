@@ -4,6 +4,7 @@
  */
 import type { TemplateBundle } from '../functions/core/templates/bundle.ts';
 import type { Twin } from '../local/twin.ts';
+import { callTwin } from './twin-api.ts';
 import { countingRoundTrips, median, type Sample } from './round-trips.ts';
 
 export interface OperationResult {
@@ -58,16 +59,7 @@ export async function measureTemplateOperations(
   twin: Pick<Twin, 'url' | 'clientToken'>,
   options: { resources: number; reloadItems: number; runs: number },
 ): Promise<OperationResult[]> {
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${twin.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const parsed = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-    return parsed;
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) => callTwin(twin, method, path, token, body);
   return countingRoundTrips(async (measure) => {
     const published = (await call('POST', '/tenants/templates', twin.clientToken, benchBundle(options.resources))) as {
       data: { id: number };
@@ -152,16 +144,7 @@ export interface ScalingRow {
  * (5, 50, 500 items) and the datamart listing (2, 20, 200 datamarts of 10 tables; one page).
  */
 export async function measureScaling(twin: Pick<Twin, 'url' | 'clientToken'>): Promise<ScalingRow[]> {
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${twin.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const parsed = (await response.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed).slice(0, 300)}`);
-    return parsed;
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) => callTwin(twin, method, path, token, body);
   const scales = ['1x', '10x', '100x'] as const;
   return countingRoundTrips(async (measure) => {
     const rows: ScalingRow[] = [];

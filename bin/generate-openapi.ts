@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { openApiDocument } from '../functions/core/api/openapi-document.ts';
-import { routes } from '../functions/routes.ts';
+import { type Route, routes } from '../functions/routes.ts';
 import datamart from '../schemas/responses/datamart.schema.json' with { type: 'json' };
 import groupPermission from '../schemas/responses/group-permission.schema.json' with { type: 'json' };
 import userPermission from '../schemas/responses/user-permission.schema.json' with { type: 'json' };
@@ -66,9 +66,9 @@ export const examples: Record<string, unknown> = {
 };
 
 /** The document as committed: 2-space JSON, keys in the order the builder writes them, a final newline. */
-export function generateOpenApiJson(): string {
+export function generateOpenApiJson(describedRoutes: readonly Route[] = routes): string {
   const document = openApiDocument({
-    routes,
+    routes: describedRoutes,
     requestSchemas,
     responseSchemas: { datamart, 'group-permission': groupPermission, 'user-permission': userPermission },
     examples,

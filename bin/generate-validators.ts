@@ -18,21 +18,6 @@ export const validatorsDirectory = fileURLToPath(new URL('../functions/core/api/
 const invalidMessageKeyword = 'x-invalid-message';
 const patternMessageKeyword = 'x-pattern-message';
 
-const declaration = `// Types of the modules \`npm run generate\` writes here: one request schema each.
-import type { ValidateFunction } from 'ajv';
-
-declare const schema: {
-  /** The schema's $id, as the route table names it. */
-  schemaName: string;
-  validate: ValidateFunction;
-  /** Top-level property → the message a body with an invalid value there gets. */
-  invalidMessages: Record<string, string>;
-  /** Pattern → what it means, in words. */
-  patternMessages: Record<string, string>;
-};
-export = schema;
-`;
-
 type Schema = Record<string, unknown>;
 
 /** Every node of a schema, depth first. */
@@ -66,7 +51,7 @@ export function generateValidatorModules(): Record<string, string> {
   });
   addFormats(ajv);
   for (const schema of Object.values(requestSchemas)) ajv.addSchema(schema);
-  const files: Record<string, string> = { 'schema.d.cts': declaration };
+  const files: Record<string, string> = {};
   for (const [name, schema] of Object.entries(requestSchemas) as Array<[string, Schema]>) {
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const invalidMessages = Object.fromEntries(
@@ -91,7 +76,13 @@ export function generateValidatorModules(): Record<string, string> {
       `exports.patternMessages = ${JSON.stringify(patternMessages)};`,
       '',
     ].join('\n');
-    files[`${name}.d.cts`] = "import schema = require('./schema.d.cts');\nexport = schema;\n";
+    // Typed by the interface validation.ts reads them through, which says what each export means.
+    files[`${name}.d.cts`] = [
+      "import type { SchemaModule } from '../validation.ts';",
+      'declare const schema: SchemaModule;',
+      'export = schema;',
+      '',
+    ].join('\n');
   }
   return files;
 }

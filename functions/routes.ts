@@ -47,6 +47,18 @@ export interface Route {
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
 const alertRequestBytes = 5 * 1024 * 1024;
 
+/** Force-send and fire are one function: both queue a webhook delivery of the alert. */
+const queuesDelivery = {
+  handler: 'queue-delivery',
+  auth: ['tenant'],
+  body: 'alert-delivery',
+  maxBodyBytes: alertRequestBytes,
+  table: 'readWrite',
+  sends: ['webhook'],
+  payloads: 'readWrite',
+  idempotent: true,
+} as const satisfies Partial<Route>;
+
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
   {
@@ -568,27 +580,13 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/send',
-    handler: 'queue-delivery',
-    auth: ['tenant'],
-    body: 'alert-delivery',
-    maxBodyBytes: alertRequestBytes,
-    table: 'readWrite',
-    sends: ['webhook'],
-    payloads: 'readWrite',
-    idempotent: true,
+    ...queuesDelivery,
     summary: 'Force-send an alert: queue a webhook delivery and return its id',
   },
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/fire',
-    handler: 'queue-delivery',
-    auth: ['tenant'],
-    body: 'alert-delivery',
-    maxBodyBytes: alertRequestBytes,
-    table: 'readWrite',
-    sends: ['webhook'],
-    payloads: 'readWrite',
-    idempotent: true,
+    ...queuesDelivery,
     summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
   },
   {
@@ -740,19 +738,6 @@ export const timedFunctions: readonly TimedFunction[] = [
 ];
 
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
-
-/**
- * Whether the route only reads: a GET whose function may not write the table, send to a queue or
- * write payloads (its IAM role holds no such permission). Its work can start on the principal its
- * token claims while the token is looked up (httpHandler): if the lookup disagrees, that work is
- * thrown away, and it cannot have changed anything.
- */
-export const readsOnly = (route: Route) =>
-  route.method === 'GET' &&
-  route.table !== 'readWrite' &&
-  !route.sends?.length &&
-  route.payloads !== 'readWrite' &&
-  !route.idempotent;
 
 export function routeByKey(key: string): Route | undefined {
   return routes.find((route) => routeKey(route) === key);

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { newToken } from '../functions/core/auth/tokens.ts';
 import { createClient, findClient, rotateClientToken } from '../functions/core/clients/clients.ts';
 
 interface LocalClientState {
@@ -16,19 +17,14 @@ export async function ensureLocalClient(options: { stateFile?: string; preferred
     options.stateFile && existsSync(options.stateFile)
       ? (JSON.parse(readFileSync(options.stateFile, 'utf8')) as LocalClientState)
       : undefined;
-  const wantedToken = options.preferredToken ?? state?.token;
+  const token = options.preferredToken ?? state?.token ?? newToken('client');
   const existing = state && (await findClient(state.clientId));
   let clientId: number;
-  let token: string | undefined;
   if (existing) {
+    await rotateClientToken(existing.clientId, token);
     clientId = existing.clientId;
-    token = await rotateClientToken(clientId, wantedToken);
-    if (token === undefined) throw new Error(`Client ${clientId} disappeared while the twin started`);
   } else {
-    ({
-      client: { clientId },
-      token,
-    } = await createClient('local', wantedToken));
+    clientId = (await createClient('local', token)).client.clientId;
   }
   const current = { clientId, token };
   if (options.stateFile) writeFileSync(options.stateFile, `${JSON.stringify(current)}\n`, { mode: 0o600 });

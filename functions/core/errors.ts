@@ -22,6 +22,19 @@ export class ServiceError extends Error {
   }
 }
 
+/** The error envelope every error answer carries (DESIGN.md section 6). */
+export const errorBody = (code: string, message: string, requestId: string, errors: FieldError[] = []) => ({
+  status: 'error',
+  success: false,
+  message,
+  code,
+  errors,
+  requestId,
+});
+
+/** The generic answer to anything unexpected: details go to the logs only, under the same request id. */
+export const internalErrorBody = (requestId: string) => errorBody('internal_error', 'Internal server error', requestId);
+
 export const badRequest = (message: string, errors: FieldError[] = [], code = 'invalid_request') =>
   new ServiceError(400, code, message, errors);
 

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type DocsAsset, docsAssets } from '../core/api/openapi-document.ts';
+import { errorBody, internalErrorBody } from '../core/errors.ts';
 
 type SwaggerFile = Exclude<DocsAsset, 'docs.js'>;
 
@@ -65,13 +66,22 @@ function prepare(asset: DocsAsset): Promise<Prepared> {
   return entry;
 }
 
+/** Whether Accept-Encoding lists gzip (or `*`) with a weight above 0 (`gzip;q=0` refuses it). */
+function acceptsGzip(acceptEncoding = ''): boolean {
+  return acceptEncoding.split(',').some((entry) => {
+    const [coding = '', ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
+    const weight = parameters.find((parameter) => parameter.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (weight === undefined || Number(weight.slice(2)) > 0);
+  });
+}
+
 const isDocsAsset = (name: string | undefined): name is DocsAsset => name !== undefined && Object.hasOwn(docsAssets, name);
 
-/** The error envelope httpHandler would write. */
-const errorAnswer = (requestId: string, status: number, code: string, message: string, errors: unknown[] = []) => ({
+/** An error answer as httpHandler writes it. */
+const errorAnswer = (requestId: string, status: number, body: ReturnType<typeof errorBody>) => ({
   statusCode: status,
   headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId },
-  body: JSON.stringify({ status: 'error', success: false, message, code, errors, requestId }),
+  body: JSON.stringify(body),
 });
 
 /**
@@ -84,9 +94,13 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
   const requestId = event.requestContext?.requestId ?? 'unknown';
   const asset = event.pathParameters?.asset;
   if (!isDocsAsset(asset)) {
-    return errorAnswer(requestId, 404, 'not_found', 'No such file of the documentation page', [
-      { location: 'path', pointer: '/asset', message: `must be one of ${Object.keys(docsAssets).join(', ')}` },
-    ]);
+    return errorAnswer(
+      requestId,
+      404,
+      errorBody('not_found', 'No such file of the documentation page', requestId, [
+        { location: 'path', pointer: '/asset', message: `must be one of ${Object.keys(docsAssets).join(', ')}` },
+      ]),
+    );
   }
   let file: Prepared;
   try {
@@ -95,7 +109,7 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
     console.error(
       JSON.stringify({ level: 'ERROR', message: 'Documentation asset unavailable', asset, requestId, error: String(error) }),
     );
-    return errorAnswer(requestId, 500, 'internal_error', 'Internal server error');
+    return errorAnswer(requestId, 500, internalErrorBody(requestId));
   }
   const headers = {
     'content-type': docsAssets[asset],
@@ -106,8 +120,8 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
     'x-request-id': requestId,
   };
   const known = (event.headers['if-none-match'] ?? '').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
-  if (known.includes(file.etag)) return { statusCode: 304, headers };
-  const gzip = /\bgzip\b/.test(event.headers['accept-encoding'] ?? '');
+  if (known.includes(file.etag) || known.includes('*')) return { statusCode: 304, headers };
+  const gzip = acceptsGzip(event.headers['accept-encoding']);
   return {
     statusCode: 200,
     headers: gzip ? { ...headers, 'content-encoding': 'gzip' } : headers,

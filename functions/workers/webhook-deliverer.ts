@@ -1,4 +1,4 @@
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../core/api/logger.ts';
 import { publishMetrics } from '../core/api/metrics.ts';
@@ -6,7 +6,7 @@ import { attemptDelivery } from '../core/alerts/deliverer.ts';
 import type { DeliveryMessage } from '../core/alerts/deliveries.ts';
 import { webhookConfig } from '../core/alerts/webhook-config.ts';
 import { config } from '../core/config.ts';
-import { deadLetterQueueUrl, queueUrl, sendMessage, sqs } from '../core/store/queues.ts';
+import { deadLetterQueueUrl, queueUrl, sqs } from '../core/store/queues.ts';
 
 // A function missing its configuration fails at cold start.
 config();
@@ -23,7 +23,8 @@ function parseMessage(body: string): DeliveryMessage {
 /**
  * Webhook queue consumer (partial batch responses). The batch's deliveries go out in parallel. A
  * delivery to retry stays on the queue, hidden until its next attempt (its visibility timeout is
- * the retry delay); after its last attempt it is moved to the DLQ. A message that is not a
+ * the retry delay); after its last attempt it is moved to the DLQ (as received), and only then
+ * marked failed, so a DLQ that cannot be reached leaves it for the next receive. A message that is not a
  * delivery, or an error of ours, is left for SQS to retry and, in the end, to dead-letter.
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -34,8 +35,11 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 
 async function handleRecord(record: SQSRecord): Promise<SQSBatchItemFailure | undefined> {
   try {
-    const outcome = await attemptDelivery(parseMessage(record.body));
-    if (outcome.kind === 'give_up') await sendMessage('webhook', JSON.parse(record.body), deadLetterQueueUrl('webhook'));
+    const outcome = await attemptDelivery(parseMessage(record.body), {
+      deadLetter: async () => {
+        await sqs().send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl('webhook'), MessageBody: record.body }));
+      },
+    });
     if (outcome.kind !== 'retry') return undefined;
     await sqs().send(
       new ChangeMessageVisibilityCommand({

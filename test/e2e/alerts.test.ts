@@ -7,8 +7,10 @@ import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
+import { updateAlert } from '../../functions/core/alerts/alerts.ts';
 import { findDelivery } from '../../functions/core/alerts/deliveries.ts';
+import { db } from '../../functions/core/store/dynamo.ts';
 import { getPayload } from '../../functions/core/store/payloads.ts';
 import alertWebhookSchema from '../../schemas/alert-webhook.schema.json' with { type: 'json' };
 import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
@@ -349,4 +351,154 @@ describe('webhook delivery', () => {
     expect(record?.payloadKey).toBe(`deliveries/${tenant.id}/${queued.body.data.id}.json`);
     expect(await getPayload(record?.payloadKey ?? '')).toBeUndefined();
   }, 60_000);
+});
+
+describe('review fixes', () => {
+  test("alert content too large for the alert's item is a 400 at /content before anything is written", async () => {
+    const { tenant, alertId } = await alertingTenant('/too-large');
+    const withText = (length: number) => [{ type: 'text', nome: 'Big', generated: { text: 'x'.repeat(length) } }];
+    // Under the 1 MiB request limit, over DynamoDB's 400 KB item limit.
+    const created = await api('POST', '/tenant/alerts', {
+      token: tenant.token,
+      body: { nome: 'Huge', channels: { webhook: true }, content: withText(450_000) },
+    });
+    expect(expectErrorEnvelope(created, 400).errors).toEqual([
+      expect.objectContaining({ location: 'body', pointer: '/content' }),
+    ]);
+    const changed = await api('PATCH', `/tenant/alerts/${alertId}`, {
+      token: tenant.token,
+      body: { content: withText(450_000) },
+    });
+    expect(expectErrorEnvelope(changed, 400).errors[0].pointer).toBe('/content');
+    const alerts = (await api('GET', '/tenant/alerts', { token: tenant.token })).body.data;
+    expect(alerts.map((alert: { id: number; content: unknown }) => [alert.id, alert.content])).toEqual([
+      [alertId, [{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }]],
+    ]);
+    // Large content that fits is kept.
+    const fits = await api('POST', '/tenant/alerts', {
+      token: tenant.token,
+      body: { nome: 'Large', channels: { webhook: true }, content: withText(290_000) },
+    });
+    expect(fits.status).toBe(201);
+  });
+
+  test('a body small in UTF-8 but large once escaped for the queue goes through the payload bucket', async () => {
+    const { tenant, alertId, secret } = await alertingTenant('/escaped-large');
+    // 140 KB of UTF-8, 6 bytes a character in the queue message: over the 240 KB a message may carry.
+    const text = 'ã'.repeat(70_000);
+    const queued = await fire(tenant.token, alertId, {
+      user: { id: 1 },
+      content: [{ type: 'text', nome: 'T', generated: { text } }],
+    });
+    expect(queued.status).toBe(202);
+    const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
+    const record = await findDelivery(tenant.id, queued.body.data.id);
+    expect(record?.payloadKey).toBe(`deliveries/${tenant.id}/${queued.body.data.id}.json`);
+    const request = receiver.at('/escaped-large').find((entry) => entry.headers['webhook-id'] === queued.body.data.webhookId);
+    expect(Buffer.byteLength(request?.body ?? '')).toBe(delivery.bytes);
+    const body = new Webhook(secret).verify(request?.body ?? '', request?.headers as Record<string, string>);
+    expect((body as { content: { generated: { text: string } }[] }).content[0]?.generated.text).toBe(text);
+  });
+
+  test('a PATCH is one conditional update (no read, no retry loop); a missing alert is 404', async () => {
+    const { tenant, alertId } = await alertingTenant('/one-write');
+    const send = vi.spyOn(db(), 'send');
+    try {
+      const changed = await updateAlert(tenant.id, alertId, { nome: 'Renamed' });
+      expect(send.mock.calls.map(([command]) => command.constructor.name)).toEqual(['UpdateCommand']);
+      expect(changed).toMatchObject({
+        id: alertId,
+        nome: 'Renamed',
+        channels: { webhook: true },
+        content: [{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }],
+      });
+    } finally {
+      send.mockRestore();
+    }
+    // Concurrent changes of different fields both stay.
+    await Promise.all([
+      api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { nome: 'Both' } }),
+      api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { channels: { webhook: false } } }),
+    ]);
+    expect((await api('GET', `/tenant/alerts/${alertId}`, { token: tenant.token })).body.data).toMatchObject({
+      nome: 'Both',
+      channels: { webhook: false },
+    });
+    expect((await api('DELETE', `/tenant/alerts/${alertId}`, { token: tenant.token })).status).toBe(200);
+    const gone = await api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { nome: 'Back' } });
+    expectErrorEnvelope(gone, 404);
+    // Nothing was recreated.
+    expectErrorEnvelope(await api('GET', `/tenant/alerts/${alertId}`, { token: tenant.token }), 404);
+  });
+
+  test('after three rotations the signature carries two entries: the newest secret and the one it replaced', async () => {
+    const { tenant, alertId, secret: first } = await alertingTenant('/rotated');
+    const secrets = [first];
+    for (let rotation = 0; rotation < 3; rotation++) {
+      const rotated = await api('POST', '/tenant/settings/webhook/secret', { token: tenant.token });
+      secrets.push(rotated.body.data.alertChannels.webhook.signingSecret);
+    }
+    const queued = await fire(tenant.token, alertId);
+    await settled(tenant.token, queued.body.data.id, 'delivered');
+    const [request] = receiver.at('/rotated') as [Received];
+    const signature = String(request.headers['webhook-signature']);
+    expect(signature.split(' ').filter((entry) => entry.startsWith('v1,'))).toHaveLength(2);
+    const headers = request.headers as Record<string, string>;
+    for (const secret of secrets.slice(-2))
+      expect(new Webhook(secret).verify(request.body, headers)).toEqual(JSON.parse(request.body));
+    for (const secret of secrets.slice(0, 2)) expect(() => new Webhook(secret).verify(request.body, headers)).toThrow();
+  });
+
+  test('an alert named with an emoji and content with accents is delivered exactly, signature valid', async () => {
+    const { tenant, alertId, secret } = await alertingTenant('/unicode');
+    await api('PATCH', `/tenant/alerts/${alertId}`, { token: tenant.token, body: { nome: '🚨 Vendas do mês' } });
+    const content = [
+      { type: 'text', nome: 'Relatório', generated: { text: 'Ação necessária 🚨: São Paulo, Zürich, 東京, naïve café' } },
+    ];
+    const queued = await fire(tenant.token, alertId, { user: { id: 'usuário-1', email: 'joão@acme.com' }, content });
+    expect(queued.status).toBe(202);
+    await settled(tenant.token, queued.body.data.id, 'delivered');
+    const [request] = receiver.at('/unicode') as [Received];
+    const body = JSON.parse(request.body);
+    expect(body).toEqual({
+      alert: { nome: '🚨 Vendas do mês', id: alertId },
+      user: { id: 'usuário-1', email: 'joão@acme.com' },
+      content,
+      timestamp: expect.any(String),
+    });
+    expect(new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).toEqual(body);
+  });
+
+  test("a deleted alert's deliveries stay listable by its tenant only", async () => {
+    const { tenant, alertId } = await alertingTenant('/deleted');
+    const queued = await fire(tenant.token, alertId);
+    await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect((await api('DELETE', `/tenant/alerts/${alertId}`, { token: tenant.token })).status).toBe(200);
+    const log = await api('GET', `/tenant/alerts/${alertId}/deliveries`, { token: tenant.token });
+    expect(log.status).toBe(200);
+    expect(log.body.data.map((entry: { id: number }) => entry.id)).toEqual([queued.body.data.id]);
+    expect((await deliveryOf(tenant.token, queued.body.data.id)).body.data.status).toBe('delivered');
+    const stranger = await newTenant((await newClient()).token);
+    expectErrorEnvelope(await api('GET', `/tenant/alerts/${alertId}/deliveries`, { token: stranger.token }), 404);
+  });
+
+  test('redeliver is refused (409 channel_inactive) while the channel is disabled or missing', async () => {
+    const { tenant, alertId } = await alertingTenant('/gone-then-back', 410);
+    const queued = await fire(tenant.token, alertId);
+    await settled(tenant.token, queued.body.data.id, 'failed');
+    const redeliver = () => api('POST', `/tenant/deliveries/${queued.body.data.id}/redeliver`, { token: tenant.token });
+    const disabled = expectErrorEnvelope(await redeliver(), 409);
+    expect(disabled.code).toBe('channel_inactive');
+    expect(disabled.message).toMatch(/disabled.*410/);
+    expect((await deliveryOf(tenant.token, queued.body.data.id)).body.data.status).toBe('failed');
+
+    const webhook = (await api('GET', '/tenant/settings', { token: tenant.token })).body.data.alertChannels.webhook;
+    await api('PATCH', '/tenant/settings', { token: tenant.token, body: { alertChannels: { webhook: null } } });
+    expect(expectErrorEnvelope(await redeliver(), 409).message).toMatch(/No webhook URL/);
+
+    receiver.replyWith(() => ({ status: 200 }));
+    await api('PATCH', '/tenant/settings', { token: tenant.token, body: { alertChannels: { webhook: { url: webhook.url } } } });
+    expect((await redeliver()).status).toBe(202);
+    await settled(tenant.token, queued.body.data.id, 'delivered');
+  });
 });

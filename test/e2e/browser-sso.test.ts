@@ -1,21 +1,8 @@
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
 import { expect, test } from 'vitest';
+import { launchChromium } from '../support/browser.ts';
 import { api, newClient, newTenant } from '../support/api.ts';
-
-/** Debian's Chromium (.ci/run installs it); playwright-core drives it and downloads nothing. */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** The integrator's page, on another site than the tenant domain: the BI is a third-party iframe. */
 async function serveHostPage(loginUrl: string) {
@@ -31,8 +18,6 @@ test(
   'an integrator page embeds the login URL in an iframe; the BI route loads with the session',
   { timeout: 60_000 },
   async () => {
-    if (!existsSync(chromiumPath))
-      throw new Error(`No Chromium at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
     const client = await newClient();
     const tenant = await newTenant(client.token, { nome: 'Embedded' });
     await api('POST', '/tenant/users', { token: tenant.token, body: { login: 'ana@acme.com', nome: 'Ana' } });
@@ -40,7 +25,7 @@ test(
     const { url } = (await api('POST', '/tenant/login', { token: tenant.token, body })).body;
 
     const hostPage = await serveHostPage(url);
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const arrived = page.waitForEvent('framenavigated', {

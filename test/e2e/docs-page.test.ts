@@ -1,22 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { expect, inject, test } from 'vitest';
 import { openApiFile } from '../../bin/generate-openapi.ts';
 import { docsAssets } from '../../functions/core/api/openapi-document.ts';
 import { routes } from '../../functions/routes.ts';
+import { launchChromium } from '../support/browser.ts';
 import { api, expectErrorEnvelope } from '../support/api.ts';
-
-/** Debian's Chromium (.ci/run installs it); playwright-core drives it and downloads nothing. */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 test('GET /openapi.json serves the committed document, without a token', async () => {
   const answer = await api('GET', '/openapi.json');
@@ -45,17 +33,22 @@ test('GET /docs/{asset} serves its allow-list only, gzipped, revalidated by ETag
     const etag = answer.headers.get('etag') ?? '';
     const again = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
+    const anyVersion = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers: { 'if-none-match': '*' } });
+    expect(anyVersion.status).toBe(304);
   }
+  // An encoding refused with q=0 is not used.
+  const plain = await api('GET', '/docs/docs.js', { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
+  expect(plain.status).toBe(200);
+  expect(plain.headers.get('content-encoding')).toBeNull();
+  expect(plain.body).toContain('SwaggerUIBundle');
 });
 
 test(
   'the docs page renders every route with Swagger UI, and nothing it loads comes from elsewhere',
   { timeout: 60_000 },
   async () => {
-    if (!existsSync(chromiumPath))
-      throw new Error(`No Chromium at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
     const origin = new URL(inject('twinUrl')).origin;
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const requested: string[] = [];

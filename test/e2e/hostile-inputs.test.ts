@@ -208,6 +208,7 @@ describe('hostile input, over every route', () => {
         ['no body', { token }],
       ];
       for (const [what, options] of fixed) expectRefusal(await send(route.method, path, options), `${routeKey(route)} ${what}`);
+      // This worker's prototype; the twin's process is checked when the run ends (test/support/global-setup.ts).
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     },
     120_000,

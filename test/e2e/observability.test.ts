@@ -96,6 +96,10 @@ test('no token, secret, login token or session cookie ever reaches the logs', as
   };
   for (const [name, value] of Object.entries(secrets)) expect(value.length, name).toBeGreaterThan(20);
   await expect.poll(() => logLines().length).toBeGreaterThan(10);
+  // The refusals were logged (so their lines were among those searched).
+  await expect
+    .poll(() => logLines().filter((line) => line.routeKey === 'GET /tenant' && line.status === 401).length)
+    .toBeGreaterThanOrEqual(2);
   const logs = logLines()
     .map((line) => JSON.stringify(line))
     .join('\n');

@@ -37,5 +37,12 @@ export default async function setup(project: TestProject) {
   project.provide('queueUrls', twin.queueUrls);
   project.provide('deadLetterQueueUrls', twin.deadLetterQueueUrls);
   project.provide('twinEnvironment', twin.environment);
-  return () => twin.stop();
+  // The twin's handlers run in this process: whatever the tests sent them (the hostile-input suite
+  // sends `__proto__` and `constructor` keys), Object.prototype must end as it started.
+  const prototypeNames = Object.getOwnPropertyNames(Object.prototype).sort().join();
+  return async () => {
+    await twin.stop();
+    const now = Object.getOwnPropertyNames(Object.prototype).sort().join();
+    if (now !== prototypeNames) throw new Error(`Object.prototype was polluted: ${now} (was ${prototypeNames})`);
+  };
 }

@@ -281,6 +281,9 @@ describe('connecting to the checked address', () => {
   }
 
   const resolve = tableResolver({ 'receiver.test': ['127.0.0.1'] });
+  /** An empty POST to the receiver listening on `port` (loopback allowed), with `options` on top. */
+  const postToReceiver = (port: number, options: Partial<Parameters<typeof postSafely>[0]> = {}) =>
+    postSafely({ url: `http://receiver.test:${port}/`, headers: {}, body: '', allowLoopback: true, resolve, ...options });
 
   test('posts the body and headers to the resolved address with the URL host', async () => {
     const received: { method?: string; url?: string; headers?: http.IncomingHttpHeaders; body?: string }[] = [];
@@ -331,13 +334,7 @@ describe('connecting to the checked address', () => {
       request.on('data', (chunk: string) => (got += chunk));
       request.on('end', () => response.writeHead(204).end());
     });
-    const result = await postSafely({
-      url: `http://receiver.test:${port}/`,
-      headers: {},
-      body: Buffer.from('raw bytes'),
-      allowLoopback: true,
-      resolve,
-    });
+    const result = await postToReceiver(port, { body: Buffer.from('raw bytes') });
     expect(result).toMatchObject({ kind: 'response', status: 204 });
     expect(got).toBe('raw bytes');
   });
@@ -375,30 +372,14 @@ describe('connecting to the checked address', () => {
       // 1 MB and then nothing more: a sender that drained the body would wait until the time-out.
       for (let i = 0; i < 16; i += 1) response.write(Buffer.alloc(65_536, 0x61));
     });
-    const result = await postSafely({
-      url: `http://receiver.test:${port}/`,
-      headers: {},
-      body: '',
-      allowLoopback: true,
-      resolve,
-      timeoutMs: 10_000,
-    });
+    const result = await postToReceiver(port, { timeoutMs: 10_000 });
     expect(result).toMatchObject({ kind: 'response', status: 200 });
     await vi.waitFor(() => expect(socketClosed).toBe(true));
   });
 
   test('a server that never answers times out', async () => {
     const port = await listen((request) => request.resume());
-    const result = errorOf(
-      await postSafely({
-        url: `http://receiver.test:${port}/`,
-        headers: {},
-        body: '',
-        allowLoopback: true,
-        resolve,
-        timeoutMs: 300,
-      }),
-    );
+    const result = errorOf(await postToReceiver(port, { timeoutMs: 300 }));
     expect(result.error).toBe('timeout');
   });
 
@@ -408,16 +389,7 @@ describe('connecting to the checked address', () => {
       response.writeHead(200);
       response.write('partial');
     });
-    const result = errorOf(
-      await postSafely({
-        url: `http://receiver.test:${port}/`,
-        headers: {},
-        body: '',
-        allowLoopback: true,
-        resolve,
-        timeoutMs: 300,
-      }),
-    );
+    const result = errorOf(await postToReceiver(port, { timeoutMs: 300 }));
     expect(result.error).toBe('timeout');
   });
 
@@ -425,9 +397,7 @@ describe('connecting to the checked address', () => {
     const port = await listen(() => {});
     const server = servers.pop();
     await new Promise((done) => server?.close(done));
-    const result = errorOf(
-      await postSafely({ url: `http://receiver.test:${port}/`, headers: {}, body: '', allowLoopback: true, resolve }),
-    );
+    const result = errorOf(await postToReceiver(port));
     expect(result.error).toBe('connection_failed');
     expect(result.message).toContain('ECONNREFUSED');
   });
@@ -437,12 +407,10 @@ describe('connecting to the checked address', () => {
     const port = await listen((_request, response) => response.end());
     const transports = spyOnTransports();
     const result = errorOf(
-      await postSafely({
+      await postToReceiver(port, {
         url: `https://receiver.test:${port}/`,
         headers: { 'x-signature': 'secret-sig' },
         body: 'secret-body',
-        allowLoopback: true,
-        resolve,
       }),
     );
     expect(result.error).toBe('connection_failed');
@@ -455,7 +423,7 @@ describe('connecting to the checked address', () => {
   test('the lookup option answers with the checked address in both callback forms', async () => {
     const port = await listen((_request, response) => response.end());
     const transports = spyOnTransports();
-    await postSafely({ url: `http://receiver.test:${port}/`, headers: {}, body: '', allowLoopback: true, resolve });
+    await postToReceiver(port);
     const lookup = (transports.http.mock.calls[0]?.[0] as http.RequestOptions).lookup as LookupFunction;
     const single = await new Promise((done) =>
       lookup('anything.example', { family: 0 }, (error, address, family) => done({ error, address, family })),

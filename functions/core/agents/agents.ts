@@ -60,7 +60,7 @@ export function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'
 
 /** The items that give a new tenant its default agent (id 1). */
 export function defaultAgentItems(tenantId: number, clientId: number, createdAt: string) {
-  const token = newToken({ kind: 'agent', clientId, tenantId, agentId: 1 });
+  const token = newToken('agent');
   return [
     ...newAgentItems({ agentId: 1, tenantId, clientId, nome: defaultAgentName, isDefault: true }, token, createdAt),
     { Put: { TableName: tableName(), Item: { ...keys.tenantCounter(tenantId, 'agent'), value: 1 } } },
@@ -86,7 +86,7 @@ export async function createAgent(tenantId: number, clientId: number, nome: stri
   }
   const [agentId] = (await allocateIds(keys.tenantCounter(tenantId, 'agent'), 1)) as [number];
   if (agentId > maxAgentsPerTenant) throw conflict(`A tenant has at most ${maxAgentsPerTenant} agents`, 'agent_limit');
-  const token = newToken({ kind: 'agent', clientId, tenantId, agentId });
+  const token = newToken('agent');
   const written = await transact(
     newAgentItems({ agentId, tenantId, clientId, nome, isDefault: false }, token, new Date().toISOString()),
   );
@@ -96,11 +96,10 @@ export async function createAgent(tenantId: number, clientId: number, nome: stri
 
 /** A new token for an agent (the way to obtain the default agent's); the old one stops at once. */
 export async function rotateAgentToken(tenantId: number, agentId: number): Promise<{ id: number; token: string }> {
+  const token = newToken('agent');
   for (let attempt = 0; attempt < 3; attempt++) {
     const agent = await findAgent(tenantId, agentId);
     if (!agent) throw notFound('Agent not found');
-    const owner = { kind: 'agent', clientId: agent.clientId, tenantId, agentId } as const;
-    const token = newToken(owner);
     const written = await transact([
       {
         Update: {
@@ -115,7 +114,7 @@ export async function rotateAgentToken(tenantId: number, agentId: number): Promi
       {
         Put: {
           TableName: tableName(),
-          Item: tokenItem(token, owner),
+          Item: tokenItem(token, { kind: 'agent', clientId: agent.clientId, tenantId, agentId }),
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },

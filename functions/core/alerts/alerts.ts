@@ -1,7 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { notFound } from '../errors.ts';
-import { allocateIds, db, type Page, queryPage, tableName } from '../store/dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { badRequest, notFound } from '../errors.ts';
+import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 
 export type BlockType = 'text' | 'ai' | 'report' | 'chart';
@@ -43,6 +42,22 @@ export interface AlertPayload {
 
 export const alertNotFound = () => notFound('Alert not found');
 
+/**
+ * An alert is one DynamoDB item (at most 400 KB), and its content blocks are most of it: their JSON
+ * may take this many bytes (UTF-8), leaving room for the rest of the item. A request body may be
+ * larger (1 MiB), so this is checked before anything is written.
+ */
+export const maxAlertContentBytes = 300 * 1024;
+
+/** 400 at `/content` when the blocks would not fit in the alert's item. */
+function checkContentSize(content: BlockDefinition[] | undefined): void {
+  if (content === undefined) return;
+  const bytes = Buffer.byteLength(JSON.stringify(content));
+  if (bytes <= maxAlertContentBytes) return;
+  const message = `takes ${bytes} bytes as JSON; an alert's content may take at most ${maxAlertContentBytes}`;
+  throw badRequest(`The alert's content is too large: it ${message}`, [{ location: 'body', pointer: '/content', message }]);
+}
+
 export const describeAlert = ({ alertId, nome, channels, content, createdAt, updatedAt }: AlertRecord) => ({
   id: alertId,
   nome,
@@ -53,6 +68,7 @@ export const describeAlert = ({ alertId, nome, channels, content, createdAt, upd
 });
 
 export async function createAlert(tenantId: number, input: AlertInput) {
+  checkContentSize(input.content);
   const [alertId] = (await allocateIds(keys.tenantCounter(tenantId, 'alert'), 1)) as [number];
   const now = new Date().toISOString();
   const record: AlertRecord = { ...input, tenantId, alertId, createdAt: now, updatedAt: now };
@@ -78,41 +94,47 @@ export async function listAlerts(tenantId: number, limit: number, cursor: string
   return { items: page.items.map(describeAlert), nextCursor: page.nextCursor };
 }
 
-/** Replaces the fields given; the alert must exist (404 otherwise, also for another tenant's). */
+/** Replaces the fields given, in one conditional write; the alert must exist (404 otherwise, also for another tenant's). */
 export async function updateAlert(tenantId: number, alertId: number, change: Partial<AlertInput>) {
-  const current = await findAlert(tenantId, alertId);
-  const record: AlertRecord = { ...current, ...change, updatedAt: new Date().toISOString() };
-  try {
-    await db().send(
-      new PutCommand({
+  checkContentSize(change.content);
+  const fields = (['nome', 'channels', 'content'] as const).filter((field) => change[field] !== undefined);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':updatedAt': new Date().toISOString() };
+  for (const field of fields) {
+    names[`#${field}`] = field;
+    values[`:${field}`] = change[field];
+  }
+  let updated: AlertRecord | undefined;
+  const written = await writeIf(async () => {
+    const result = await db().send(
+      new UpdateCommand({
         TableName: tableName(),
-        Item: { ...keys.alert(tenantId, alertId), ...record },
-        ConditionExpression: 'updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': current.updatedAt },
+        Key: keys.alert(tenantId, alertId),
+        UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
       }),
     );
-  } catch (error) {
-    // Deleted or changed in between: the caller re-reads (a deleted alert is then 404).
-    if (error instanceof ConditionalCheckFailedException) return updateAlert(tenantId, alertId, change);
-    throw error;
-  }
-  return describeAlert(record);
+    updated = result.Attributes as AlertRecord;
+  });
+  if (!written || !updated) throw alertNotFound();
+  return describeAlert(updated);
 }
 
 /** Deletes the alert; its deliveries stay readable until they expire (30 days). */
 export async function deleteAlert(tenantId: number, alertId: number): Promise<void> {
-  try {
-    await db().send(
+  const deleted = await writeIf(() =>
+    db().send(
       new DeleteCommand({
         TableName: tableName(),
         Key: keys.alert(tenantId, alertId),
         ConditionExpression: 'attribute_exists(pk)',
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw alertNotFound();
-    throw error;
-  }
+    ),
+  );
+  if (!deleted) throw alertNotFound();
 }
 
 /** What a block sends when the delivery brings no generated content for it. */

@@ -2,7 +2,7 @@ import { logger } from '../api/logger.ts';
 import { count } from '../api/metrics.ts';
 import { postSafely, type PostResult } from '../webhooks/safe-sender.ts';
 import { type Attempt, type DeliveryMessage, deliveryBody, findDelivery, finishDelivery } from './deliveries.ts';
-import { disableWebhook, findSettings, signatureHeader } from './settings.ts';
+import { channelProblem, disableWebhook, findSettings, signatureHeader } from './settings.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 export const userAgent = 'Service-Alert-Webhook/1.0';
@@ -15,8 +15,17 @@ const maxDelaySeconds = 43_200;
 export type AttemptOutcome =
   | { kind: 'done' }
   | { kind: 'retry'; delaySeconds: number }
-  /** The last attempt failed: the message goes to the DLQ. */
+  /** The last attempt failed: the message went to the DLQ (`deadLetter`) before the delivery was marked failed. */
   | { kind: 'give_up' };
+
+/** What the queue consumer lends an attempt. */
+export interface AttemptHooks {
+  /**
+   * Moves the message to the DLQ. Called before the delivery is marked failed after its last
+   * attempt: if it throws, the delivery is left as it was and the message's next receive tries again.
+   */
+  deadLetter: () => Promise<void>;
+}
 
 /** Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), if any. */
 export function retryAfterSeconds(value: string | string[] | undefined, now = Date.now()): number | undefined {
@@ -37,19 +46,15 @@ const describeFailure = (result: PostResult) =>
  * followed, a time-out, a refused or unreachable address) is retried on the schedule, honouring a
  * longer `Retry-After`, until the last attempt.
  */
-export async function attemptDelivery(message: DeliveryMessage): Promise<AttemptOutcome> {
+export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHooks): Promise<AttemptOutcome> {
   const record = await findDelivery(message.tenantId, message.deliveryId);
   // Gone (expired) or finished already (SQS delivers at least once): nothing to do.
   if (!record || record.status === 'delivered' || record.status === 'failed') return { kind: 'done' };
   const settings = await findSettings(record.tenantId);
   const webhook = settings.webhook;
-  if (!webhook?.enabled) {
-    await finishDelivery(
-      record,
-      'failed',
-      undefined,
-      webhook ? "The tenant's webhook channel is disabled" : 'No webhook URL is configured',
-    );
+  const problem = channelProblem(settings);
+  if (problem || !webhook) {
+    await finishDelivery(record, 'failed', undefined, problem);
     return { kind: 'done' };
   }
   const body = message.body ?? (await deliveryBody(record));
@@ -79,16 +84,22 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
     ...(result.kind === 'response' ? { statusCode: result.status } : { error: `${result.error}: ${result.message}` }),
   };
   const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
+  // Another copy of the message (SQS delivers at least once) recorded first, or the delivery
+  // expired meanwhile: that copy carries on, this one is dropped.
+  const superseded = (): AttemptOutcome => {
+    logger.info('Webhook attempt not recorded: the delivery changed meanwhile', context);
+    return { kind: 'done' };
+  };
 
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) {
-    await finishDelivery(record, 'delivered', attempt);
+    if (!(await finishDelivery(record, 'delivered', attempt))) return superseded();
     count('WebhookDeliveries');
     logger.info('Webhook delivered', { ...context, statusCode: result.status });
     return { kind: 'done' };
   }
   if (result.kind === 'response' && result.status === 410) {
     const reason = `The receiver answered 410 Gone at ${attempt.at}`;
-    await finishDelivery(record, 'failed', attempt, reason);
+    if (!(await finishDelivery(record, 'failed', attempt, reason))) return superseded();
     await disableWebhook(record.tenantId, webhook.url, reason);
     count('WebhookFailures');
     logger.warn('Webhook receiver is gone; channel disabled', context);
@@ -98,7 +109,10 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
   const attemptInRound = record.attempts.length - record.roundStart + 1;
   const scheduled = delays[attemptInRound - 1];
   if (scheduled === undefined) {
-    await finishDelivery(record, 'failed', attempt, `Gave up after ${attemptInRound} attempts; last: ${describeFailure(result)}`);
+    // The DLQ first: a failed delivery is never retried, so its message must be there before it is marked.
+    await hooks.deadLetter();
+    const reason = `Gave up after ${attemptInRound} attempts; last: ${describeFailure(result)}`;
+    if (!(await finishDelivery(record, 'failed', attempt, reason))) return superseded();
     count('WebhookFailures');
     logger.warn('Webhook delivery failed for good', { ...context, attempts: attemptInRound });
     return { kind: 'give_up' };
@@ -106,7 +120,7 @@ export async function attemptDelivery(message: DeliveryMessage): Promise<Attempt
   const asked = result.kind === 'response' ? retryAfterSeconds(result.headers['retry-after']) : undefined;
   const delaySeconds = Math.min(maxDelaySeconds, Math.max(scheduled, asked ?? 0));
   const nextAttemptAt = new Date(Date.now() + delaySeconds * 1000).toISOString();
-  await finishDelivery(record, 'retrying', attempt, undefined, nextAttemptAt);
+  if (!(await finishDelivery(record, 'retrying', attempt, undefined, nextAttemptAt))) return superseded();
   count('WebhookRetries');
   logger.info('Webhook attempt failed; will retry', { ...context, failure: describeFailure(result), delaySeconds });
   return { kind: 'retry', delaySeconds };

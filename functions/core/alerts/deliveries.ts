@@ -1,22 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { conflict, notFound, payloadTooLarge } from '../errors.ts';
-import { allocateIds, db, queryPage, tableName } from '../store/dynamo.ts';
+import { allocateIds, db, queryPage, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { deletePayload, getPayload, putPayload } from '../store/payloads.ts';
-import { sendMessage } from '../store/queues.ts';
+import { messageBody, sendMessage } from '../store/queues.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { type AlertPayload, buildPayload, type ContentBlock, findAlert } from './alerts.ts';
-import { findSettings } from './settings.ts';
+import { channelProblem, findSettings } from './settings.ts';
 
 /** Spec 8: a webhook body is at most 4 MB. */
 export const maxWebhookBodyBytes = 4 * 1024 * 1024;
 /**
- * Bodies up to this size travel in the queue message (and wait for a redelivery in an item);
- * larger ones go to the payload bucket and the message carries the claim check.
+ * A body travels in the queue message (and waits for a redelivery in an item) when the whole
+ * message, as sent (ASCII-escaped, see `messageBody`), takes at most this many bytes; a larger one
+ * goes to the payload bucket and the message carries the claim check. This also bounds the body
+ * item well under DynamoDB's 400 KB.
  */
-export const inlineBodyBytes = 240 * 1024;
+export const inlineMessageBytes = 240 * 1024;
 export const deliveryRetentionDays = 30;
 
 export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
@@ -102,11 +103,8 @@ export async function queueDelivery(
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   if (!tenant.ativo) throw tenantInactive();
   if (!alert.channels.webhook) throw conflict("The alert's webhook channel is off", 'channel_inactive');
-  if (!settings.webhook) throw conflict('No webhook URL is configured for the tenant', 'channel_inactive');
-  if (!settings.webhook.enabled) {
-    const why = settings.webhook.disabledReason ? ` (${settings.webhook.disabledReason})` : '';
-    throw conflict(`The tenant's webhook channel is disabled${why}`, 'channel_inactive');
-  }
+  const problem = channelProblem(settings);
+  if (problem) throw conflict(problem, 'channel_inactive');
   const body = JSON.stringify(buildPayload(alert, request.user, request.content));
   const bytes = Buffer.byteLength(body);
   if (bytes > maxWebhookBodyBytes) {
@@ -115,7 +113,8 @@ export async function queueDelivery(
   const [deliveryId] = (await allocateIds(keys.tenantCounter(tenantId, 'delivery'), 1)) as [number];
   const now = new Date();
   const expiresAt = Math.floor(now.getTime() / 1000) + deliveryRetentionDays * 86_400;
-  const inline = bytes <= inlineBodyBytes;
+  // Sized as sent: escaping may make the message several times larger than the body.
+  const inline = Buffer.byteLength(messageText({ tenantId, deliveryId, body })) <= inlineMessageBytes;
   const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;
   if (payloadKey) await putPayload(payloadKey, body);
   else await putBodyItem(tenantId, deliveryId, body, expiresAt);
@@ -146,6 +145,9 @@ async function putBodyItem(tenantId: number, deliveryId: number, body: string, e
   );
 }
 
+/** The queue message's text, exactly as sent. */
+export const messageText = (message: DeliveryMessage) => messageBody(message);
+
 /** Sends the message; if that fails, the delivery says so instead of waiting forever as queued. */
 async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
   const message: DeliveryMessage = { tenantId: record.tenantId, deliveryId: record.deliveryId, ...(body ? { body } : {}) };
@@ -170,8 +172,11 @@ export async function getDelivery(tenantId: number, deliveryId: number) {
   return describeDelivery(record);
 }
 
+/**
+ * The deliveries of one of the tenant's alerts, newest first. They stay readable after the alert is
+ * deleted (until they expire); 404 only when there is neither the alert nor any delivery of it.
+ */
 export async function listAlertDeliveries(tenantId: number, alertId: number, limit: number, cursor: string | undefined) {
-  await findAlert(tenantId, alertId);
   const page = await queryPage<DeliveryRecord>({
     index: 'gsi1',
     partition: keys.alertDeliveriesIndex(tenantId, alertId),
@@ -179,6 +184,7 @@ export async function listAlertDeliveries(tenantId: number, alertId: number, lim
     cursor,
     newestFirst: true,
   });
+  if (page.items.length === 0 && cursor === undefined) await findAlert(tenantId, alertId);
   return { items: page.items.map(describeDelivery), nextCursor: page.nextCursor };
 }
 
@@ -196,10 +202,12 @@ export async function redeliver(tenantId: number, deliveryId: number) {
   const record = await findDelivery(tenantId, deliveryId);
   if (!record) throw deliveryNotFound();
   if (record.status !== 'failed') throw conflict(`Only a failed delivery can be redelivered; this one is ${record.status}`);
+  const problem = channelProblem(await findSettings(tenantId));
+  if (problem) throw conflict(`${problem}: enable it before redelivering`, 'channel_inactive');
   const body = await deliveryBody(record);
   if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
-  try {
-    await db().send(
+  const requeued = await writeIf(() =>
+    db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.deliveryKey(tenantId, deliveryId),
@@ -208,19 +216,20 @@ export async function redeliver(tenantId: number, deliveryId: number) {
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': record.attempts.length },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw conflict('The delivery was redelivered already');
-    throw error;
-  }
+    ),
+  );
+  if (!requeued) throw conflict('The delivery was redelivered already');
   const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
   await enqueue(queued, record.payloadKey ? undefined : body);
   return describeDelivery(queued);
 }
 
 /**
- * Records an attempt and the delivery's new state. A delivered delivery's body is deleted at once
- * (a failed one keeps it, for a redelivery, until it expires).
+ * Records an attempt and the delivery's new state, if the delivery is still as `record` saw it: it
+ * exists (one expired meanwhile is not recreated as a stub), has the same status and the same
+ * attempts (a duplicate SQS copy that lost the race, e.g. against one that delivered, changes
+ * nothing). Answers whether it was recorded. A delivered delivery's body is deleted at once (a
+ * failed one keeps it, for a redelivery, until it expires).
  */
 export async function finishDelivery(
   record: DeliveryRecord,
@@ -228,9 +237,13 @@ export async function finishDelivery(
   attempt: Attempt | undefined,
   reason?: string,
   nextAttemptAt?: string,
-): Promise<void> {
+): Promise<boolean> {
   const sets = ['#status = :status'];
-  const values: Record<string, unknown> = { ':status': status };
+  const values: Record<string, unknown> = {
+    ':status': status,
+    ':seenStatus': record.status,
+    ':seenAttempts': record.attempts.length,
+  };
   if (attempt) {
     sets.push('attempts = list_append(attempts, :attempt)');
     values[':attempt'] = [attempt];
@@ -243,16 +256,20 @@ export async function finishDelivery(
     sets.push('nextAttemptAt = :next');
     values[':next'] = nextAttemptAt;
   }
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.deliveryKey(record.tenantId, record.deliveryId),
-      UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: values,
-    }),
+  const recorded = await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
+        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    ),
   );
-  if (status !== 'delivered') return;
+  if (!recorded || status !== 'delivered') return recorded;
   if (record.payloadKey) await deletePayload(record.payloadKey);
   else await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(record.tenantId, record.deliveryId) }));
+  return true;
 }

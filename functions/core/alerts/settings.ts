@@ -1,8 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { badRequest, conflict } from '../errors.ts';
-import { db, tableName } from '../store/dynamo.ts';
+import { db, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { webhookUrlProblem } from '../webhooks/safe-sender.ts';
 import { webhookConfig } from './webhook-config.ts';
@@ -67,21 +66,17 @@ export function describeSettings(record: SettingsRecord, newSecret?: string) {
 }
 
 /** Writes the record if nobody changed it since `seen` was read; false otherwise. */
-async function writeSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
-  try {
-    await db().send(
+function writeSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...keys.tenantSettings(record.tenantId), ...record },
         ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
         ExpressionAttributeValues: { ':seen': seen.updatedAt },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /** Re-reads and retries when the record changed in between (a rotation, a 410 disabling the channel). */
@@ -138,15 +133,18 @@ export function patchSettings(tenantId: number, patch: SettingsPatch) {
   });
 }
 
-/** POST /tenant/settings/webhook/secret: a new secret (shown once); the previous one signs too for 24 hours. */
+/**
+ * POST /tenant/settings/webhook/secret: a new secret (shown once); the one it replaces signs too for
+ * 24 hours. Only that one: older secrets stop signing at once, so a header carries at most two
+ * signatures however often the secret is rotated.
+ */
 export function rotateSigningSecret(tenantId: number) {
   return updateSettings(tenantId, (current, now) => {
     if (!current.webhook) throw conflict('No webhook is configured', 'no_webhook');
     const secret = newSigningSecret();
+    const replaced = current.webhook.secrets[0];
     const retiresAt = new Date(Date.parse(now) + secretOverlapMs).toISOString();
-    const previous = current.webhook.secrets
-      .filter((old) => !old.retiresAt || Date.parse(old.retiresAt) > Date.parse(now))
-      .map((old) => ({ ...old, retiresAt: old.retiresAt ?? retiresAt }));
+    const previous = replaced ? [{ secret: replaced.secret, createdAt: replaced.createdAt, retiresAt }] : [];
     const webhook = { ...current.webhook, secrets: [{ secret, createdAt: now }, ...previous] };
     return { record: { ...current, webhook, updatedAt: now }, newSecret: secret };
   });
@@ -154,8 +152,9 @@ export function rotateSigningSecret(tenantId: number) {
 
 /** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
 export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
-  try {
-    await db().send(
+  // A failed condition: the URL changed since, and the new channel is left alone.
+  await writeIf(() =>
+    db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.tenantSettings(tenantId),
@@ -166,15 +165,24 @@ export async function disableWebhook(tenantId: number, url: string, reason: stri
         ExpressionAttributeNames: { '#url': 'url' },
         ExpressionAttributeValues: { ':false': false, ':now': new Date().toISOString(), ':reason': reason, ':url': url },
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
+}
+
+/**
+ * Why the tenant's webhook channel cannot deliver now (no URL, or disabled), or undefined when it
+ * can. The one check behind fire/send, redeliver and each attempt of the deliverer.
+ */
+export function channelProblem(settings: SettingsRecord): string | undefined {
+  const webhook = settings.webhook;
+  if (!webhook) return 'No webhook URL is configured for the tenant';
+  if (webhook.enabled) return undefined;
+  return `The tenant's webhook channel is disabled${webhook.disabledReason ? ` (${webhook.disabledReason})` : ''}`;
 }
 
 /**
  * Standard Webhooks `webhook-signature`: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per
- * secret still signing (two during a rotation), space-separated.
+ * secret still signing (two during a rotation, never more), space-separated.
  */
 export function signatureHeader(
   secrets: readonly SigningSecret[],
@@ -183,11 +191,15 @@ export function signatureHeader(
   body: string,
   now = Date.now(),
 ): string {
-  return secrets
-    .filter((secret) => !secret.retiresAt || Date.parse(secret.retiresAt) > now)
-    .map((secret) => {
-      const key = Buffer.from(secret.secret.slice('whsec_'.length), 'base64');
-      return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`;
-    })
-    .join(' ');
+  return (
+    secrets
+      .filter((secret) => !secret.retiresAt || Date.parse(secret.retiresAt) > now)
+      // The newest and the one it replaced (records rotated before this rule may hold more).
+      .slice(0, 2)
+      .map((secret) => {
+        const key = Buffer.from(secret.secret.slice('whsec_'.length), 'base64');
+        return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`;
+      })
+      .join(' ')
+  );
 }

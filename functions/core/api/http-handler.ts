@@ -2,10 +2,10 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { readsOnly, type Route, routeByKey } from '../../routes.ts';
-import { authenticate, claimedPrincipal, type Principal, principalScope, samePrincipal } from '../auth/principals.ts';
+import { type Route, routeByKey } from '../../routes.ts';
+import { authenticate, type Principal, principalScope } from '../auth/principals.ts';
 import { apiConfig } from '../config.ts';
-import { badRequest, type FieldError, ServiceError } from '../errors.ts';
+import { badRequest, errorBody, internalErrorBody, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
 import { logger } from './logger.ts';
 import { count, metrics } from './metrics.ts';
@@ -36,9 +36,10 @@ export interface ApiResponse {
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
 
-/** Set by the routing middleware before the handler runs. */
+/** Set by the authentication middleware before the handler runs. */
 interface ApiContext extends Context {
   route?: Route;
+  principal?: Principal;
   startedAt?: number;
 }
 
@@ -62,32 +63,19 @@ function toResult(response: ApiResponse, requestId: string): Result {
   };
 }
 
-/** Finds the route row this invocation serves. */
-const routing = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
+/** Finds the route row this invocation serves, then resolves the bearer token for its schemes. */
+const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
   before: async (request) => {
     logger.appendKeys({ requestId: requestIdOf(request.event) });
     const route = routeByKey(request.event.routeKey);
     if (!route) throw new Error(`No route in the route table for ${request.event.routeKey}`);
     request.context.route = route;
+    request.context.principal = await authenticate(request.event.headers.authorization, route.auth);
+    const principal = request.context.principal;
+    if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
+    if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
   },
 });
-
-/**
- * The caller, from the bearer token and the route's schemes. A read-only route (readsOnly) starts
- * its work on the principal the token claims while the token is looked up, saving the lookup's
- * round trip: that work counts only if the lookup returns the very same principal, otherwise it
- * is thrown away (a 401 does not wait for it) and, for a valid token, the work runs again.
- */
-async function authenticated(event: Event, route: Route, respond: (principal: Principal) => Promise<Result>): Promise<Result> {
-  const authenticating = authenticate(event.headers.authorization, route.auth);
-  const claim = readsOnly(route) ? claimedPrincipal(event.headers.authorization, route.auth) : undefined;
-  const early = claim && respond(claim);
-  early?.catch(() => undefined); // its failure matters only once it is awaited, below
-  const principal = await authenticating;
-  if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
-  if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
-  return early && samePrincipal(claim, principal) ? early : respond(principal);
-}
 
 /**
  * One log line per request (route, status, duration, and the request and tenant ids the other
@@ -127,20 +115,8 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
       return;
     }
     logger.error('Unhandled error', { requestId, error: error ?? undefined });
-    request.response = toResult(
-      { status: 500, body: errorBody('internal_error', 'Internal server error', requestId) },
-      requestId,
-    );
+    request.response = toResult({ status: 500, body: internalErrorBody(requestId) }, requestId);
   },
-});
-
-const errorBody = (code: string, message: string, requestId: string, errors: FieldError[] = []) => ({
-  status: 'error',
-  success: false,
-  message,
-  code,
-  errors,
-  requestId,
 });
 
 /**
@@ -161,11 +137,11 @@ export function httpHandler<Body = undefined>(
     .use(logMetrics(metrics))
     .use(accessLog())
     .use(errorResponses())
-    .use(routing())
+    .use(authentication())
     .handler(async (event, context) => {
       const requestId = requestIdOf(event);
-      const { route } = context;
-      if (!route) throw new Error('The routing middleware did not run');
+      const { route, principal } = context;
+      if (!route || !principal) throw new Error('The authentication middleware did not run');
       if (Boolean(route.yaml) !== Boolean(options.yaml)) {
         throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
       }
@@ -174,33 +150,31 @@ export function httpHandler<Body = undefined>(
           `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
         );
       }
-      return authenticated(event, route, async (principal) => {
-        const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
-        const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
-        const request: ApiRequest<Body> = {
-          route,
-          principal,
-          body: parsed as Body,
-          pathParameters: event.pathParameters ?? {},
-          query: event.queryStringParameters ?? {},
-          headers: event.headers,
-          cookies: event.cookies ?? [],
-          host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
-          requestId,
-        };
-        const run = () => implementation(request);
-        const response = route.idempotent
-          ? await withIdempotency(
-              {
-                scope: `${principalScope(principal)}:${event.routeKey}`,
-                key: event.headers['idempotency-key'],
-                request: `${event.routeKey}\n${event.body ?? ''}`,
-              },
-              run,
-            )
-          : await run();
-        return toResult(response, requestId);
-      });
+      const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
+      const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
+      const request: ApiRequest<Body> = {
+        route,
+        principal,
+        body: parsed as Body,
+        pathParameters: event.pathParameters ?? {},
+        query: event.queryStringParameters ?? {},
+        headers: event.headers,
+        cookies: event.cookies ?? [],
+        host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
+        requestId,
+      };
+      const run = () => implementation(request);
+      const response = route.idempotent
+        ? await withIdempotency(
+            {
+              scope: `${principalScope(principal)}:${event.routeKey}`,
+              key: event.headers['idempotency-key'],
+              request: `${event.routeKey}\n${event.body ?? ''}`,
+            },
+            run,
+          )
+        : await run();
+      return toResult(response, requestId);
     });
 }
 

@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest, conflict } from '../errors.ts';
-import { db, tableName } from '../store/dynamo.ts';
+import { db, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { ApiResponse } from './http-handler.ts';
 
@@ -72,8 +71,8 @@ export async function withIdempotency(call: IdempotentCall, execute: () => Promi
 
 async function claim(itemKey: Record<string, string>, fingerprint: string, claimId: string): Promise<boolean> {
   const now = Date.now();
-  try {
-    await db().send(
+  return writeIf(() =>
+    db().send(
       new PutCommand({
         TableName: tableName(),
         Item: {
@@ -90,12 +89,8 @@ async function claim(itemKey: Record<string, string>, fingerprint: string, claim
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':inProgress': 'in_progress', ':now': now, ':nowSeconds': Math.floor(now / 1000) },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 async function complete(itemKey: Record<string, string>, claimId: string, response: string): Promise<void> {
@@ -112,18 +107,17 @@ async function complete(itemKey: Record<string, string>, claimId: string, respon
 }
 
 async function release(itemKey: Record<string, string>, claimId: string): Promise<void> {
-  try {
-    await db().send(
+  // A claim that is no longer this one (expired and taken over) is not ours to release.
+  await writeIf(() =>
+    db().send(
       new DeleteCommand({
         TableName: tableName(),
         Key: itemKey,
         ConditionExpression: 'claimId = :claimId',
         ExpressionAttributeValues: { ':claimId': claimId },
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -7,6 +7,7 @@
  * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
  */
 import type { AuthScheme, HttpMethod, Route } from '../../routes.ts';
+import { errorBody, type FieldError } from '../errors.ts';
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -108,6 +109,8 @@ interface Success {
   /** Media type → schema of the answer: the generic envelope when absent; `{}` for no body. */
   content?: Record<string, Schema>;
   headers?: Json;
+  /** Status → description, for the ones answered without a body (not modified). */
+  withoutBody?: Record<string, string>;
 }
 
 /** The generic envelope with a known `data`. */
@@ -127,6 +130,12 @@ const scheduleContent = {
 };
 
 /** Answers other than `200` with the generic envelope, by route key. */
+/** A success that answers a list of `name` records. */
+const listAnswer = (status: number, description: string, name: string): Success => ({
+  statuses: { [status]: description },
+  content: { 'application/json': listOf(name) },
+});
+
 const successes: Record<string, Success> = {
   'POST /tenants': { statuses: { 201: 'The tenant, with its token (shown only here).' } },
   'POST /tenants/templates': { statuses: { 201: 'The template, version 1.' } },
@@ -141,31 +150,13 @@ const successes: Record<string, Success> = {
     statuses: { 200: 'The datamart (spec 2.3).' },
     content: { 'application/json': envelopeOf(schemaRef('datamart')) },
   },
-  'GET /tenant/datamart': { statuses: { 200: 'The datamarts (spec 4.7).' }, content: { 'application/json': listOf('datamart') } },
-  'GET /tenant/datamart/{id}/user': {
-    statuses: { 200: 'The records (spec 4.8).' },
-    content: { 'application/json': listOf('user-permission') },
-  },
-  'GET /tenant/datamart/{id}/group': {
-    statuses: { 200: 'The records (spec 4.9).' },
-    content: { 'application/json': listOf('group-permission') },
-  },
-  'PUT /tenant/datamart/{id}/user/{userId}': {
-    statuses: { 200: "The user's records now." },
-    content: { 'application/json': listOf('user-permission') },
-  },
-  'DELETE /tenant/datamart/{id}/user/{userId}': {
-    statuses: { 200: "The user's records now (none)." },
-    content: { 'application/json': listOf('user-permission') },
-  },
-  'PUT /tenant/datamart/{id}/group/{groupId}': {
-    statuses: { 200: "The group's records now." },
-    content: { 'application/json': listOf('group-permission') },
-  },
-  'DELETE /tenant/datamart/{id}/group/{groupId}': {
-    statuses: { 200: "The group's records now (none)." },
-    content: { 'application/json': listOf('group-permission') },
-  },
+  'GET /tenant/datamart': listAnswer(200, 'The datamarts (spec 4.7).', 'datamart'),
+  'GET /tenant/datamart/{id}/user': listAnswer(200, 'The records (spec 4.8).', 'user-permission'),
+  'GET /tenant/datamart/{id}/group': listAnswer(200, 'The records (spec 4.9).', 'group-permission'),
+  'PUT /tenant/datamart/{id}/user/{userId}': listAnswer(200, "The user's records now.", 'user-permission'),
+  'DELETE /tenant/datamart/{id}/user/{userId}': listAnswer(200, "The user's records now (none).", 'user-permission'),
+  'PUT /tenant/datamart/{id}/group/{groupId}': listAnswer(200, "The group's records now.", 'group-permission'),
+  'DELETE /tenant/datamart/{id}/group/{groupId}': listAnswer(200, "The group's records now (none).", 'group-permission'),
   'PUT /tenant/schedules/{id}': {
     statuses: { 200: 'Replaced (or unchanged): the stored file.', 201: 'Created: the stored file.' },
     content: scheduleContent,
@@ -265,6 +256,7 @@ const successes: Record<string, Success> = {
   'GET /docs/{asset}': {
     statuses: { 200: 'The file.' },
     content: { 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } },
+    withoutBody: { 304: 'Not modified: the `If-None-Match` ETag is the current one.' },
   },
 };
 
@@ -406,14 +398,8 @@ export function schemaComponents(schemas: Readonly<Record<string, Schema>>): Rec
   return components;
 }
 
-const errorExample = (code: string, message: string, errors: Json[] = []) => ({
-  status: 'error',
-  success: false,
-  message,
-  code,
-  errors,
-  requestId: '5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10',
-});
+const errorExample = (code: string, message: string, errors: FieldError[] = []) =>
+  errorBody(code, message, '5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10', errors);
 
 function components(sources: OpenApiSources): Json {
   const schemas: Json = {
@@ -576,6 +562,7 @@ function responses(route: Route, key: string): Json {
         : {}),
     };
   }
+  for (const [status, description] of Object.entries(success?.withoutBody ?? {})) result[status] = { description };
   const names = pathParameterNames(route.path);
   const ids = names.filter(isIdParameter);
   const body = route.body !== undefined;
@@ -616,7 +603,7 @@ function description(route: Route, key: string): string | undefined {
 }
 
 function operation(route: Route, operationId: string, routes: readonly Route[], sources: OpenApiSources): Json {
-  const key = `${route.method} ${route.path}`;
+  const key = keyOf(route);
   const security = publicRouteCredentials[key]?.security ?? route.auth.map((scheme) => ({ [securitySchemeOf[scheme]]: [] }));
   const parameters: Json[] = [
     ...pathParameterNames(route.path).map(pathParameter),
@@ -693,7 +680,26 @@ function webhooks(sources: OpenApiSources): Json {
   };
 }
 
+/** The route table's key of a route (the table's module is not imported: the docs asset function loads this one). */
+const keyOf = (route: Route) => `${route.method} ${route.path}`;
+
+/** The per-route statements above are keyed by route; one naming no route would silently say nothing. */
+function checkRouteKeys(routes: readonly Route[]): void {
+  const known = new Set(routes.map(keyOf));
+  const keyed = [
+    ...Object.keys(publicRouteCredentials),
+    ...paginatedRoutes,
+    ...Object.keys(queryParameters),
+    ...ifMatchRoutes,
+    ...Object.keys(successes),
+    ...Object.keys(htmlErrors),
+  ];
+  const unknown = keyed.filter((key) => !known.has(key));
+  if (unknown.length > 0) throw new Error(`openapi-document.ts describes routes the table does not have: ${unknown.join(', ')}`);
+}
+
 export function openApiDocument(sources: OpenApiSources): Json {
+  checkRouteKeys(sources.routes);
   const ids = operationIds(sources.routes);
   const paths: Record<string, Record<string, Json>> = {};
   const tags: string[] = [];

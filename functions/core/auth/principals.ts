@@ -3,30 +3,21 @@ import type { AuthScheme } from '../../routes.ts';
 import { unauthorized } from '../errors.ts';
 import { db, tableName } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
-import { claimedOwner, hashToken, ownerIds, type TokenOwner } from './tokens.ts';
+import { hashToken, type TokenKind } from './tokens.ts';
 
-export type Principal = TokenOwner | { kind: 'anonymous' };
+export type Principal =
+  | { kind: 'client'; clientId: number }
+  | { kind: 'tenant'; clientId: number; tenantId: number }
+  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
+  | { kind: 'anonymous' };
 
 /** The item that makes a token valid: deleting it revokes the token at once. */
-export function tokenItem(token: string, owner: TokenOwner) {
+export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number; agentId?: number }) {
   return { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() };
 }
 
 /** The scheme name is case-insensitive (RFC 6750 / RFC 9110); the token is printable ASCII. */
 const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/i;
-
-const bearerToken = (authorization: string | undefined) =>
-  authorization === undefined ? undefined : bearerPattern.exec(authorization.trim())?.[1];
-
-/**
- * The principal the request's token says it is, before anything has checked that: only for
- * starting reads early, whose result counts once authenticate() returns the same principal.
- */
-export function claimedPrincipal(authorization: string | undefined, schemes: readonly AuthScheme[]): TokenOwner | undefined {
-  const token = bearerToken(authorization);
-  const claim = token === undefined ? undefined : claimedOwner(token);
-  return claim && schemes.includes(claim.kind) ? claim : undefined;
-}
 
 /**
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
@@ -35,10 +26,10 @@ export function claimedPrincipal(authorization: string | undefined, schemes: rea
  */
 export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
   if (schemes.length === 0) return { kind: 'anonymous' };
-  const token = bearerToken(authorization);
-  if (!token) throw unauthorized('Missing bearer token');
+  const match = authorization === undefined ? null : bearerPattern.exec(authorization.trim());
+  if (!match?.[1]) throw unauthorized('Missing bearer token');
   const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(match[1])), ConsistentRead: true }),
   );
   const item = result.Item;
   const invalid = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
@@ -47,12 +38,6 @@ export async function authenticate(authorization: string | undefined, schemes: r
   if (item.kind === 'agent') return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };
 }
-
-const identity = (principal: Principal) =>
-  principal.kind === 'anonymous' ? principal.kind : [principal.kind, ...ownerIds(principal)].join(':');
-
-/** Whether two principals are the same caller, every id alike. */
-export const samePrincipal = (one: Principal, other: Principal) => identity(one) === identity(other);
 
 /** A stable name of the caller, for keys that must not collide between callers. */
 export function principalScope(principal: Principal): string {

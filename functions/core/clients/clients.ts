@@ -16,9 +16,8 @@ export interface ClientRecord {
 }
 
 /** Creates a client with a new token (or the given one) and returns the token, shown only here. */
-export async function createClient(nome: string, givenToken?: string): Promise<{ client: ClientRecord; token: string }> {
+export async function createClient(nome: string, token = newToken('client')): Promise<{ client: ClientRecord; token: string }> {
   const clientId = await nextId('client');
-  const token = givenToken ?? newToken({ kind: 'client', clientId });
   const now = new Date().toISOString();
   const client: ClientRecord = { clientId, nome, tokenHash: hashToken(token), createdAt: now, updatedAt: now };
   const written = await transact([
@@ -55,10 +54,7 @@ export function listClients(): Promise<ClientRecord[]> {
  * Replaces the client's token with a new one (or the given one); the old one stops working in
  * the same transaction. Returns undefined for an unknown client.
  */
-export async function rotateClientToken(
-  clientId: number,
-  token = newToken({ kind: 'client', clientId }),
-): Promise<string | undefined> {
+export async function rotateClientToken(clientId: number, token = newToken('client')): Promise<string | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const client = await findClient(clientId);
     if (!client) return undefined;

@@ -1,8 +1,18 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type UserRecord } from '../directory/users.ts';
 import { badRequest, type FieldError, notFound } from '../errors.ts';
-import { allocateIds, db, deleteAll, getAll, type Page, putAll, queryAll, queryPage, tableName } from '../store/dynamo.ts';
+import {
+  allocateIds,
+  db,
+  deleteAll,
+  getAll,
+  type Page,
+  putAll,
+  queryAll,
+  queryPage,
+  tableName,
+  writeIf,
+} from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { loadResourcesOfType, type StoredOf } from '../templates/tenant-resources.ts';
 
@@ -140,8 +150,8 @@ export async function updateDatamart(
     ...permissions,
   ]);
   const record = { ...current.record, nome: changes.nome ?? current.record.nome, updatedAt: new Date().toISOString() };
-  try {
-    await db().send(
+  const written = await writeIf(() =>
+    db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.datamart(tenantId, datamartId),
@@ -149,11 +159,9 @@ export async function updateDatamart(
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':nome': record.nome, ':now': record.updatedAt },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw datamartNotFound();
-    throw error;
-  }
+    ),
+  );
+  if (!written) throw datamartNotFound();
   return { record, tableIds: tables, ownerIds: owners };
 }
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { db, type Page, queryAll, queryPage, tableName, transactOrReasons } from '../store/dynamo.ts';
+import { db, type Page, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
@@ -255,8 +254,8 @@ export async function updateSchedulingGranularity(
   granularity: 'hours' | 'minutes',
   updatedAt: string,
 ): Promise<boolean> {
-  try {
-    await db().send(
+  return writeIf(() =>
+    db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.tenant(tenantId),
@@ -271,10 +270,6 @@ export async function updateSchedulingGranularity(
           ...(granularity === 'hours' ? { ':zero': 0 } : {}),
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }

@@ -1,4 +1,4 @@
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -171,6 +171,21 @@ async function writeChunk(chunk: WriteRequest[]): Promise<void> {
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
     const result = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
     requests = result.UnprocessedItems?.[tableName()] ?? [];
+  }
+}
+
+/**
+ * Runs one conditional write (`db().send` of a Put, Update or Delete with a condition). Returns
+ * `false` when its condition failed (the caller decides what that means: not found, conflict,
+ * re-read), and rethrows anything else.
+ */
+export async function writeIf(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
   }
 }
 

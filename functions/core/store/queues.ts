@@ -22,9 +22,18 @@ export function deadLetterQueueUrl(name: QueueName): string {
   return url;
 }
 
-/** One message on a standard queue (JSON body), or on `url` when given (a DLQ). */
+/**
+ * A message body: JSON with every non-ASCII UTF-16 code unit escaped as `\uXXXX` (a surrogate pair
+ * as two escapes), the same value once parsed, in characters every queue accepts (SQS refuses
+ * U+FFFE and U+FFFF, fauxqs any character beyond U+FFFF, e.g. an emoji in an alert's name).
+ */
+export function messageBody(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** One message on a standard queue, or on `url` when given (a DLQ); `body` is sent as messageBody gives it. */
 export async function sendMessage(name: QueueName, body: unknown, url = queueUrl(name)): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body) }));
+  await sqs().send(new SendMessageCommand({ QueueUrl: url, MessageBody: messageBody(body) }));
 }
 
 export interface FifoMessage {
@@ -47,7 +56,7 @@ export async function sendToFifoGroup(name: QueueName, groupId: string, messages
           Id: String(index),
           MessageGroupId: groupId,
           MessageDeduplicationId: message.deduplicationId,
-          MessageBody: JSON.stringify(message.body),
+          MessageBody: messageBody(message.body),
         })),
       }),
     );

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { listAgents } from '../agents/agents.ts';
 import { conflict } from '../errors.ts';
 import { type ReloadItem, reloadPlan } from '../reload/plan.ts';
-import { allocateIds, db, tableName, transact } from '../store/dynamo.ts';
+import { allocateIds, db, tableName, transact, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { latestTemplateVersion } from './catalogue.ts';
@@ -107,21 +106,17 @@ async function claimApply(tenantId: number, templateId: number, version: number)
     version,
     pendingTables: previous?.pendingTables ?? [],
   };
-  try {
-    await db().send(
+  const written = await writeIf(() =>
+    db().send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...key, ...journal },
         ConditionExpression: previous ? 'lockId = :previousLock' : 'attribute_not_exists(pk)',
         ExpressionAttributeValues: previous ? { ':previousLock': previous.lockId } : undefined,
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
-      throw conflict('A template is being applied to this tenant right now; retry shortly', 'apply_in_progress');
-    }
-    throw error;
-  }
+    ),
+  );
+  if (!written) throw conflict('A template is being applied to this tenant right now; retry shortly', 'apply_in_progress');
   return journal;
 }
 
@@ -170,8 +165,9 @@ async function finishApply(
 
 /** After a failure: the journal stays in progress (its pending tables matter) but the next apply may start at once. */
 async function releaseLock(tenantId: number, lockId: string): Promise<void> {
-  try {
-    await db().send(
+  // Another apply holding the lock now is left alone.
+  await writeIf(() =>
+    db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.applyJournal(tenantId),
@@ -179,8 +175,6 @@ async function releaseLock(tenantId: number, lockId: string): Promise<void> {
         ConditionExpression: 'lockId = :lockId',
         ExpressionAttributeValues: { ':zero': 0, ':lockId': lockId },
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }

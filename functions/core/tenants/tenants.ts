@@ -97,7 +97,7 @@ export async function createTenant(clientId: number, input: CreateTenantInput): 
   }
   const tenantId = await nextId('tenant');
   const now = new Date().toISOString();
-  const token = newToken({ kind: 'tenant', clientId, tenantId });
+  const token = newToken('tenant');
   const tenant: TenantRecord = {
     tenantId,
     clientId,
@@ -180,7 +180,7 @@ export async function setTenantActive(clientId: number, tenantId: number, ativo:
 
 /** A new tenant token, shown once; the previous one stops working at once. */
 export function rotateTenantToken(clientId: number, tenantId: number): Promise<{ id: number; token: string }> {
-  const token = newToken({ kind: 'tenant', clientId, tenantId });
+  const token = newToken('tenant');
   return withCurrentTenant(clientId, tenantId, async (tenant) =>
     (await replaceTenantToken(tenant, token, new Date().toISOString())) ? { id: tenantId, token } : undefined,
   );

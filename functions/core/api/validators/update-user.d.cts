@@ -1,2 +1,3 @@
-import schema = require('./schema.d.cts');
+import type { SchemaModule } from '../validation.ts';
+declare const schema: SchemaModule;
 export = schema;

@@ -1,0 +1,131 @@
+/**
+ * The webhook deliverer's handler called directly (as Lambda would), against the real table, the
+ * real DLQ (fauxqs) and a real receiver on loopback. The deliveries are written straight to the
+ * table, so the twin's own poller never sees their messages.
+ */
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { type DeliveryRecord, findDelivery, finishDelivery, messageText } from '../../functions/core/alerts/deliveries.ts';
+import { webhookConfig } from '../../functions/core/alerts/webhook-config.ts';
+import { db, tableName } from '../../functions/core/store/dynamo.ts';
+import { keys } from '../../functions/core/store/keys.ts';
+import { deadLetterUrlVariable } from '../../functions/core/store/queue-definitions.ts';
+import { handler } from '../../functions/workers/webhook-deliverer.ts';
+import { api, newClient, newTenant } from '../support/api.ts';
+import { eventually } from '../support/templates.ts';
+import { startReceiver } from '../support/webhook-receiver.ts';
+
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
+
+/** A tenant whose webhook points at `path`, and a delivery of `attemptsMade` failed attempts waiting for its next. */
+async function pendingDelivery(path: string, attemptsMade: number): Promise<DeliveryRecord> {
+  const tenant = await newTenant((await newClient()).token);
+  const settings = await api('PATCH', '/tenant/settings', {
+    token: tenant.token,
+    body: { alertChannels: { webhook: { url: receiver.url(path) } } },
+  });
+  expect(settings.status).toBe(200);
+  const now = new Date();
+  const record: DeliveryRecord = {
+    tenantId: tenant.id,
+    deliveryId: 1,
+    alertId: 1,
+    webhookId: `msg_${crypto.randomUUID().replaceAll('-', '')}`,
+    trigger: 'fire',
+    status: attemptsMade === 0 ? 'queued' : 'retrying',
+    bytes: 2,
+    attempts: Array.from({ length: attemptsMade }, () => ({ at: now.toISOString(), durationMs: 1, statusCode: 500 })),
+    roundStart: 0,
+    createdAt: now.toISOString(),
+    expiresAt: Math.floor(now.getTime() / 1000) + 86_400,
+  };
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.delivery(tenant.id, 1, 1), ...record } }));
+  return record;
+}
+
+const sqsRecord = (delivery: DeliveryRecord): SQSRecord =>
+  ({
+    messageId: crypto.randomUUID(),
+    receiptHandle: 'not-a-real-receipt',
+    body: messageText({ tenantId: delivery.tenantId, deliveryId: delivery.deliveryId, body: '{}' }),
+    attributes: { ApproximateReceiveCount: '1' },
+  }) as unknown as SQSRecord;
+
+describe('webhook deliverer', () => {
+  test('when the DLQ cannot be reached after the last attempt, the delivery is not failed and the next receive dead-letters it', async () => {
+    // The last attempt of the round (the test schedule: seven retries a second apart).
+    const delivery = await pendingDelivery('/dlq-down', webhookConfig().retryDelaysSeconds.length);
+    receiver.replyWith(() => ({ status: 500 }));
+    const message = sqsRecord(delivery);
+    const variable = deadLetterUrlVariable('webhook');
+    const dlqUrl = process.env[variable] ?? '';
+    const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
+    try {
+      process.env[variable] = `${inject('sqsEndpoint')}/000000000000/no-such-dlq-${crypto.randomUUID()}`;
+      const first = await handler({ Records: [message] } as SQSEvent);
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);
+      // Still retrying: the message's next receive must still be able to dead-letter it.
+      expect((await findDelivery(delivery.tenantId, delivery.deliveryId))?.status).toBe('retrying');
+
+      process.env[variable] = dlqUrl;
+      const second = await handler({ Records: [message] } as SQSEvent);
+      expect(second.batchItemFailures).toEqual([]);
+      const failed = await findDelivery(delivery.tenantId, delivery.deliveryId);
+      expect(failed).toMatchObject({ status: 'failed', failureReason: expect.stringMatching(/^Gave up after \d+ attempts/) });
+      expect(failed?.attempts).toHaveLength(webhookConfig().retryDelaysSeconds.length + 1);
+      const deadLetter = await eventually(async () => {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 1 }),
+        );
+        return received.Messages?.find((entry) => entry.Body === message.body);
+      });
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: deadLetter.ReceiptHandle }));
+    } finally {
+      process.env[variable] = dlqUrl;
+      sqs.destroy();
+    }
+  });
+
+  test('a duplicate copy of the message that loses the race does not move a delivered delivery back', async () => {
+    const delivery = await pendingDelivery('/duplicate', 0);
+    // Both copies POST; the first answer is a quick 200, the second a slow 500.
+    receiver.replyWith(() => (receiver.at('/duplicate').length === 1 ? { status: 200 } : { status: 500, delayMs: 500 }));
+    const results = await Promise.all([
+      handler({ Records: [sqsRecord(delivery)] } as SQSEvent),
+      handler({ Records: [sqsRecord(delivery)] } as SQSEvent),
+    ]);
+    expect(receiver.at('/duplicate')).toHaveLength(2);
+    expect(results.map((result) => result.batchItemFailures)).toEqual([[], []]);
+    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(record?.status).toBe('delivered');
+    expect(record?.attempts.map((attempt) => attempt.statusCode)).toEqual([200]);
+    expect(record?.nextAttemptAt).toBeUndefined();
+  });
+
+  test('finishing a delivery that expired meanwhile does not recreate it', async () => {
+    const tenant = await newTenant((await newClient()).token);
+    const expired: DeliveryRecord = {
+      tenantId: tenant.id,
+      deliveryId: 5,
+      alertId: 1,
+      webhookId: 'msg_expired',
+      trigger: 'fire',
+      status: 'queued',
+      bytes: 2,
+      attempts: [],
+      roundStart: 0,
+      createdAt: new Date().toISOString(),
+      expiresAt: 0,
+    };
+    const attempt = { at: new Date().toISOString(), durationMs: 3, statusCode: 500 };
+    expect(await finishDelivery(expired, 'retrying', attempt, undefined, new Date().toISOString())).toBe(false);
+    expect(await finishDelivery(expired, 'failed', attempt, 'x')).toBe(false);
+    expect(await findDelivery(tenant.id, 5)).toBeUndefined();
+  });
+});
