@@ -1,23 +1,34 @@
 /**
- * Schedules: the cost of one dispatcher tick as the number of schedules that are not due grows
- * (it should not), and how many next-fire computations the trigger engine makes per second.
+ * Schedules: a burst of schedules due in the same minute (the tick lists them into the fire queue,
+ * the twin's fire worker fires them), and how many next-fire computations the trigger engine makes
+ * per second.
  */
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { dispatchDueSchedules } from '../functions/core/schedules/dispatcher.ts';
-import { type ScheduleRecord, scheduleItem } from '../functions/core/schedules/schedule-repository.ts';
+import { type ScheduleRecord, type ScheduleRunRecord, scheduleItem } from '../functions/core/schedules/schedule-repository.ts';
 import type { Trigger } from '../functions/core/schedules/schedule-types.ts';
 import { nextFire } from '../functions/core/schedules/trigger-engine.ts';
-import { deleteAll, putAll } from '../functions/core/store/dynamo.ts';
+import { deleteAll, putAll, queryAll } from '../functions/core/store/dynamo.ts';
 import { keys } from '../functions/core/store/keys.ts';
 import type { Twin } from '../local/twin.ts';
+import { countingRoundTrips, median } from './round-trips.ts';
 import { twinData } from './twin-api.ts';
-import { countingRoundTrips } from './round-trips.ts';
 
-export interface TickResult {
-  schedules: number;
+export interface BurstResult {
   due: number;
   fired: number;
-  ms: number;
-  roundTrips: number;
+  /** The tick: listing every due schedule into the fire queue. */
+  tickMs: number;
+  tickRoundTrips: number;
+  messages: number;
+  /** From the end of the tick until the fire queue is empty. */
+  fireMs: number;
+  /** DynamoDB and SQS requests of the tick and the fire workers together, per fired schedule. */
+  dynamoPerFire: number;
+  sqsPerFire: number;
+  /** Fire time minus slot: the tick runs at the slot, as the EventBridge rule does. */
+  latenessP50Ms: number;
+  latenessP99Ms: number;
 }
 
 export interface EngineResult {
@@ -25,11 +36,14 @@ export interface EngineResult {
   perSecond: number;
 }
 
-const tenantsWithDueSchedules = 10;
-const dueSchedules = 100;
-const day = 24 * 3600 * 1000;
-const notDueAt = '2099-01-01T00:00:00.000Z';
+/** Tenants the burst's schedules are spread over (the applied template gives each two flows). */
+const burstTenants = 100;
+/** Schedules present but not due (next fire in 2099): a tick must not read them. */
+const notDueSchedules = 10_000;
+const minuteMs = 60_000;
+const day = 24 * 60 * minuteMs;
 
+/** A schedule starting the two flows once a day at `nextFireAt`'s time of day (UTC), due then. */
 function record(tenantId: number, scheduleId: number, nextFireAt: string): ScheduleRecord {
   return {
     tenantId,
@@ -47,17 +61,27 @@ function record(tenantId: number, scheduleId: number, nextFireAt: string): Sched
           { flow_etl_id: 1, context: 'full' },
           { flow_etl_id: 2, context: 'full' },
         ],
-        triggers: [{ type: 'Day', start_when: '00:00' }],
+        triggers: [{ type: 'Day', start_when: nextFireAt.slice(11, 16) }],
       },
     },
   };
 }
 
+const percentile = (values: readonly number[], share: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] ?? Number.NaN;
+};
+
 /**
- * Ticks at 100, 1,000 and 10,000 schedules, 100 of them due each time (spread over 10 tenants
- * whose agents are online, two flows each). The twin must run without its clock.
+ * Bursts of 100, 1,000 and 10,000 schedules due at the same minute, each starting two flows, over
+ * 100 tenants whose agents are online, among 10,000 schedules not due. Each burst is due at a real
+ * minute boundary; the bench ticks at that boundary, as the EventBridge rule would, and waits for the
+ * fire queue to empty. Needs a twin without its clock, running the fire worker.
  */
-export async function measureDispatcherTicks(twin: Pick<Twin, 'url' | 'clientToken'>): Promise<TickResult[]> {
+export async function measureBursts(
+  twin: Pick<Twin, 'url' | 'clientToken' | 'sqsEndpoint' | 'queueUrls'>,
+  sizes = [100, 1_000, 10_000],
+): Promise<BurstResult[]> {
   const template = await twinData(twin, 'POST', '/tenants/templates', twin.clientToken, {
     nome: 'Bench schedules',
     connections: [{ key: 'db', nome: 'DB', kind: 'postgres' }],
@@ -70,43 +94,80 @@ export async function measureDispatcherTicks(twin: Pick<Twin, 'url' | 'clientTok
     })),
     flows: ['a', 'b'].map((key) => ({ key, nome: key, connection: 'db', writes: [key], context: 'full' })),
   });
-  const tenantIds: number[] = [];
-  for (let index = 0; index < tenantsWithDueSchedules; index++) {
+  const tenants: Array<{ id: number; agent: string }> = [];
+  for (let index = 0; index < burstTenants; index++) {
     const tenant = await twinData(twin, 'POST', '/tenants', twin.clientToken, {
       nome: `Bench schedules ${index}`,
       ativo: true,
       templateId: template.id,
     });
     const agent = await twinData(twin, 'POST', '/tenant/agents/1/token', tenant.token as string);
-    await twinData(twin, 'POST', '/agent/heartbeat', agent.token as string);
-    tenantIds.push(tenant.id as number);
+    tenants.push({ id: tenant.id as number, agent: agent.token as string });
   }
-  const tenantOf = (index: number) => tenantIds[index % tenantIds.length] as number;
+  const tenantOf = (index: number) => (tenants[index % tenants.length] as { id: number }).id;
+  await putAll(
+    Array.from({ length: notDueSchedules }, (_, index) =>
+      scheduleItem(record(tenantOf(index), 1_000_000 + index, '2099-01-01T00:00:00.000Z')),
+    ),
+  );
 
-  return countingRoundTrips(async (measure) => {
-    const results: TickResult[] = [];
-    let notDue = 0;
-    for (const [row, total] of [100, 1_000, 10_000].entries()) {
-      const missing = total - dueSchedules - notDue;
-      await putAll(
-        Array.from({ length: missing }, (_, index) => scheduleItem(record(tenantOf(index), 100_000 + notDue + index, notDueAt))),
+  const sqs = new SQSClient({ endpoint: twin.sqsEndpoint });
+  const fireQueueEmpty = async () => {
+    for (;;) {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: twin.queueUrls.fire,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
-      notDue += missing;
-      // Each row's slot is on its own day, so the schedules fired before are not due again.
-      const slot = Date.parse('2030-01-01T00:00:00Z') + row * 10 * day;
-      const due = Array.from({ length: dueSchedules }, (_, index) =>
-        record(tenantOf(index), 1_000 * (row + 1) + index, new Date(slot).toISOString()),
-      );
-      await putAll(due.map(scheduleItem));
-      let fired = 0;
-      const sample = await measure(async () => {
-        fired = (await dispatchDueSchedules(slot + 30_000)).outcomes.fired ?? 0;
-      });
-      results.push({ schedules: total, due: dueSchedules, fired, ...sample });
-      await deleteAll(due.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)));
+      if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    return results;
-  });
+  };
+  try {
+    return await countingRoundTrips(async (measure) => {
+      const results: BurstResult[] = [];
+      for (const [row, due] of sizes.entries()) {
+        // The next minute boundary with time to write the burst first.
+        const slot = Math.ceil((Date.now() + 30_000) / minuteMs) * minuteMs;
+        const slotIso = new Date(slot).toISOString();
+        const schedules = Array.from({ length: due }, (_, index) =>
+          record(tenantOf(index), (row + 1) * 100_000 + index, slotIso),
+        );
+        await putAll(schedules.map(scheduleItem));
+        // Agents are online for two minutes after a heartbeat.
+        for (const tenant of tenants) await twinData(twin, 'POST', '/agent/heartbeat', tenant.agent);
+        await new Promise((resolve) => setTimeout(resolve, slot - Date.now()));
+        let messages = 0;
+        const tick = await measure(async () => {
+          messages = (await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 })).messages;
+        });
+        const fire = await measure(fireQueueEmpty);
+        const runs = (
+          await Promise.all(tenants.map((tenant) => queryAll<ScheduleRunRecord>(keys.tenant(tenant.id).pk, 'SCHEDRUN#')))
+        )
+          .flat()
+          .filter((run) => run.slot === slotIso && run.status === 'fired');
+        const lateness = runs.map((run) => Date.parse(run.firedAt) - slot);
+        results.push({
+          due,
+          fired: runs.length,
+          tickMs: tick.ms,
+          tickRoundTrips: tick.roundTrips + tick.queueRequests,
+          messages,
+          fireMs: fire.ms,
+          dynamoPerFire: (tick.roundTrips + fire.roundTrips) / runs.length,
+          sqsPerFire: (tick.queueRequests + fire.queueRequests) / runs.length,
+          latenessP50Ms: median(lateness),
+          latenessP99Ms: percentile(lateness, 0.99),
+        });
+        await deleteAll(schedules.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)));
+      }
+      return results;
+    });
+  } finally {
+    sqs.destroy();
+  }
 }
 
 /** Next-fire computations per second, per kind of trigger, from instants spread over 2027. */

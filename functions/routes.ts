@@ -689,8 +689,15 @@ export interface QueueConsumer {
   payloads?: 'read' | 'readWrite';
   /** Moves messages to its queue's DLQ itself (after its own last retry). */
   sendsToDeadLetter?: boolean;
+  /** Queues it sends to; the stack grants exactly these. */
+  sends?: readonly QueueName[];
   /** Function time-out; the queue's visibility timeout must be at least this. */
   timeoutSeconds: number;
+  /**
+   * The stack setting that caps its concurrency (reserved concurrency, and the event source's
+   * maximum concurrency): the consumer's share of the account's Lambda concurrency.
+   */
+  concurrencySetting?: 'fireConcurrency';
   summary: string;
 }
 
@@ -714,6 +721,17 @@ export const queueConsumers: readonly QueueConsumer[] = [
     timeoutSeconds: 30,
     summary: 'POSTs alert webhooks (signed), retries on the schedule, dead-letters after the last attempt',
   },
+  {
+    queue: 'fire',
+    handler: 'schedule-fire-worker',
+    batchSize: 10,
+    table: 'readWrite',
+    sends: ['reload'],
+    // A batch is up to 100 schedules fired in parallel: about a second on AWS.
+    timeoutSeconds: 20,
+    concurrencySetting: 'fireConcurrency',
+    summary: 'Fires the schedules a tick found due: queues their flows, claims each slot once, moves each to its next fire',
+  },
 ];
 
 /** A function run on a timer (an EventBridge rule on AWS, the twin's clock locally). */
@@ -732,8 +750,8 @@ export const timedFunctions: readonly TimedFunction[] = [
     handler: 'schedule-dispatcher',
     everyMinutes: 1,
     table: 'readWrite',
-    sends: ['reload'],
-    summary: 'Fires the schedules that are due: claims each slot once and starts its flows',
+    sends: ['fire'],
+    summary: 'Finds the schedules that are due and sends them to the fire queue, oldest first',
   },
 ];
 

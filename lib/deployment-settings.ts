@@ -1,17 +1,33 @@
 import type { Construct } from 'constructs';
+import {
+  type DispatchSettings,
+  dispatchSettingLimits,
+  type WholeNumberLimits,
+  wholeNumberSetting,
+} from '../functions/core/schedules/dispatch-settings.ts';
 
 /** API Gateway stage throttling when the context sets none: steady requests per second, and the burst above it. */
 export const DEFAULT_API_RATE_LIMIT = 200;
 export const DEFAULT_API_BURST_LIMIT = 400;
 
+/**
+ * Fire workers that may run at once when the fire queue is busy: reserved for the fire worker (taken
+ * from the account's unreserved concurrency) and the most its event source runs. One worker fires
+ * about 800 schedules a second and one shard of the due index takes about 500, so the default
+ * matches the default 16 shards (docs/schedules.md, section At scale). The bounds are the event
+ * source mapping's own for maximum concurrency.
+ */
+export const FIRE_CONCURRENCY: WholeNumberLimits = { fallback: 10, min: 2, max: 1000 };
+
 /** The operational settings a deployer gives as CDK context (`-c name=value` or cdk.json). */
-export interface DeploymentSettings {
+export interface DeploymentSettings extends DispatchSettings {
   /** Subscribed to the alarm topic when set (SNS sends a confirmation e-mail first). */
   alarmEmail?: string;
   /** Steady-state requests per second the API's default stage accepts before answering 429. */
   apiRateLimit: number;
   /** Requests the stage accepts in a burst above the rate (a whole number). */
   apiBurstLimit: number;
+  fireConcurrency: number;
 }
 
 /**
@@ -39,9 +55,20 @@ export function deploymentSettings(scope: Construct): DeploymentSettings {
     return value;
   };
 
+  const wholeNumber = (name: string, limits: WholeNumberLimits) => {
+    try {
+      return wholeNumberSetting(name, context(name), limits);
+    } catch (error) {
+      throw new Error(`Context ${(error as Error).message}`);
+    }
+  };
+
   return {
     alarmEmail,
     apiRateLimit: number('apiRateLimit', DEFAULT_API_RATE_LIMIT, false),
     apiBurstLimit: number('apiBurstLimit', DEFAULT_API_BURST_LIMIT, true),
+    fireConcurrency: wholeNumber('fireConcurrency', FIRE_CONCURRENCY),
+    dueShards: wholeNumber('dueShards', dispatchSettingLimits.dueShards),
+    duePageSize: wholeNumber('duePageSize', dispatchSettingLimits.duePageSize),
   };
 }

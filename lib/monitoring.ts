@@ -49,9 +49,13 @@ export const SERVICE_METRIC_NAMES = [
   'WebhookRetries',
   'WebhookFailures',
   'ScheduleFires',
+  'ScheduleFireLateness',
   'ReloadEnqueued',
   'ReloadSkippedOffline',
 ] as const;
+
+/** Schedules firing this late after their slot (p99 over 5 minutes) raise an alarm: the fire workers are not keeping up. */
+export const FIRE_LATENESS_P99_THRESHOLD_MS = 60_000;
 
 /**
  * The API 5xx alarm: the share of 5xx answers, once there are enough requests for a share to mean
@@ -170,6 +174,22 @@ export class ServiceMonitoring extends Construct {
         `workload of the account, and ask for a higher concurrency quota if the load is real. ${RUNBOOK}`,
     );
 
+    // Schedules firing late: a burst larger than the fire workers absorb in a minute, or their failures.
+    notify(
+      new Alarm(this, 'ScheduleFireLatenessAlarm', {
+        alarmDescription:
+          `The 99th percentile of schedule fire lateness (fire time minus slot) was over ${FIRE_LATENESS_P99_THRESHOLD_MS / 1000} s ` +
+          "in 5 minutes: schedules are firing late. Look at the fire queue depth and the fire worker's errors, throttles " +
+          'and duration on the dashboard; if the queue drains slowly without errors, raise fireConcurrency (and dueShards ' +
+          `if DynamoDB throttles the index): docs/schedules.md, section At scale. ${RUNBOOK}`,
+        metric: serviceMetric('ScheduleFireLateness', 'p99'),
+        threshold: FIRE_LATENESS_P99_THRESHOLD_MS,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
     // Timed functions that stop running (the schedule dispatcher: schedules stop firing).
     for (const timed of props.timedFunctions) {
       notify(
@@ -215,16 +235,6 @@ export class ServiceMonitoring extends Construct {
         }),
       ]);
     };
-    const serviceMetric = (metricName: string) =>
-      new Metric({
-        namespace: SERVICE_METRICS_NAMESPACE,
-        metricName,
-        dimensionsMap: SERVICE_METRICS_DIMENSIONS,
-        statistic: 'Sum',
-        period: FIVE_MINUTES,
-        label: metricName,
-      });
-
     const dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: this.dashboardName,
       defaultInterval: Duration.hours(6),
@@ -272,14 +282,39 @@ export class ServiceMonitoring extends Construct {
         `Queue consumer errors (${props.queueConsumers.map(({ name }) => name).join(', ')})`,
         props.queueConsumers.map(({ name, fn }) => fn.metricErrors({ statistic: 'Sum', label: `${name} errors` })),
       ),
-      graph('Service: requests and 5xx answers', ['Requests', 'Errors'].map(serviceMetric)),
-      graph('Service: webhook deliveries', ['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures'].map(serviceMetric)),
+      graph(
+        'Service: requests and 5xx answers',
+        (['Requests', 'Errors'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+      ),
+      graph(
+        'Service: webhook deliveries',
+        (['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+      ),
     );
     dashboard.addWidgets(
-      graph('Service: schedules and reloads', ['ScheduleFires', 'ReloadEnqueued', 'ReloadSkippedOffline'].map(serviceMetric)),
+      graph(
+        'Service: schedules and reloads',
+        (['ScheduleFires', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+      ),
+      graph('Schedule fire lateness (ms)', [
+        serviceMetric('ScheduleFireLateness', 'p50', 'p50'),
+        serviceMetric('ScheduleFireLateness', 'p99', 'p99'),
+      ]),
       new AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms, ...props.otherAlarms], width: 16, height: 6 }),
     );
   }
+}
+
+/** One of the service's own metrics (EMF), over 5 minutes; graphs name their lines, alarms need no label. */
+function serviceMetric(metricName: (typeof SERVICE_METRIC_NAMES)[number], statistic = 'Sum', label?: string) {
+  return new Metric({
+    namespace: SERVICE_METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: SERVICE_METRICS_DIMENSIONS,
+    statistic,
+    period: FIVE_MINUTES,
+    label,
+  });
 }
 
 function metricOf(

@@ -29,6 +29,8 @@ export interface ProjectFunctionProps {
   role: IRole;
   /** Files of installed packages (`package/file`) copied beside index.mjs, read by the function at run time. */
   packageFiles?: readonly string[];
+  /** Concurrency reserved for (and capping) the function; none by default. */
+  reservedConcurrency?: number;
 }
 
 /**
@@ -50,6 +52,7 @@ export class ProjectFunction extends NodejsFunction {
       memorySize: 512,
       // The idempotency claim (60 s) and every queue's visibility timeout outlive it.
       timeout: Duration.seconds(props.timeoutSeconds ?? 15),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       tracing: Tracing.ACTIVE,
       logGroup,
       role: props.role,

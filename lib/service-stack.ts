@@ -11,8 +11,9 @@ import { type IRole, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } fr
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { dispatchSettingVariables } from '../functions/core/schedules/dispatch-settings.ts';
 import { tableDefinition } from '../functions/core/store/table-definition.ts';
 import {
   deadLetterUrlVariable,
@@ -278,8 +279,14 @@ export class ServiceStack extends Stack {
       new ApiMapping(this, 'TenantDomainMapping', { api, domainName: tenantDomains, stage });
       new CfnOutput(this, 'TenantDomainTarget', { value: tenantDomains.regionalDomainName });
     }
-    const environment = {
+    // What every function that touches the table reads: the table, and the shape of the due-schedules index.
+    const tableEnvironment = {
       TABLE_NAME: table.tableName,
+      [dispatchSettingVariables.dueShards]: String(settings.dueShards),
+      [dispatchSettingVariables.duePageSize]: String(settings.duePageSize),
+    };
+    const environment = {
+      ...tableEnvironment,
       TENANT_BASE_DOMAIN: props.tenantBaseDomain,
       LOGIN_TOKEN_ISSUER: `bi-tenant-admin:${props.stage}`,
     };
@@ -338,27 +345,38 @@ export class ServiceStack extends Stack {
     for (const consumer of queueConsumers) {
       const queue = queues[consumer.queue];
       const deadLetterQueue = deadLetterQueues[consumer.queue];
+      const sends = consumer.sends ?? [];
+      const concurrency = consumer.concurrencySetting && settings[consumer.concurrencySetting];
       const fn = new ProjectFunction(this, consumerIdOf(consumer.handler), {
         entry: `functions/workers/${consumer.handler}.ts`,
         description: `${consumer.queue} queue: ${consumer.summary}`,
         environment: {
-          TABLE_NAME: table.tableName,
+          ...tableEnvironment,
           // Its own queue, for the consumers that set a message's visibility (the retry delay).
           [queueUrlVariable(consumer.queue)]: queue.queueUrl,
           ...(consumer.sendsToDeadLetter ? { [deadLetterUrlVariable(consumer.queue)]: deadLetterQueue.queueUrl } : {}),
+          ...Object.fromEntries(sends.map((name) => [queueUrlVariable(name), queues[name].queueUrl])),
           ...payloadEnvironment(consumer.payloads),
         },
         timeoutSeconds: consumer.timeoutSeconds,
+        reservedConcurrency: concurrency,
         // The event source mapping adds the consumer's receive and delete grants to this role.
         role: roleFor({
           table: consumer.table,
-          sends: [],
+          sends,
           consumes: consumer.queue,
           deadLetters: consumer.sendsToDeadLetter ? consumer.queue : undefined,
           payloads: consumer.payloads,
         }),
       });
-      fn.addEventSource(new SqsEventSource(queue, { batchSize: consumer.batchSize, reportBatchItemFailures: true }));
+      fn.addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: consumer.batchSize,
+          reportBatchItemFailures: true,
+          // No more pollers than the reserved concurrency lets run: none of its batches is throttled back to the queue.
+          ...(concurrency ? { maxConcurrency: concurrency } : {}),
+        }),
+      );
       serviceFunctions.push({ name: consumerIdOf(consumer.handler), fn });
       consumerFunctions.push({ name: consumer.handler, fn });
     }
@@ -370,7 +388,7 @@ export class ServiceStack extends Stack {
         entry: `functions/workers/${timed.handler}.ts`,
         description: `Every ${timed.everyMinutes} minute(s): ${timed.summary}`,
         environment: {
-          TABLE_NAME: table.tableName,
+          ...tableEnvironment,
           ...Object.fromEntries(sends.map((name) => [queueUrlVariable(name), queues[name].queueUrl])),
         },
         timeoutSeconds: 60,
@@ -444,6 +462,12 @@ export class ServiceStack extends Stack {
       deadLetterQueues[name] = deadLetterQueue;
       queues[name] = new Queue(this, `${id}Queue`, {
         fifo: definition.fifo,
+        ...(definition.highThroughput
+          ? {
+              deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+              fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            }
+          : {}),
         visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
         retentionPeriod: Duration.days(definition.retentionDays),
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },

@@ -21,7 +21,12 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds?: num
   const urls = {} as Record<QueueName, string>;
   const deadLetterUrls = {} as Record<QueueName, string>;
   for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
-    const fifo: Record<string, string> = definition.fifo ? { FifoQueue: 'true' } : {};
+    const fifo: Record<string, string> = definition.fifo
+      ? {
+          FifoQueue: 'true',
+          ...(definition.highThroughput ? { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' } : {}),
+        }
+      : {};
     const deadLetter = server.createQueue(localQueueName(name, true), {
       attributes: { ...fifo, MessageRetentionPeriod: String(definition.deadLetterRetentionDays * 86_400) },
     });

@@ -32,6 +32,8 @@ export interface TwinOptions {
   clock?: boolean;
   /** Overrides the webhook retry delays in seconds (tests: a fast schedule instead of hours). */
   webhookRetryDelaysSeconds?: readonly number[];
+  /** The queues whose consumers run (default: all); the bench measures one path at a time. */
+  consumers?: readonly QueueName[];
 }
 
 export interface Twin {
@@ -115,9 +117,9 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     });
     const sqs = new SQSClient({ endpoint: queues.endpoint });
     stops.push(async () => sqs.destroy());
-    const pollers: Poller[] = queueConsumers.map((consumer) =>
-      startPoller({ consumer, queueUrl: queues.urls[consumer.queue], sqs, log: options.log }),
-    );
+    const pollers: Poller[] = queueConsumers
+      .filter((consumer) => options.consumers?.includes(consumer.queue) ?? true)
+      .map((consumer) => startPoller({ consumer, queueUrl: queues.urls[consumer.queue], sqs, log: options.log }));
     stops.push(async () => {
       await Promise.all(pollers.map((poller) => poller.stop()));
     });

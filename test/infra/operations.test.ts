@@ -8,9 +8,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queueDefinitions } from '../../functions/core/store/queue-definitions.ts';
 import { queueConsumers, routes, timedFunctions } from '../../functions/routes.ts';
-import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT } from '../../lib/deployment-settings.ts';
+import { dispatchSettingLimits, dispatchSettingVariables } from '../../functions/core/schedules/dispatch-settings.ts';
+import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT, FIRE_CONCURRENCY } from '../../lib/deployment-settings.ts';
 import {
   API_5XX_MINIMUM_ERRORS,
+  FIRE_LATENESS_P99_THRESHOLD_MS,
   API_5XX_MINIMUM_REQUESTS,
   API_5XX_PERCENT_THRESHOLD,
   METRICS_PER_ALARM,
@@ -46,6 +48,7 @@ type AlarmProperties = {
   MetricName?: string;
   Dimensions?: { Name: string; Value: unknown }[];
   Statistic?: string;
+  ExtendedStatistic?: string;
   Period?: number;
   Metrics?: MetricQuery[];
   Threshold?: number;
@@ -276,6 +279,21 @@ describe('ServiceStack operations', () => {
       expect(alarms()[id]?.Properties.MetricName).toBe('Invocations');
     });
 
+    it(`fires when schedules fire late: p99 of ScheduleFireLateness over ${FIRE_LATENESS_P99_THRESHOLD_MS / 1000} s in 5 minutes`, () => {
+      const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', 'MonitoringScheduleFireLatenessAlarm')];
+      expect(alarm?.Properties).toMatchObject({
+        Namespace: SERVICE_METRICS_NAMESPACE,
+        MetricName: 'ScheduleFireLateness',
+        Dimensions: Object.entries(SERVICE_METRICS_DIMENSIONS).map(([Name, Value]) => ({ Name, Value })),
+        ExtendedStatistic: 'p99',
+        Period: 300,
+        Threshold: 60_000,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: topicAction(),
+      });
+    });
+
     it.each(Object.keys(queueDefinitions))('routes the %s DLQ depth alarm to the topic', (name) => {
       const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
       const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', `${id}DeadLetterAlarm`)];
@@ -405,6 +423,69 @@ describe('ServiceStack operations', () => {
     template.hasOutput(`${id}QueueArn`, { Value: { 'Fn::GetAtt': [queueId, 'Arn'] } });
     template.hasOutput(`${id}DeadLetterQueueArn`, { Value: { 'Fn::GetAtt': [deadLetterId, 'Arn'] } });
     template.hasOutput(`${id}DeadLetterQueueUrl`, { Value: { Ref: deadLetterId } });
+  });
+
+  describe('schedules at scale', () => {
+    type LambdaFunction = CfnResource<{
+      ReservedConcurrentExecutions?: number;
+      Environment?: { Variables: Record<string, unknown> };
+    }>;
+    type EventSourceMapping = CfnResource<{ FunctionName: Ref; ScalingConfig?: { MaximumConcurrency: number } }>;
+    const fireWorker = queueConsumers.find((consumer) => consumer.queue === 'fire');
+    const fireWorkerOf = (source: Template) => {
+      const id = logicalIdOf(source, 'AWS::Lambda::Function', consumerIdOf(fireWorker?.handler ?? ''));
+      const fn = resourcesOfType<LambdaFunction>(source, 'AWS::Lambda::Function')[id];
+      const mapping = Object.values(resourcesOfType<EventSourceMapping>(source, 'AWS::Lambda::EventSourceMapping')).find(
+        (candidate) => candidate.Properties.FunctionName.Ref === id,
+      );
+      return {
+        concurrency: fn?.Properties.ReservedConcurrentExecutions,
+        maximum: mapping?.Properties.ScalingConfig?.MaximumConcurrency,
+      };
+    };
+    const dispatchVariablesOf = (source: Template) =>
+      Object.values(resourcesOfType<LambdaFunction>(source, 'AWS::Lambda::Function')).map((fn) => [
+        fn.Properties.Environment?.Variables[dispatchSettingVariables.dueShards],
+        fn.Properties.Environment?.Variables[dispatchSettingVariables.duePageSize],
+      ]);
+
+    it(`reserves ${FIRE_CONCURRENCY.fallback} concurrent fire workers by default, and their event source runs no more`, () => {
+      expect(fireWorkerOf(template)).toEqual({ concurrency: FIRE_CONCURRENCY.fallback, maximum: FIRE_CONCURRENCY.fallback });
+    });
+
+    it('gives every function the shape of the due-schedules index (shards, page size), by default and from context', () => {
+      const { dueShards, duePageSize } = dispatchSettingLimits;
+      const defaults = [String(dueShards.fallback), String(duePageSize.fallback)];
+      expect(new Set(dispatchVariablesOf(template).map(String))).toEqual(new Set([defaults.map(String).join()]));
+      const custom = synthesize({ dueShards: '32', duePageSize: 200, fireConcurrency: '50' });
+      expect(new Set(dispatchVariablesOf(custom).map(String))).toEqual(new Set(['32,200']));
+      expect(fireWorkerOf(custom)).toEqual({ concurrency: 50, maximum: 50 });
+    });
+
+    it('refuses settings outside their documented limits', () => {
+      for (const [name, value] of [
+        ['fireConcurrency', '1'],
+        ['fireConcurrency', '1001'],
+        ['fireConcurrency', 'many'],
+        ['dueShards', '0'],
+        ['dueShards', '257'],
+        ['duePageSize', '5'],
+        ['duePageSize', '12.5'],
+      ] as const) {
+        expect(() => synthesize({ [name]: value }), `${name}=${value}`).toThrow(
+          new RegExp(`Context ${name} must be a whole number`),
+        );
+      }
+    });
+
+    it('makes the reload queue a high-throughput FIFO queue: a burst of fires sends more than 300 batches a second', () => {
+      const id = logicalIdOf(template, 'AWS::SQS::Queue', 'ReloadQueue');
+      expect(template.findResources('AWS::SQS::Queue')[id]?.Properties).toMatchObject({
+        FifoQueue: true,
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+      });
+    });
   });
 
   describe('API stage', () => {

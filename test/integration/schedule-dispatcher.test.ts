@@ -1,20 +1,36 @@
 /**
- * The dispatcher over the real pieces (DynamoDB Local, fauxqs, the reload worker, the agent API),
- * ticked at instants the tests choose. They are in 2020, before any schedule the other tests
- * create with the real clock could be due, so each tick here sees only this file's schedules.
+ * The dispatcher over the real pieces: ticks list due schedules into the fire queue (fauxqs), the
+ * twin's poller runs the fire worker on them, loads go through the reload queue and worker to the
+ * agent API, all on DynamoDB Local. Ticks are at instants the tests choose, in 2020, before any
+ * schedule the other tests create with the real clock could be due; this is the only file that
+ * ticks the shared twin, so each tick sees only this file's schedules.
  */
 import { describe, expect, test } from 'vitest';
-import { findSchedule, listScheduleRuns } from '../../functions/core/schedules/schedule-repository.ts';
+import { dispatchSettings } from '../../functions/core/schedules/dispatch-settings.ts';
+import { dispatchDueSchedules, type TickSummary } from '../../functions/core/schedules/dispatcher.ts';
+import {
+  type DueSchedule,
+  findDispatchCursor,
+  findSchedule,
+  listScheduleRuns,
+  shardOf,
+} from '../../functions/core/schedules/schedule-repository.ts';
 import { putSchedule } from '../../functions/core/schedules/schedules.ts';
 import type { ScheduleFile, Trigger } from '../../functions/core/schedules/schedule-types.ts';
-import { dispatchDueSchedules } from '../../functions/core/schedules/dispatcher.ts';
 import { api } from '../support/api.ts';
-import { scheduleFile, tenantWithFlows } from '../support/schedules.ts';
+import { fireQueueDrained, scheduleFile, tenantWithFlows, withProbeFireQueue } from '../support/schedules.ts';
 import { agentToken, eventually } from '../support/templates.ts';
 
 const at = (iso: string) => Date.parse(iso);
 /** When each test's schedule is written: the first fires follow. */
 const written = at('2020-06-01T00:00:00Z');
+
+/** A tick, then every message it sent handled by the twin's fire worker. */
+async function tickAndFire(instant: number, options: Parameters<typeof dispatchDueSchedules>[1] = {}): Promise<TickSummary> {
+  const summary = await dispatchDueSchedules(instant, options);
+  await fireQueueDrained();
+  return summary;
+}
 
 async function scheduled(triggers: Trigger[], options: { online?: boolean } = {}) {
   const setup = await tenantWithFlows();
@@ -29,6 +45,36 @@ async function scheduled(triggers: Trigger[], options: { online?: boolean } = {}
   return { ...setup, agent, flowIds, runs, nextFireAt };
 }
 
+/** The loads waiting for the agent (a heartbeat lists them until the agent reports on each), once there are `count`. */
+async function loadsPickedUp(agent: string, count: number): Promise<Array<{ id: number; flowId: number }>> {
+  return eventually(async () => {
+    const answer = await api('POST', '/agent/heartbeat', { token: agent });
+    return answer.body.data.runs.length >= count ? answer.body.data.runs : undefined;
+  });
+}
+
+/**
+ * `count` schedules of one tenant written at `writtenAt`, the triggers given in turn (schedule 1
+ * the first, 2 the second…). The tenant's agent is online; each schedule starts one flow.
+ */
+async function burst(count: number, writtenAt: number, triggers: Trigger[]) {
+  const setup = await tenantWithFlows();
+  const agent = await agentToken(setup.tenant.token);
+  await api('POST', '/agent/heartbeat', { token: agent });
+  const ids = Array.from({ length: count }, (_, index) => index + 1);
+  for (const id of ids) {
+    const trigger = triggers[(id - 1) % triggers.length] as Trigger;
+    await putSchedule(setup.tenant.id, id, scheduleFile(id, [setup.flows['load-orders'] as number], [trigger]), {
+      actor: 'test',
+      now: writtenAt,
+    });
+  }
+  const runsOf = async (id: number) => (await listScheduleRuns(setup.tenant.id, id, 10, undefined)).items;
+  return { ...setup, agent, ids, runsOf };
+}
+
+const shards = () => Array.from({ length: dispatchSettings().dueShards }, (_, shard) => shard);
+
 const daily: Trigger[] = [{ type: 'Day', start_when: '06:30' }];
 // 06:30 in São Paulo (UTC-03:00).
 const dailySlot = '2020-06-01T09:30:00.000Z';
@@ -38,8 +84,11 @@ describe('schedule dispatcher', () => {
     const schedule = await scheduled(daily);
     expect(await schedule.nextFireAt()).toBe(dailySlot);
     const tick = at(dailySlot) + 5_000;
+    // Both list the schedule: two messages for one slot.
     const [first, second] = await Promise.all([dispatchDueSchedules(tick), dispatchDueSchedules(tick)]);
-    expect((first.outcomes.fired ?? 0) + (second.outcomes.fired ?? 0)).toBe(1);
+    expect(first.listed).toBeGreaterThanOrEqual(1);
+    expect(second.listed).toBeGreaterThanOrEqual(1);
+    await fireQueueDrained();
     const runs = await schedule.runs();
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({
@@ -50,25 +99,22 @@ describe('schedule dispatcher', () => {
     });
     expect(await schedule.nextFireAt()).toBe('2020-06-02T09:30:00.000Z');
     // A third tick in the same minute finds nothing due.
-    await dispatchDueSchedules(tick + 30_000);
+    expect((await tickAndFire(tick + 30_000)).listed).toBe(0);
     expect(await schedule.runs()).toHaveLength(1);
   });
 
   test('a fired schedule queues its flows to the agent, which picks them up with its heartbeat', async () => {
     const schedule = await scheduled(daily);
-    await dispatchDueSchedules(at(dailySlot));
+    await tickAndFire(at(dailySlot));
     const [run] = await schedule.runs();
     expect(run?.flows).toEqual(schedule.flowIds.map((flowId) => ({ flowId, context: 'full', tokenId: 1, status: 'enqueued' })));
-    const loads = await eventually(async () => {
-      const answer = await api('POST', '/agent/heartbeat', { token: schedule.agent });
-      return answer.body.data.runs.length === 2 ? answer.body.data.runs : undefined;
-    });
-    expect(loads.map((load: { flowId: number }) => load.flowId).sort()).toEqual([...schedule.flowIds].sort());
+    const loads = await loadsPickedUp(schedule.agent, 2);
+    expect(loads.map((load) => load.flowId).sort()).toEqual([...schedule.flowIds].sort());
   });
 
   test('an offline agent makes the flows skipped_offline, recorded in the run', async () => {
     const schedule = await scheduled(daily, { online: false });
-    await dispatchDueSchedules(at(dailySlot));
+    await tickAndFire(at(dailySlot));
     const [run] = await schedule.runs();
     expect(run?.status).toBe('fired');
     expect(run?.flows.map((flow) => flow.status)).toEqual(['skipped_offline', 'skipped_offline']);
@@ -76,8 +122,7 @@ describe('schedule dispatcher', () => {
 
   test('after a 3-hour outage a daily slot does not fire late; the next fire is the next day', async () => {
     const schedule = await scheduled(daily);
-    const summary = await dispatchDueSchedules(at(dailySlot) + 3 * 3600_000);
-    expect(summary.outcomes.missed).toBe(1);
+    await tickAndFire(at(dailySlot) + 3 * 3600_000);
     expect(await schedule.runs()).toEqual([]);
     expect(await schedule.nextFireAt()).toBe('2020-06-02T09:30:00.000Z');
   });
@@ -88,7 +133,7 @@ describe('schedule dispatcher', () => {
     ];
     const schedule = await scheduled(hourly);
     expect(await schedule.nextFireAt()).toBe('2020-06-01T01:00:00.000Z');
-    await dispatchDueSchedules(at('2020-06-01T03:20:00Z'));
+    await tickAndFire(at('2020-06-01T03:20:00Z'));
     expect((await schedule.runs()).map((run) => run.slot)).toEqual(['2020-06-01T03:00:00.000Z']);
     expect(await schedule.nextFireAt()).toBe('2020-06-01T04:00:00.000Z');
   });
@@ -96,13 +141,12 @@ describe('schedule dispatcher', () => {
   test("an inactive tenant's schedule does not fire but moves on; a deleted tenant's leaves the index", async () => {
     const schedule = await scheduled(daily);
     await api('POST', `/tenants/${schedule.tenant.id}/deactivate`, { token: schedule.client.token });
-    await dispatchDueSchedules(at(dailySlot));
+    await tickAndFire(at(dailySlot));
     expect(await schedule.runs()).toEqual([]);
     expect(await schedule.nextFireAt()).toBe('2020-06-02T09:30:00.000Z');
 
     await api('DELETE', '/tenants', { token: schedule.client.token, body: { id: schedule.tenant.id } });
-    const summary = await dispatchDueSchedules(at('2020-06-02T09:30:00Z'));
-    expect(summary.outcomes.tenant_gone).toBe(1);
+    await tickAndFire(at('2020-06-02T09:30:00Z'));
     expect(await schedule.runs()).toEqual([]);
     expect(await schedule.nextFireAt()).toBeUndefined();
   });
@@ -112,7 +156,98 @@ describe('schedule dispatcher', () => {
     const file = scheduleFile(1, [setup.flows['load-orders'] as number], daily);
     await putSchedule(setup.tenant.id, 1, { ...file, body: { ...file.body, ativo: false } }, { actor: 'test', now: written });
     expect((await findSchedule(setup.tenant.id, 1))?.nextFireAt).toBeUndefined();
-    await dispatchDueSchedules(at(dailySlot));
+    await tickAndFire(at(dailySlot));
     expect((await listScheduleRuns(setup.tenant.id, 1, 10, undefined)).items).toEqual([]);
+  });
+
+  test('a redelivered fire message fires its slot once, and its loads reach the agent once', async () => {
+    const schedule = await scheduled(daily);
+    const due = { tenantId: schedule.tenant.id, scheduleId: 1, dueAt: dailySlot };
+    const message = { now: at(dailySlot), startedAt: Date.now(), schedules: [due] };
+    // What SQS does when a message is delivered twice, or a consumer loses its receipt.
+    const { sendBatches } = await import('../../functions/core/store/queues.ts');
+    await sendBatches('fire', [message, message]);
+    await fireQueueDrained();
+    expect(await schedule.runs()).toHaveLength(1);
+    await loadsPickedUp(schedule.agent, 2);
+    // A heartbeat a moment later still lists two: the second message queued nothing new.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const later = await api('POST', '/agent/heartbeat', { token: schedule.agent });
+    expect(later.body.data.runs.map((run: { flowId: number }) => run.flowId).sort()).toEqual([...schedule.flowIds].sort());
+  });
+});
+
+describe('a burst of due schedules', () => {
+  // Each test ticks first at its own instant, after the earlier tests' schedules moved on.
+  const weekly = (period: number): Trigger => ({ type: 'Week', period, start_when: '08:00' });
+
+  test('larger than a page: every schedule is listed once and fires once', async () => {
+    const writtenAt = at('2020-07-01T00:00:00Z');
+    // Wednesday 2020-07-01 08:00 in São Paulo.
+    const slot = at('2020-07-01T11:00:00Z');
+    await tickAndFire(slot);
+    const schedules = await burst(40, writtenAt, [weekly(3)]);
+    const summary = await tickAndFire(slot + 2_000, { pageSize: 2 });
+    expect(summary).toMatchObject({ listed: 40, continued: 0 });
+    // A page of at most two schedules is one message: at least 20 of them.
+    expect(summary.messages).toBeGreaterThanOrEqual(20);
+    for (const id of schedules.ids) {
+      const runs = await schedules.runsOf(id);
+      expect(runs.map((run) => [run.slot, run.status])).toEqual([[new Date(slot).toISOString(), 'fired']]);
+    }
+    expect((await loadsPickedUp(schedules.agent, 40)).length).toBe(40);
+  });
+
+  test('a tick out of time leaves a cursor and the next continues after it, oldest first, until every due schedule is listed', async () => {
+    const writtenAt = at('2020-07-08T00:00:00Z');
+    const tick = at('2020-07-08T11:00:00Z');
+    await tickAndFire(tick);
+    // Two tenants with fifteen schedules each: odd ones due at 07:30 São Paulo (30 minutes late at
+    // the tick), even ones at 08:00. A tenant's schedules share a shard.
+    const twoSlots = [{ type: 'Week', period: 3, start_when: '07:30' } as const, weekly(3)];
+    const tenants = [await burst(15, writtenAt, twoSlots), await burst(15, writtenAt, twoSlots)];
+    const all = tenants.flatMap((set) => set.ids.map((scheduleId) => `${set.tenant.id}:${scheduleId}`));
+
+    // The ticks send to a queue of the test's own, so what each listed can be read back, and nothing fires.
+    const byShard = await withProbeFireQueue(async (sent) => {
+      /** Per shard, what it listed until its listing first finished (its cursor gone). */
+      const listed = new Map<number, DueSchedule[]>(shards().map((shard) => [shard, []]));
+      const finished = new Set<number>();
+      for (let round = 0; finished.size < shards().length; round++) {
+        if (round === 20) throw new Error('The listing did not finish in 20 ticks');
+        // A deadline already past: each shard lists one page of two, then saves where it stopped.
+        const summary = await dispatchDueSchedules(tick + round * 1_000, { pageSize: 2, deadline: 0 });
+        const cursors = await Promise.all(shards().map((shard) => findDispatchCursor(shard)));
+        if (round === 0) {
+          expect(summary.continued).toBeGreaterThan(0);
+          expect(cursors.filter(Boolean)).toHaveLength(summary.continued);
+        }
+        for (const due of await sent()) {
+          const shard = shardOf(due.tenantId);
+          if (!finished.has(shard)) listed.get(shard)?.push(due);
+        }
+        cursors.forEach((cursor, shard) => {
+          if (!cursor) finished.add(shard);
+        });
+      }
+      // A tick with time enough finishes what the shards started again, and leaves no cursor. The next
+      // starts from the oldest entry and sends again every schedule still due (these were never
+      // fired), so none is lost with its message.
+      await dispatchDueSchedules(tick + 30_000, { pageSize: 1000 });
+      expect((await Promise.all(shards().map((shard) => findDispatchCursor(shard)))).filter(Boolean)).toEqual([]);
+      expect((await dispatchDueSchedules(tick + 31_000, { pageSize: 1000 })).listed).toBe(30);
+      await sent();
+      return listed;
+    });
+    // Every due schedule listed once, across the shards' continued listings; in each shard, oldest first.
+    const keysListed = [...byShard.values()].flat().map((due) => `${due.tenantId}:${due.scheduleId}`);
+    expect([...keysListed].sort()).toEqual([...all].sort());
+    for (const schedules of byShard.values()) {
+      const dueAts = schedules.map((due) => due.dueAt);
+      expect(dueAts).toEqual([...dueAts].sort());
+    }
+
+    await tickAndFire(tick + 40_000);
+    for (const set of tenants) for (const id of set.ids) expect(await set.runsOf(id)).toHaveLength(1);
   });
 });

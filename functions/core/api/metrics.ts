@@ -20,6 +20,13 @@ export function count(name: MetricName, value = 1): void {
   if (value > 0) metrics.addMetric(name, MetricUnit.Count, value);
 }
 
+export type DurationMetricName = 'ScheduleFireLateness';
+
+/** One duration per event, in milliseconds: CloudWatch keeps every value, so an alarm can watch a percentile. */
+export function duration(name: DurationMetricName, milliseconds: number): void {
+  metrics.addMetric(name, MetricUnit.Milliseconds, milliseconds);
+}
+
 /** For functions not wrapped by the HTTP pipeline (workers): flush what this invocation counted. */
 export function publishMetrics(): void {
   if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();

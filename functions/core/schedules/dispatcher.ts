@@ -1,142 +1,87 @@
 import { logger } from '../api/logger.ts';
-import { count } from '../api/metrics.ts';
-import { type FlowTargets, loadFlowTargets, startFlows } from '../reload/reload.ts';
-import { getAll } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
-import type { TenantRecord } from '../tenants/tenant-repository.ts';
+import { sendBatches } from '../store/queues.ts';
+import { dispatchSettings } from './dispatch-settings.ts';
+import type { FireMessage } from './fire.ts';
 import {
-  claimSlot,
-  dueScheduleRecords,
-  dueShards,
-  finishRun,
-  type ScheduleRecord,
-  type ScheduleRunRecord,
-  scheduleRunRetentionDays,
+  clearDispatchCursor,
+  type DueSchedule,
+  dueSchedulesPage,
+  findDispatchCursor,
+  saveDispatchCursor,
 } from './schedule-repository.ts';
-import { instantIn } from './instants.ts';
-import { nextFire } from './trigger-engine.ts';
 
 const minuteMs = 60_000;
-/** DESIGN 7: after an outage only the latest missed slot fires, and only when less late than this. */
-export const maxLatenessMs = 60 * minuteMs;
-/** How many due schedules one tick works on at once. */
-const parallelism = 8;
-
-export type DispatchOutcome =
-  'fired' | 'failed' | 'missed' | 'tenant_inactive' | 'tenant_gone' | 'already_fired' | 'schedule_changed';
+/** Due schedules per fire-queue message: a worker's partial batch failure then retries at most this many. */
+export const schedulesPerMessage = 10;
 
 export interface TickSummary {
   tick: string;
-  due: number;
-  outcomes: Partial<Record<DispatchOutcome, number>>;
+  /** Schedules found due and sent to the fire queue. */
+  listed: number;
+  messages: number;
+  /** Shards whose listing ran out of time: the next tick continues them from where this one stopped. */
+  continued: number;
+}
+
+export interface TickOptions {
+  /** Wall-clock time (ms) after which no shard starts another page; each shard lists at least one. */
+  deadline?: number;
+  /** Overrides the stack's page size (tests use small pages). */
+  pageSize?: number;
 }
 
 /**
- * One dispatcher tick (EventBridge `rate(1 minute)`, or the twin's clock): finds the schedules due
- * at `now` through the sharded next-fire index (so the cost follows the due schedules, not all of
- * them), and handles each one. One schedule's failure does not stop the others.
+ * One dispatcher tick (EventBridge `rate(1 minute)`, or the twin's clock): lists the schedules due
+ * at `now` from every shard of the next-fire index, oldest first, and sends them to the fire queue,
+ * where fire workers claim and fire each (fire.ts). The tick only finds due work, so its cost is a
+ * Query per page and a SendMessageBatch per hundred schedules, whatever firing them costs.
+ *
+ * A shard whose listing is not finished by `deadline` keeps a cursor, and the next tick continues
+ * after it before anything newer, so a backlog larger than one tick can list is never skipped. A
+ * finished listing drops the cursor, so the tick after it starts again from the oldest entry: what
+ * is still due then (a fire whose message is still queued or failed) is sent again, which is
+ * harmless because each fire is claimed once, and schedules late by an hour or more are moved on
+ * by the worker without firing.
+ *
+ * `now` is the tick's instant; on AWS the wall clock, tests pass instants of their choosing. Fire
+ * workers reckon lateness from it plus the time elapsed since the tick started.
  */
-export async function dispatchDueSchedules(now = Date.now()): Promise<TickSummary> {
-  const tick = Math.floor(now / minuteMs) * minuteMs;
-  const tickIso = new Date(tick).toISOString();
-  const shards = Array.from({ length: dueShards }, (_, shard) => shard);
-  const due = (await Promise.all(shards.map((shard) => dueScheduleRecords(shard, tickIso)))).flat();
-  const tenantIds = [...new Set(due.map((record) => record.tenantId))];
-  const tenants = new Map(
-    (await getAll<TenantRecord>(tenantIds.map((tenantId) => keys.tenant(tenantId)))).map((tenant) => [tenant.tenantId, tenant]),
-  );
-  // A tenant's flows, connections and agents are read once per tick, however many of its schedules are due.
-  const targets = new Map<number, Promise<FlowTargets>>();
-  const targetsOf = (tenantId: number) => {
-    const loaded = targets.get(tenantId) ?? loadFlowTargets(tenantId);
-    targets.set(tenantId, loaded);
-    return loaded;
-  };
-  const outcomes: TickSummary['outcomes'] = {};
-  const pending = [...due];
-  const worker = async () => {
-    for (let record = pending.shift(); record; record = pending.shift()) {
-      const outcome = await dispatchSchedule(record, tenants.get(record.tenantId), tick, targetsOf).catch((error: unknown) => {
-        logger.error('Dispatching a schedule failed', {
-          tenantId: record.tenantId,
-          scheduleId: record.scheduleId,
-          error: error as Error,
-        });
-        return 'failed' as const;
-      });
-      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+export async function dispatchDueSchedules(now = Date.now(), options: TickOptions = {}): Promise<TickSummary> {
+  const startedAt = Date.now();
+  const tickIso = new Date(Math.floor(now / minuteMs) * minuteMs).toISOString();
+  const { dueShards, duePageSize } = dispatchSettings();
+  const pageSize = options.pageSize ?? duePageSize;
+  const summary: TickSummary = { tick: tickIso, listed: 0, messages: 0, continued: 0 };
+  const send = async (schedules: DueSchedule[]) => {
+    const messages: FireMessage[] = [];
+    for (let start = 0; start < schedules.length; start += schedulesPerMessage) {
+      messages.push({ now, startedAt, schedules: schedules.slice(start, start + schedulesPerMessage) });
     }
+    await sendBatches('fire', messages);
+    summary.listed += schedules.length;
+    summary.messages += messages.length;
   };
-  await Promise.all(Array.from({ length: Math.min(parallelism, due.length) }, worker));
-  const summary = { tick: tickIso, due: due.length, outcomes };
-  if (due.length > 0) logger.info('Dispatcher tick', { ...summary });
+  const listShard = async (shard: number) => {
+    const cursor = await findDispatchCursor(shard);
+    // A cursor past this tick's instant (left by a tick at a later instant) does not apply to it.
+    let after = cursor && cursor <= `${tickIso}#~` ? cursor : undefined;
+    for (;;) {
+      const page = await dueSchedulesPage(shard, tickIso, { after, limit: pageSize });
+      await send(page.schedules);
+      if (!page.last) break;
+      after = page.last;
+      if (options.deadline !== undefined && Date.now() >= options.deadline) {
+        await saveDispatchCursor(shard, after);
+        summary.continued += 1;
+        return;
+      }
+    }
+    if (cursor) await clearDispatchCursor(shard);
+  };
+  await Promise.all(Array.from({ length: dueShards }, (_, shard) => listShard(shard)));
+  if (summary.listed > 0 || summary.continued > 0) logger.info('Dispatcher tick', { ...summary });
+  if (summary.continued > 0) {
+    logger.warn('The tick ran out of time before listing every due schedule; the next tick continues', { ...summary });
+  }
   return summary;
-}
-
-/**
- * The latest slot of `record` that is due at `tick` and less than an hour late (undefined when
- * every missed slot is older), and the first slot after `tick`, which becomes the next fire.
- */
-export function slotsAt(record: ScheduleRecord, tick: number): { fire?: number; next?: number } {
-  const { triggers, timezone } = record.file.body;
-  const storedNext = Date.parse(record.nextFireAt ?? '');
-  // Slots before the stored next fire were dealt with already; slots an hour late or more never fire.
-  let after = Math.max(storedNext - 1, tick - maxLatenessMs);
-  let fire: number | undefined;
-  for (let slot = nextFire(triggers, timezone, after); slot !== undefined; slot = nextFire(triggers, timezone, after)) {
-    if (slot > tick) return { fire, next: slot };
-    fire = slot;
-    after = slot;
-  }
-  return { fire };
-}
-
-async function dispatchSchedule(
-  record: ScheduleRecord,
-  tenant: TenantRecord | undefined,
-  tick: number,
-  targetsOf: (tenantId: number) => Promise<FlowTargets>,
-): Promise<DispatchOutcome> {
-  const { fire, next } = slotsAt(record, tick);
-  const nextFireAt = next === undefined ? undefined : new Date(next).toISOString();
-  const context = { tenantId: record.tenantId, scheduleId: record.scheduleId };
-  if (!tenant || tenant.deletedAt) {
-    // A deleted tenant's schedules leave the index for good.
-    const outcome = await claimSlot(record, undefined, undefined);
-    return outcome === 'schedule_changed' ? outcome : 'tenant_gone';
-  }
-  if (!tenant.ativo || fire === undefined) {
-    const outcome = await claimSlot(record, undefined, nextFireAt);
-    if (outcome === 'schedule_changed') return outcome;
-    if (tenant.ativo) logger.warn('Schedule slot missed by an hour or more; not fired', { ...context, slot: record.nextFireAt });
-    return tenant.ativo ? 'missed' : 'tenant_inactive';
-  }
-  const { timezone } = record.file.body;
-  const slot = instantIn(fire, timezone);
-  const run: ScheduleRunRecord = {
-    tenantId: record.tenantId,
-    scheduleId: record.scheduleId,
-    slot: slot.utc,
-    slotLocal: slot.local,
-    firedAt: new Date().toISOString(),
-    scheduleVersion: record.version,
-    status: 'firing',
-    flows: [],
-    expiresAt: Math.floor(Date.now() / 1000) + scheduleRunRetentionDays * 24 * 3600,
-  };
-  const claim = await claimSlot(record, run, nextFireAt);
-  if (claim === 'already_fired' || claim === 'schedule_changed') return claim;
-  try {
-    const batchId = `schedule-${record.tenantId}-${record.scheduleId}-${fire / minuteMs}`;
-    const requested = record.file.body.flows.map((flow) => ({ flowId: flow.flow_etl_id, context: flow.context }));
-    const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
-    await finishRun(run, { status: 'fired', flows });
-    count('ScheduleFires');
-    logger.info('Schedule fired', { ...context, slot: slot.utc, flows: flows.length });
-    return 'fired';
-  } catch (error) {
-    // The slot stays claimed (a slot fires at most once); the run says why nothing was queued.
-    await finishRun(run, { status: 'failed', flows: [], error: 'The flows could not be queued; see the service logs' });
-    throw error;
-  }
 }

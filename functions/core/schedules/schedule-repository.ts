@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, type Page, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getAll, type Page, putAll, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
+import { dispatchSettings } from './dispatch-settings.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
 /** A stored schedule: the file as the API shows it, plus what the dispatcher needs to find it. */
@@ -16,23 +17,21 @@ export interface ScheduleRecord {
   nextFireAt?: string;
 }
 
-/** Partitions of the due-schedules index: enough to spread writes, few enough to read each minute. */
-export const dueShards = 16;
-
-const shardOf = (tenantId: number, scheduleId: number) =>
-  createHash('sha256').update(`${tenantId}:${scheduleId}`).digest().readUInt16BE(0) % dueShards;
+/**
+ * The shard of the due-schedules index a tenant's schedules are on (dispatch-settings.ts:
+ * dueShards). One shard per tenant keeps a tenant's due schedules together in the index, so they
+ * share fire messages and a fire worker reads the tenant's flows once for all of them; a shard
+ * takes no more of one tenant's fires than the tenant's own partition does.
+ */
+export const shardOf = (tenantId: number) =>
+  createHash('sha256').update(String(tenantId)).digest().readUInt16BE(0) % dispatchSettings().dueShards;
 
 /** The record as an item: in the due index exactly when it has a next fire. */
 export function scheduleItem(record: ScheduleRecord) {
   const due =
     record.nextFireAt === undefined
       ? {}
-      : keys.dueSchedulesIndex(
-          shardOf(record.tenantId, record.scheduleId),
-          record.nextFireAt,
-          record.tenantId,
-          record.scheduleId,
-        );
+      : keys.dueSchedulesIndex(shardOf(record.tenantId), record.nextFireAt, record.tenantId, record.scheduleId);
   return { ...keys.schedule(record.tenantId, record.scheduleId), ...record, ...due };
 }
 
@@ -42,6 +41,20 @@ export async function findSchedule(tenantId: number, scheduleId: number): Promis
   );
   return result.Item && withoutKeys(result.Item);
 }
+
+/** Several schedules in one BatchGetItem per hundred (consistent), by `tenantId:scheduleId`; missing ones are left out. */
+export async function findSchedules(
+  wanted: readonly Pick<ScheduleRecord, 'tenantId' | 'scheduleId'>[],
+): Promise<Map<string, ScheduleRecord>> {
+  const unique = new Map(
+    wanted.map((schedule) => [scheduleKey(schedule), keys.schedule(schedule.tenantId, schedule.scheduleId)]),
+  );
+  const items = await getAll<Record<string, unknown>>([...unique.values()]);
+  return new Map(items.map(withoutKeys).map((record) => [scheduleKey(record), record]));
+}
+
+export const scheduleKey = ({ tenantId, scheduleId }: Pick<ScheduleRecord, 'tenantId' | 'scheduleId'>) =>
+  `${tenantId}:${scheduleId}`;
 
 const withoutKeys = (item: Record<string, unknown>): ScheduleRecord => {
   const { tenantId, scheduleId, file, version, minuteTriggers, nextFireAt } = item as unknown as ScheduleRecord;
@@ -140,14 +153,65 @@ function tenantGuard(tenantId: number, needsMinutes: boolean, minuteCountChange:
     : undefined;
 }
 
-/** The due-index entries at or before `instant` on one shard (eventually consistent: the claim re-checks). */
-export async function dueScheduleRecords(shard: number, instant: string): Promise<ScheduleRecord[]> {
-  const items = await queryAll<Record<string, unknown>>(keys.dueSchedulesShard(shard), '', {
-    index: 'gsi1',
-    // '~' sorts after the digits that follow the instant in the index key.
-    upTo: `${instant}#~`,
-  });
-  return items.map(withoutKeys);
+/** A schedule found due: the stored next fire the tick saw is what the fire worker checks it against. */
+export interface DueSchedule {
+  tenantId: number;
+  scheduleId: number;
+  dueAt: string;
+}
+
+/**
+ * One page of a shard's due-index entries, oldest first, after the index key `after` (when given)
+ * and at or before `instant`: only what the fire worker needs to find each schedule, and the index
+ * key of the last one when more may follow. The index is eventually consistent; the fire worker
+ * reads each schedule consistently before it fires.
+ */
+export async function dueSchedulesPage(
+  shard: number,
+  instant: string,
+  options: { after?: string; limit: number },
+): Promise<{ schedules: DueSchedule[]; last?: string }> {
+  const page = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: `gsi1pk = :shard AND gsi1sk ${options.after === undefined ? '<= :upTo' : 'BETWEEN :from AND :upTo'}`,
+      ExpressionAttributeValues: {
+        ':shard': keys.dueSchedulesShard(shard),
+        // '~' sorts after the digits that follow the instant in the index key.
+        ':upTo': `${instant}#~`,
+        // Every key of the index has the same shape (instant#tenant#schedule), so none extends
+        // another: `${after}~` sorts above `after` and below every key after it.
+        ...(options.after === undefined ? {} : { ':from': `${options.after}~` }),
+      },
+      ProjectionExpression: 'gsi1sk, tenantId, scheduleId, nextFireAt',
+      Limit: options.limit,
+    }),
+  );
+  const items = (page.Items ?? []) as Array<
+    { gsi1sk: string } & Required<Pick<ScheduleRecord, 'tenantId' | 'scheduleId' | 'nextFireAt'>>
+  >;
+  const schedules = items.map(({ tenantId, scheduleId, nextFireAt }) => ({ tenantId, scheduleId, dueAt: nextFireAt }));
+  const last = page.LastEvaluatedKey ? items.at(-1)?.gsi1sk : undefined;
+  return { schedules, ...(last ? { last } : {}) };
+}
+
+/** Where the previous tick stopped listing a shard, when it ran out of time before the end. */
+export async function findDispatchCursor(shard: number): Promise<string | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.dispatchCursor(shard), ConsistentRead: true }),
+  );
+  return result.Item?.after as string | undefined;
+}
+
+export async function saveDispatchCursor(shard: number, after: string): Promise<void> {
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.dispatchCursor(shard), after, savedAt: new Date().toISOString() } }),
+  );
+}
+
+export async function clearDispatchCursor(shard: number): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.dispatchCursor(shard) }));
 }
 
 /** A schedule's fire of one slot, with what each of its flows became. */
@@ -159,6 +223,7 @@ export interface ScheduleRunRecord {
   slotLocal: string;
   firedAt: string;
   scheduleVersion: number;
+  /** `failed`: the flows could not be queued (`error` says so). `firing`: left by earlier versions, which wrote a run before its flows. */
   status: 'firing' | 'fired' | 'failed';
   flows: Array<{ flowId: number; context: string; tokenId?: number; status: string }>;
   error?: string;
@@ -169,33 +234,24 @@ export interface ScheduleRunRecord {
 export const scheduleRunRetentionDays = 90;
 
 /**
- * Claims `run.slot` and moves the schedule on to `nextFireAt` in one transaction: the run item's
- * key is the slot, so a slot is claimed once however many ticks race for it, and the schedule
- * must still be at the version and next fire the tick read. Without a run, only moves it on.
- * `already_fired`: the slot had been claimed (the schedule was still moved on).
+ * Writes runs (BatchWriteItem, 25 at a time). A run's key is its slot, so writing one again (a
+ * message handled twice) replaces it rather than adding another.
  */
-export async function claimSlot(
-  schedule: ScheduleRecord,
-  run: ScheduleRunRecord | undefined,
-  nextFireAt: string | undefined,
-): Promise<'claimed' | 'advanced' | 'already_fired' | 'schedule_changed'> {
-  const advance = advanceItem(schedule, nextFireAt);
-  const runItem = run && {
-    Put: {
-      TableName: tableName(),
-      Item: { ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-  const outcome = await transactOrReasons(runItem ? [advance, runItem] : [advance]);
-  if (outcome.written) return run ? 'claimed' : 'advanced';
-  if (outcome.failedConditions.includes(0)) return 'schedule_changed';
-  const advanced = await transactOrReasons([advance]);
-  return advanced.written ? 'already_fired' : 'schedule_changed';
+export function putRuns(runs: readonly ScheduleRunRecord[]): Promise<void> {
+  return putAll(runs.map((run) => ({ ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run })));
+}
+
+/**
+ * Moves the schedule on to `nextFireAt` (out of the due index when undefined) if it is still at
+ * the version and next fire it was read with. This conditional write is what makes a slot fire
+ * once: however many workers race for it, only one moves the schedule on from it. `false`: it had
+ * moved on already (fired by another message, edited or deleted).
+ */
+export function advanceSchedule(schedule: ScheduleRecord, nextFireAt: string | undefined): Promise<boolean> {
+  return writeIf(() => db().send(new UpdateCommand(advanceItem(schedule, nextFireAt))));
 }
 
 function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
-  const shard = shardOf(schedule.tenantId, schedule.scheduleId);
   const guard = {
     ConditionExpression: 'version = :version AND nextFireAt = :seen',
     TableName: tableName(),
@@ -203,38 +259,14 @@ function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
   };
   const seen = { ':version': schedule.version, ':seen': schedule.nextFireAt };
   if (nextFireAt === undefined) {
-    return {
-      Update: { ...guard, UpdateExpression: 'REMOVE nextFireAt, gsi1pk, gsi1sk', ExpressionAttributeValues: seen },
-    };
+    return { ...guard, UpdateExpression: 'REMOVE nextFireAt, gsi1pk, gsi1sk', ExpressionAttributeValues: seen };
   }
-  const due = keys.dueSchedulesIndex(shard, nextFireAt, schedule.tenantId, schedule.scheduleId);
+  const due = keys.dueSchedulesIndex(shardOf(schedule.tenantId), nextFireAt, schedule.tenantId, schedule.scheduleId);
   return {
-    Update: {
-      ...guard,
-      UpdateExpression: 'SET nextFireAt = :next, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk',
-      ExpressionAttributeValues: { ...seen, ':next': nextFireAt, ':gsi1pk': due.gsi1pk, ':gsi1sk': due.gsi1sk },
-    },
+    ...guard,
+    UpdateExpression: 'SET nextFireAt = :next, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk',
+    ExpressionAttributeValues: { ...seen, ':next': nextFireAt, ':gsi1pk': due.gsi1pk, ':gsi1sk': due.gsi1sk },
   };
-}
-
-/** Records how a claimed run went. */
-export async function finishRun(
-  run: Pick<ScheduleRunRecord, 'tenantId' | 'scheduleId' | 'slot'>,
-  outcome: Pick<ScheduleRunRecord, 'status' | 'flows' | 'error'>,
-): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.scheduleRun(run.tenantId, run.scheduleId, run.slot),
-      UpdateExpression: `SET #status = :status, flows = :flows${outcome.error ? ', #error = :error' : ''}`,
-      ExpressionAttributeNames: { '#status': 'status', ...(outcome.error ? { '#error': 'error' } : {}) },
-      ExpressionAttributeValues: {
-        ':status': outcome.status,
-        ':flows': outcome.flows,
-        ...(outcome.error ? { ':error': outcome.error } : {}),
-      },
-    }),
-  );
 }
 
 export function listScheduleRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {

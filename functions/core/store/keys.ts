@@ -123,6 +123,8 @@ export const keys = {
     gsi1sk: `${nextFireAt}#${sortable(tenantId)}#${sortable(scheduleId)}`,
   }),
   dueSchedulesShard: (shard: number) => `SCHEDULES#DUE#${shard}`,
+  /** Where the dispatcher stopped listing a shard of that index when a tick ran out of time. */
+  dispatchCursor: (shard: number) => ({ pk: 'DISPATCHER', sk: `CURSOR#${shard}` }),
   /** One fire of a schedule; the key is the slot, so writing it claims the slot (at most one fire per slot). */
   scheduleRun: (tenantId: number, scheduleId: number, slot: string) => ({
     pk: `TENANT#${tenantId}`,

@@ -6,15 +6,45 @@ export const queueDefinitions = {
   /**
    * Loads to hand to agents. FIFO with one message group per tenant and agent, so each agent's
    * loads keep their dependency order; after 5 failed receives a message goes to the DLQ.
+   * High-throughput FIFO (deduplication and throughput per message group): a burst of schedule
+   * fires sends far more than the 300 batches a second a FIFO queue takes otherwise, and the
+   * deduplication ids are unique within a group anyway.
    */
-  reload: { fifo: true, visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4, deadLetterRetentionDays: 14 },
+  reload: {
+    fifo: true,
+    highThroughput: true,
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    retentionDays: 4,
+    deadLetterRetentionDays: 14,
+  },
+  /**
+   * Schedules found due, ten to a message, for the fire workers. Visibility is six times the
+   * worker's 20-second timeout, as AWS advises for a Lambda event source. A fire more than an hour
+   * late never happens, so a day of retention is plenty; after 5 failed receives, the DLQ.
+   */
+  fire: {
+    fifo: false,
+    highThroughput: false,
+    visibilityTimeoutSeconds: 120,
+    maxReceiveCount: 5,
+    retentionDays: 1,
+    deadLetterRetentionDays: 14,
+  },
   /**
    * Alert deliveries. The deliverer sets each failed message's visibility to the next retry delay
    * and moves it to the DLQ itself after the last attempt; maxReceiveCount is only a backstop
    * (above the 8 attempts) for a deliverer that keeps crashing. Retention outlasts the ~28 hours
    * of retries.
    */
-  webhook: { fifo: false, visibilityTimeoutSeconds: 60, maxReceiveCount: 12, retentionDays: 4, deadLetterRetentionDays: 14 },
+  webhook: {
+    fifo: false,
+    highThroughput: false,
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 12,
+    retentionDays: 4,
+    deadLetterRetentionDays: 14,
+  },
 } as const;
 
 export type QueueName = keyof typeof queueDefinitions;

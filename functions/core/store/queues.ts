@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from './queue-definitions.ts';
 
 let client: SQSClient | undefined;
@@ -41,27 +41,45 @@ export interface FifoMessage {
   body: unknown;
 }
 
+type BatchEntry = NonNullable<SendMessageBatchCommandInput['Entries']>[number];
+
+/** One SendMessageBatch (at most 10 entries). Throws when any entry is refused, so no caller reports a message sent that is not. */
+async function sendBatch(name: QueueName, entries: BatchEntry[]): Promise<void> {
+  const result = await sqs().send(new SendMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: entries }));
+  if (result.Failed?.length) {
+    throw new Error(`SQS refused ${result.Failed.length} message(s): ${result.Failed.map((entry) => entry.Code).join(', ')}`);
+  }
+}
+
+const tens = <T>(items: readonly T[]): T[][] =>
+  Array.from({ length: Math.ceil(items.length / 10) }, (_, index) => items.slice(index * 10, index * 10 + 10));
+
+/** Many messages on a standard queue, ten to a SendMessageBatch, the batches sent in parallel. */
+export async function sendBatches(name: QueueName, bodies: readonly unknown[]): Promise<void> {
+  await Promise.all(
+    tens(bodies).map((chunk) =>
+      sendBatch(
+        name,
+        chunk.map((body, index) => ({ Id: String(index), MessageBody: messageBody(body) })),
+      ),
+    ),
+  );
+}
+
 /**
  * Sends messages to one FIFO message group, in order (SendMessageBatch keeps the order of its
- * entries within a group). Throws when any entry is refused, so callers never report a load as
- * enqueued that is not.
+ * entries within a group, and the batches go one after the other).
  */
 export async function sendToFifoGroup(name: QueueName, groupId: string, messages: readonly FifoMessage[]): Promise<void> {
-  for (let start = 0; start < messages.length; start += 10) {
-    const chunk = messages.slice(start, start + 10);
-    const result = await sqs().send(
-      new SendMessageBatchCommand({
-        QueueUrl: queueUrl(name),
-        Entries: chunk.map((message, index) => ({
-          Id: String(index),
-          MessageGroupId: groupId,
-          MessageDeduplicationId: message.deduplicationId,
-          MessageBody: messageBody(message.body),
-        })),
-      }),
+  for (const chunk of tens(messages)) {
+    await sendBatch(
+      name,
+      chunk.map((message, index) => ({
+        Id: String(index),
+        MessageGroupId: groupId,
+        MessageDeduplicationId: message.deduplicationId,
+        MessageBody: messageBody(message.body),
+      })),
     );
-    if (result.Failed?.length) {
-      throw new Error(`SQS refused ${result.Failed.length} message(s): ${result.Failed.map((entry) => entry.Code).join(', ')}`);
-    }
   }
 }

@@ -1,0 +1,32 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { logger } from '../core/api/logger.ts';
+import { publishMetrics } from '../core/api/metrics.ts';
+import { config } from '../core/config.ts';
+import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
+import { fireDueSchedules, type FlowTargetsCache, parseFireMessage } from '../core/schedules/fire.ts';
+
+// A function missing its configuration fails at cold start.
+config();
+dispatchSettings();
+
+/**
+ * Fire queue consumer (partial batch responses): each message holds up to ten schedules a tick
+ * found due; they fire in parallel, and the batch's messages too. A message any of whose schedules
+ * could not be handled is reported failed and comes back after the visibility timeout; the
+ * schedules it had already fired are then skipped, since their slot is claimed.
+ */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  // One read of each tenant's flows, connections and agents for the whole batch.
+  const targets: FlowTargetsCache = new Map();
+  const fireRecord = async (record: SQSRecord) => {
+    const outcomes = await fireDueSchedules(parseFireMessage(record.body), targets);
+    logger.info('Fire message handled', { messageId: record.messageId, outcomes });
+  };
+  try {
+    // A processor per invocation: on a multi-concurrency runtime its state lives in the invocation's store.
+    return await processPartialResponse(event, fireRecord, new BatchProcessor(EventType.SQS), { context });
+  } finally {
+    publishMetrics();
+  }
+};

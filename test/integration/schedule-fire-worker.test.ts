@@ -1,0 +1,174 @@
+/**
+ * The fire worker invoked as Lambda invokes it, in this process, on fire messages built here, over
+ * the real pieces (DynamoDB Local, fauxqs, the twin's reload worker, the agent API): a worker that
+ * dies part-way through a batch, a slot too late to fire, a message that is not one, and the
+ * lateness metric. Its slots are in 2021, after every instant the dispatcher tests tick at (2020),
+ * so no tick of theirs lists these schedules.
+ */
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+
+// The twin silences EMF; the lateness metric is under test here. Set before the modules read it.
+process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+const { handler } = await import('../../functions/workers/schedule-fire-worker.ts');
+const { db } = await import('../../functions/core/store/dynamo.ts');
+const { findSchedule, listScheduleRuns } = await import('../../functions/core/schedules/schedule-repository.ts');
+const { putSchedule } = await import('../../functions/core/schedules/schedules.ts');
+const { invoke: invokeAsLambda } = await import('../../local/lambda-context.ts');
+const { api } = await import('../support/api.ts');
+const { scheduleFile, tenantWithFlows } = await import('../support/schedules.ts');
+const { agentToken, eventually } = await import('../support/templates.ts');
+
+const writtenAt = Date.parse('2021-03-01T00:00:00Z');
+// 06:30 in São Paulo (UTC-03:00).
+const slot = '2021-03-01T09:30:00.000Z';
+const nextDay = '2021-03-02T09:30:00.000Z';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  db().middlewareStack.remove('simulatedCrash');
+});
+
+/** `count` schedules of a new tenant, each starting one flow every day at 06:30, due at `slot`. */
+async function dueSchedules(count: number) {
+  const setup = await tenantWithFlows();
+  const agent = await agentToken(setup.tenant.token);
+  await api('POST', '/agent/heartbeat', { token: agent });
+  const ids = Array.from({ length: count }, (_, index) => index + 1);
+  for (const id of ids) {
+    const file = scheduleFile(id, [setup.flows['load-orders'] as number]);
+    await putSchedule(setup.tenant.id, id, file, { actor: 'test', now: writtenAt });
+  }
+  const runsOf = async (id: number) => (await listScheduleRuns(setup.tenant.id, id, 10, undefined)).items;
+  const due = ids.map((scheduleId) => ({ tenantId: setup.tenant.id, scheduleId, dueAt: slot }));
+  return { ...setup, agent, ids, due, runsOf };
+}
+
+let messageNumber = 0;
+/** An SQS record of the fire queue, as the event source mapping hands it over. */
+function record(body: unknown): SQSRecord {
+  messageNumber += 1;
+  return {
+    messageId: `fire-message-${messageNumber}`,
+    receiptHandle: `receipt-${messageNumber}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:fire',
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** A fire message as a tick at `now` sends it, the tick having started `startedAgoMs` before this one is handled. */
+const fireMessage = (schedules: unknown[], now = Date.parse(slot) + 5_000, startedAgoMs = 0) => ({
+  now,
+  startedAt: Date.now() - startedAgoMs,
+  schedules,
+});
+
+const invoke = (records: SQSRecord[]) =>
+  invokeAsLambda(handler, { Records: records } as SQSEvent, 'schedule-fire-worker', 20_000);
+
+/** Makes DynamoDB refuse every claim (UpdateItem) after the first `allowed`: the worker dies before those. */
+function crashAfterClaims(allowed: number): void {
+  let claims = 0;
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && ++claims > allowed) {
+        throw new Error('Simulated crash: the worker died before this claim');
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'simulatedCrash' },
+  );
+}
+
+/** The loads waiting for the agent, once there are `count` (the reload worker runs in the twin, asynchronously). */
+const loadsWaiting = (agent: string, count: number) =>
+  eventually(async () => {
+    const answer = await api('POST', '/agent/heartbeat', { token: agent });
+    return answer.body.data.runs.length >= count ? (answer.body.data.runs as Array<{ batchId: string }>) : undefined;
+  });
+
+/** The EMF documents written to stdout while `run` runs. */
+async function emfOf(run: () => Promise<unknown>) {
+  const written: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  await run();
+  vi.restoreAllMocks();
+  return written
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.includes('"_aws"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('schedule fire worker', () => {
+  test('a worker that dies part-way through a batch loses nothing: when the messages come back, each slot fires once', async () => {
+    const schedules = await dueSchedules(12);
+    const batch = [record(fireMessage(schedules.due.slice(0, 10))), record(fireMessage(schedules.due.slice(10)))];
+
+    // Five claims go through; from the sixth on, the loads are queued and the runs written, but the claims never made.
+    crashAfterClaims(5);
+    const crashed = await invoke(batch).catch(() => ({
+      batchItemFailures: batch.map((failed) => ({ itemIdentifier: failed.messageId })),
+    }));
+    db().middlewareStack.remove('simulatedCrash');
+    expect(crashed.batchItemFailures.length).toBeGreaterThan(0);
+    const movedOn = await Promise.all(schedules.ids.map(async (id) => (await findSchedule(schedules.tenant.id, id))?.nextFireAt));
+    expect(movedOn.filter((nextFireAt) => nextFireAt === nextDay)).toHaveLength(5);
+
+    // SQS hands the whole batch over again (a crashed invocation reports nothing).
+    expect(await invoke(batch)).toEqual({ batchItemFailures: [] });
+    for (const id of schedules.ids) {
+      const runs = await schedules.runsOf(id);
+      expect(runs.map((run) => [run.slot, run.status])).toEqual([[slot, 'fired']]);
+      expect((await findSchedule(schedules.tenant.id, id))?.nextFireAt).toBe(nextDay);
+    }
+    // Every schedule's load reached the agent once, though seven were queued twice.
+    const loads = await loadsWaiting(schedules.agent, 12);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const later = await loadsWaiting(schedules.agent, 12);
+    expect(later).toHaveLength(12);
+    expect(new Set(loads.map((load) => load.batchId)).size).toBe(12);
+  });
+
+  test('a slot that would fire an hour or more late is moved on without firing', async () => {
+    const schedules = await dueSchedules(1);
+    // The tick saw it 50 minutes late, and its message waited 15 minutes more.
+    const late = fireMessage(schedules.due, Date.parse(slot) + 50 * 60_000, 15 * 60_000);
+    expect(await invoke([record(late)])).toEqual({ batchItemFailures: [] });
+    expect(await schedules.runsOf(1)).toEqual([]);
+    expect((await findSchedule(schedules.tenant.id, 1))?.nextFireAt).toBe(nextDay);
+  });
+
+  test('a message that is not a fire message fails alone; the rest of the batch fires', async () => {
+    const schedules = await dueSchedules(1);
+    const garbage = record('{"schedules":"not a list"}');
+    const answer = await invoke([garbage, record(fireMessage(schedules.due))]);
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: garbage.messageId }] });
+    expect(await schedules.runsOf(1)).toHaveLength(1);
+  });
+
+  test('each fire reports its lateness, fire time minus slot, as the ScheduleFireLateness metric (EMF, milliseconds)', async () => {
+    const schedules = await dueSchedules(3);
+    // The tick ran 7 seconds after the slot.
+    const documents = await emfOf(() => invoke([record(fireMessage(schedules.due, Date.parse(slot) + 7_000))]));
+    const lateness = documents.flatMap((document) => document.ScheduleFireLateness ?? []) as number[];
+    expect(lateness).toHaveLength(3);
+    for (const value of lateness) expect(value).toBeGreaterThanOrEqual(7_000);
+    const definitions = JSON.stringify(documents.map((document) => document._aws));
+    expect(definitions).toContain('{"Name":"ScheduleFireLateness","Unit":"Milliseconds"}');
+    const fires = documents.flatMap((document) => document.ScheduleFires ?? []) as number[];
+    expect(fires.reduce((sum, value) => sum + value, 0)).toBe(3);
+  });
+});
