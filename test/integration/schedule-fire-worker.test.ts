@@ -6,7 +6,8 @@
  * so no tick of theirs lists these schedules.
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
+import { emfOf } from '../support/emf.ts';
 
 // The twin silences EMF; the lateness metric is under test here. Set before the modules read it.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
@@ -25,7 +26,6 @@ const slot = '2021-03-01T09:30:00.000Z';
 const nextDay = '2021-03-02T09:30:00.000Z';
 
 afterEach(() => {
-  vi.restoreAllMocks();
   db().middlewareStack.remove('simulatedCrash');
 });
 
@@ -96,21 +96,6 @@ const loadsWaiting = (agent: string, count: number) =>
     const answer = await api('POST', '/agent/heartbeat', { token: agent });
     return answer.body.data.runs.length >= count ? (answer.body.data.runs as Array<{ batchId: string }>) : undefined;
   });
-
-/** The EMF documents written to stdout while `run` runs. */
-async function emfOf(run: () => Promise<unknown>) {
-  const written: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    written.push(String(chunk));
-    return true;
-  });
-  await run();
-  vi.restoreAllMocks();
-  return written
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"_aws"'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
 
 describe('schedule fire worker', () => {
   test('a worker that dies part-way through a batch loses nothing: when the messages come back, each slot fires once', async () => {

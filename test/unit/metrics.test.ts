@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test } from 'vitest';
+import { emfOf } from '../support/emf.ts';
 
 // The twin silences EMF; here it is what is under test. Set before the modules read it.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
@@ -16,25 +17,6 @@ const event = (routeKey: string, path: string) =>
     requestContext: { requestId: 'req-metrics', http: { method: 'GET', path } },
   }) as unknown as APIGatewayProxyEventV2;
 const context = { awsRequestId: 'lambda-request', functionName: 'health', getRemainingTimeInMillis: () => 1000 } as Context;
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-/** Runs the handler and returns the EMF documents it printed. */
-async function emfOf(run: () => Promise<unknown>) {
-  const written: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    written.push(String(chunk));
-    return true;
-  });
-  await run();
-  vi.restoreAllMocks();
-  return written
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"_aws"'))
-    .map((line) => JSON.parse(line) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Namespace: string }> } });
-}
 
 test('every request counts in Requests, and a 500 also in Errors, as EMF in namespace BiTenantAdmin', async () => {
   const ok = httpHandler(async () => ({ status: 200, body: { status: 'success', data: 'ok' } }));
