@@ -1,13 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects, one run: `npm test` runs both, `npm run test:unit` only `unit`.
+ * - `unit`: pure tests (no I/O). They import handlers, whose configuration check at cold start
+ *   wants a table name and a domain: given here, and never reached.
+ * - `connected`: integration, end-to-end and CDK tests, against one DynamoDB Local and one local
+ *   twin for the whole run, and the browser the global setup finds (test/support/global-setup.ts).
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local and one local twin for the whole run (test/support/global-setup.ts).
-    globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/environment.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          // No native add-ons or process state in these files: threads start faster than forks.
+          pool: 'threads',
+          include: ['test/unit/**/*.test.ts'],
+          env: { TABLE_NAME: 'unit-tests-reach-no-table', TENANT_BASE_DOMAIN: 'localhost', AWS_REGION: 'us-east-1' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'connected',
+          include: ['test/{integration,e2e,infra}/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/environment.ts'],
+        },
+      },
+    ],
   },
 });

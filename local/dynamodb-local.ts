@@ -15,6 +15,11 @@ export class JavaMissingError extends Error {
   }
 }
 
+/** Throws {@link JavaMissingError} when no `java` is on PATH: DynamoDB Local is a Java program. */
+export function requireJava(): void {
+  if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
+}
+
 export interface DynamoDbLocal {
   endpoint: string;
   stop(): Promise<void>;
@@ -25,7 +30,7 @@ export interface DynamoDbLocal {
  * its data under `dataDir`, or in memory when `dataDir` is undefined. Resolves once it answers.
  */
 export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Promise<DynamoDbLocal> {
-  if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
+  requireJava();
   // The jar runs with the package's folder as its working directory: give it an absolute path.
   const dataDir = options.dataDir && resolve(options.dataDir);
   if (dataDir) mkdirSync(dataDir, { recursive: true });

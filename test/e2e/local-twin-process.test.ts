@@ -54,12 +54,31 @@ describe('npm start (the local twin as its own process)', () => {
   });
 
   test('without Java it fails with one line saying how to install it', async () => {
-    const binDir = join(scratch, 'bin-without-java');
-    rmSync(binDir, { recursive: true, force: true });
-    mkdirSync(binDir);
-    symlinkSync(process.execPath, join(binDir, 'node'));
-    const result = await runToEnd('bin/local.ts', ['--in-memory'], { PATH: binDir, PORT: '0' });
+    const result = await runToEnd('bin/local.ts', ['--in-memory'], { PATH: pathWithoutJava(), PORT: '0' });
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(javaMissingMessage);
   });
 });
+
+describe('npm test without Java', () => {
+  test('stops before any test with the same one line, and no stack trace', async () => {
+    // The connected project's global setup is where Java is needed; one small file is enough to reach it.
+    const result = await runToEnd('node_modules/vitest/vitest.mjs', ['run', '--project', 'connected', 'test/e2e/smoke.test.ts'], {
+      PATH: pathWithoutJava(),
+      NO_COLOR: '1',
+      FORCE_COLOR: undefined,
+    });
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(javaMissingMessage);
+    expect(result.output).not.toMatch(/^\s+at /m);
+  });
+});
+
+/** A PATH holding only `node`. */
+function pathWithoutJava(): string {
+  const binDir = join(scratch, 'bin-without-java');
+  rmSync(binDir, { recursive: true, force: true });
+  mkdirSync(binDir);
+  symlinkSync(process.execPath, join(binDir, 'node'));
+  return binDir;
+}

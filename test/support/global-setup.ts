@@ -1,5 +1,7 @@
 import type { TestProject } from 'vitest/node';
+import { JavaMissingError, requireJava } from '../../local/dynamodb-local.ts';
 import { startTwin } from '../../local/twin.ts';
+import { chromiumExecutable } from './browser.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,6 +12,7 @@ declare module 'vitest' {
     queueUrls: Record<string, string>;
     deadLetterQueueUrls: Record<string, string>;
     twinEnvironment: Record<string, string>;
+    chromiumPath: string;
   }
 }
 
@@ -24,12 +27,24 @@ export const testWebhookRetryDelaysSeconds = [1, 1, 1, 1, 1, 1, 1];
  * test/e2e/schedule-clock.test.ts runs a twin of its own to see the clock fire.
  */
 export default async function setup(project: TestProject) {
-  const twin = await startTwin({
-    port: 0,
-    queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds,
-    clock: false,
-    webhookRetryDelaysSeconds: testWebhookRetryDelaysSeconds,
-  });
+  try {
+    requireJava();
+  } catch (error) {
+    // Without Java the run cannot start: one line saying what to install, not a stack trace.
+    if (!(error instanceof JavaMissingError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+  const [twin, chromiumPath] = await Promise.all([
+    startTwin({
+      port: 0,
+      queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds,
+      clock: false,
+      webhookRetryDelaysSeconds: testWebhookRetryDelaysSeconds,
+    }),
+    chromiumExecutable(),
+  ]);
+  project.provide('chromiumPath', chromiumPath);
   project.provide('twinUrl', twin.url);
   project.provide('dynamodbEndpoint', twin.dynamodbEndpoint);
   project.provide('localClientToken', twin.clientToken);
