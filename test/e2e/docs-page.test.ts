@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect, inject, test } from 'vitest';
-import { openApiFile } from '../../bin/generate-openapi.ts';
-import { docsAssets } from '../../functions/core/api/openapi-document.ts';
+import { docsAssets } from '../../functions/http/docs-asset.ts';
 import { routes } from '../../functions/routes.ts';
+import { openApiFile } from '../../tools/openapi/openapi-json.ts';
 import { launchChromium } from '../support/browser.ts';
 import { api, expectErrorEnvelope } from '../support/api.ts';
 

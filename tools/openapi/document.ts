@@ -3,23 +3,16 @@
  * hand-kept copy of a route, a body or an auth rule. What the table does not say (success
  * statuses other than 200, the spec's own answer shapes, the few query parameters, the SSO
  * routes' cookie and login token) is stated here once, in small tables that
- * test/unit/openapi.test.ts checks against the handlers. Pure: `npm run docs`
- * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
+ * test/unit/openapi.test.ts checks against the handlers. Build-time code, never bundled into a
+ * function: `npm run docs` (bin/generate-openapi.ts) writes the result to docs/openapi.json,
+ * which GET /openapi.json serves.
  */
-import type { AuthScheme, HttpMethod, Route } from '../../routes.ts';
-import { errorBody, type FieldError } from '../errors.ts';
+import { docsAssets } from '../../functions/http/docs-asset.ts';
+import { type AuthScheme, type HttpMethod, type Route, routeKey } from '../../functions/routes.ts';
+import { errorBody, type FieldError } from '../../functions/core/errors.ts';
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;
-
-/** The files GET /docs/{asset} serves, by name: Swagger UI's script and styles, and our start-up script. */
-export const docsAssets = {
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'docs.js': 'text/javascript; charset=utf-8',
-} as const;
-
-export type DocsAsset = keyof typeof docsAssets;
 
 export interface OpenApiSources {
   routes: readonly Route[];
@@ -603,7 +596,7 @@ function description(route: Route, key: string): string | undefined {
 }
 
 function operation(route: Route, operationId: string, routes: readonly Route[], sources: OpenApiSources): Json {
-  const key = keyOf(route);
+  const key = routeKey(route);
   const security = publicRouteCredentials[key]?.security ?? route.auth.map((scheme) => ({ [securitySchemeOf[scheme]]: [] }));
   const parameters: Json[] = [
     ...pathParameterNames(route.path).map(pathParameter),
@@ -680,12 +673,9 @@ function webhooks(sources: OpenApiSources): Json {
   };
 }
 
-/** The route table's key of a route (the table's module is not imported: the docs asset function loads this one). */
-const keyOf = (route: Route) => `${route.method} ${route.path}`;
-
 /** The per-route statements above are keyed by route; one naming no route would silently say nothing. */
 function checkRouteKeys(routes: readonly Route[]): void {
-  const known = new Set(routes.map(keyOf));
+  const known = new Set(routes.map(routeKey));
   const keyed = [
     ...Object.keys(publicRouteCredentials),
     ...paginatedRoutes,
