@@ -133,7 +133,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/deactivate',
-    handler: 'set-tenant-active',
+    handler: 'deactivate-tenant',
     auth: ['client'],
     table: 'readWrite',
     summary: 'Deactivate a tenant',
@@ -141,7 +141,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/activate',
-    handler: 'set-tenant-active',
+    handler: 'activate-tenant',
     auth: ['client'],
     table: 'readWrite',
     summary: 'Activate a tenant',
@@ -343,7 +343,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/groups/{id}/members/{userId}',
-    handler: 'group-member',
+    handler: 'add-group-member',
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Put a user in a group',
@@ -351,7 +351,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/groups/{id}/members/{userId}',
-    handler: 'group-member',
+    handler: 'remove-group-member',
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Take a user out of a group',
@@ -394,7 +394,7 @@ export const routes: readonly Route[] = [
   {
     method: 'GET',
     path: '/tenant/datamart/{id}/user',
-    handler: 'datamart-permissions',
+    handler: 'list-user-permissions',
     auth: ['tenant'],
     table: 'read',
     summary: 'User permissions of a datamart (spec 4.8)',
@@ -402,7 +402,7 @@ export const routes: readonly Route[] = [
   {
     method: 'GET',
     path: '/tenant/datamart/{id}/group',
-    handler: 'datamart-permissions',
+    handler: 'list-group-permissions',
     auth: ['tenant'],
     table: 'read',
     summary: 'Group permissions of a datamart (spec 4.9)',
@@ -410,7 +410,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/user/{userId}',
-    handler: 'datamart-permissions',
+    handler: 'replace-user-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
     table: 'readWrite',
@@ -419,7 +419,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/user/{userId}',
-    handler: 'datamart-permissions',
+    handler: 'remove-user-permissions',
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a user's permissions on a datamart",
@@ -427,7 +427,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/group/{groupId}',
-    handler: 'datamart-permissions',
+    handler: 'replace-group-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
     table: 'readWrite',
@@ -436,7 +436,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/group/{groupId}',
-    handler: 'datamart-permissions',
+    handler: 'remove-group-permissions',
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a group's permissions on a datamart",
