@@ -14,6 +14,21 @@ export type AuthScheme = 'client' | 'tenant' | 'agent';
 /** What the route's function may do to the table; the stack grants exactly this. */
 export type TableAccess = 'none' | 'read' | 'readWrite';
 
+/** A query parameter a route reads; httpHandler hands a handler only those its row declares. */
+export interface QueryParameter {
+  name: string;
+  description: string;
+  /** An integer's range and default are what integerQueryParameter enforces; other values reach the handler as sent. */
+  schema:
+    { type: 'integer'; minimum: number; maximum: number; default: number } | { type: 'string' } | { enum: readonly string[] };
+}
+
+/** The query parameters of every paginated route (pageParameters reads them). */
+export const pageQuery: readonly QueryParameter[] = [
+  { name: 'limit', description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+  { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+];
+
 export interface Route {
   method: HttpMethod;
   /** API Gateway path syntax: `{name}` matches one segment. */
@@ -34,6 +49,12 @@ export interface Route {
   signingKeys?: boolean;
   /** What the route's function may do in the payload bucket (webhook bodies too large for a queue message). */
   payloads?: 'read' | 'readWrite';
+  /** A list answered by pages: `limit`, `cursor` and `nextCursor` (pageParameters refuses to run on any other route). */
+  paginated?: boolean;
+  /** The query parameters it reads besides pagination's. */
+  query?: readonly QueryParameter[];
+  /** Honours If-Match (the ETag of the version read; a stale one is a 409); ifMatchHeader refuses any other route. */
+  ifMatch?: boolean;
   /** Larger request bodies than the default 1 MiB (alert content can approach the 4 MB webhook limit). */
   maxBodyBytes?: number;
   /**
@@ -110,6 +131,7 @@ export const routes: readonly Route[] = [
     handler: 'list-tenants',
     auth: ['client'],
     table: 'read',
+    paginated: true,
     summary: "List the client's tenants",
   },
   {
@@ -269,6 +291,7 @@ export const routes: readonly Route[] = [
     handler: 'list-runs',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "The tenant's runs, newest first",
   },
   {
@@ -287,6 +310,7 @@ export const routes: readonly Route[] = [
     handler: 'list-users',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'Every user with their groups and effective permissions (spec 4.10)',
   },
   {
@@ -372,6 +396,7 @@ export const routes: readonly Route[] = [
     handler: 'list-datamarts',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'The datamarts with their tables, columns and owners (spec 4.7)',
   },
   {
@@ -457,6 +482,7 @@ export const routes: readonly Route[] = [
     body: 'schedule.v2',
     yaml: true,
     table: 'readWrite',
+    ifMatch: true,
     summary: 'Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates',
   },
   {
@@ -465,6 +491,7 @@ export const routes: readonly Route[] = [
     handler: 'list-schedules',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'The schedules, each with its next fire',
   },
   {
@@ -481,6 +508,7 @@ export const routes: readonly Route[] = [
     handler: 'delete-schedule',
     auth: ['tenant'],
     table: 'readWrite',
+    ifMatch: true,
     summary: 'Delete a schedule (If-Match optional)',
   },
   {
@@ -489,6 +517,13 @@ export const routes: readonly Route[] = [
     handler: 'preview-schedule',
     auth: ['tenant'],
     table: 'read',
+    query: [
+      {
+        name: 'count',
+        description: 'How many fires to list.',
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+      },
+    ],
     summary: 'The next fire instants of a schedule, in UTC and local time',
   },
   {
@@ -497,6 +532,7 @@ export const routes: readonly Route[] = [
     handler: 'list-schedule-runs',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "A schedule's fires, newest first, with each flow's status",
   },
   {
@@ -540,6 +576,7 @@ export const routes: readonly Route[] = [
     handler: 'list-alerts',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "The tenant's alerts",
   },
   {
@@ -595,6 +632,7 @@ export const routes: readonly Route[] = [
     handler: 'list-deliveries',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "An alert's deliveries, newest first (kept 30 days)",
   },
   {
@@ -650,6 +688,15 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'readWrite',
     signingKeys: true,
+    query: [
+      {
+        name: 'ref',
+        description: 'The BI route to open, Base64-encoded (as `POST /tenant/login` builds it).',
+        schema: { type: 'string' },
+      },
+      { name: 'showMenu', description: "0 hides the BI's main menu.", schema: { enum: ['0', '1'] } },
+      { name: 'showDesksIcon', description: '0 hides the desks icon.', schema: { enum: ['0', '1'] } },
+    ],
     summary: 'SSO landing: verifies a login token, opens a session, redirects into the BI',
   },
   {
@@ -738,6 +785,12 @@ export const timedFunctions: readonly TimedFunction[] = [
 ];
 
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
+/** Every query parameter a route reads: pagination's, then its own. */
+export const queryParametersOf = (route: Route): readonly QueryParameter[] => [
+  ...(route.paginated ? pageQuery : []),
+  ...(route.query ?? []),
+];
 
 export function routeByKey(key: string): Route | undefined {
   return routes.find((route) => routeKey(route) === key);

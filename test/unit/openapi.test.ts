@@ -109,16 +109,6 @@ describe('what the document states beyond the table matches the handlers', () =>
       .flatMap((route) => Object.keys(operationOf(route).responses));
     for (const status of written) expect(documented, `${handler} answers ${status}`).toContain(status);
   });
-
-  test.each(handlers)('%s: paginated exactly when it reads limit and cursor', (handler) => {
-    const paginated = sourceOf(handler).includes('pageParameters(');
-    for (const route of routes.filter((each) => each.handler === handler)) {
-      const documented = (operationOf(route).parameters ?? []).some(
-        (parameter) => parameter.$ref === '#/components/parameters/cursor',
-      );
-      expect(documented, routeKey(route)).toBe(paginated);
-    }
-  });
 });
 
 describe('examples', () => {

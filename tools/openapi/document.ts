@@ -8,7 +8,15 @@
  * which GET /openapi.json serves.
  */
 import { docsAssets } from '../../functions/http/docs-asset.ts';
-import { type AuthScheme, type HttpMethod, type Route, routeKey } from '../../functions/routes.ts';
+import {
+  type AuthScheme,
+  type HttpMethod,
+  pageQuery,
+  type QueryParameter,
+  queryParametersOf,
+  type Route,
+  routeKey,
+} from '../../functions/routes.ts';
 import { errorBody, type FieldError } from '../../functions/core/errors.ts';
 
 type Schema = Record<string, unknown>;
@@ -49,40 +57,6 @@ const publicRouteCredentials: Record<string, { security: Json[]; note: string }>
   },
 };
 
-/** Paginated lists: `limit` and `cursor`, and `nextCursor` in the answer. */
-const paginatedRoutes = new Set([
-  'GET /tenants',
-  'GET /tenant/runs',
-  'GET /tenant/users',
-  'GET /tenant/datamart',
-  'GET /tenant/schedules',
-  'GET /tenant/schedules/{id}/runs',
-  'GET /tenant/alerts',
-  'GET /tenant/alerts/{id}/deliveries',
-]);
-
-/** Query parameters other than pagination. */
-const queryParameters: Record<string, Json[]> = {
-  'GET /tenant/schedules/{id}/next': [
-    {
-      name: 'count',
-      in: 'query',
-      description: 'How many fires to list.',
-      schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-    },
-  ],
-  'GET /auth/api/{token}': [
-    {
-      name: 'ref',
-      in: 'query',
-      description: 'The BI route to open, Base64-encoded (as `POST /tenant/login` builds it).',
-      schema: { type: 'string' },
-    },
-    { name: 'showMenu', in: 'query', description: "0 hides the BI's main menu.", schema: { enum: ['0', '1'] } },
-    { name: 'showDesksIcon', in: 'query', description: '0 hides the desks icon.', schema: { enum: ['0', '1'] } },
-  ],
-};
-
 /** Bodies that name another record (a template, a tenant, a user's login): 404 when it is not there. */
 const bodiesNamingRecords = new Set([
   'create-tenant',
@@ -92,9 +66,6 @@ const bodiesNamingRecords = new Set([
   'login',
   'revoke-login',
 ]);
-
-/** Routes guarded by If-Match (the schedule's version, as its ETag gives it). */
-const ifMatchRoutes = new Set(['PUT /tenant/schedules/{id}', 'DELETE /tenant/schedules/{id}']);
 
 interface Success {
   /** Status → description; every status gets the same content. */
@@ -304,6 +275,8 @@ export function tagOf(route: Pick<Route, 'path'>, routes: readonly Pick<Route, '
   return aliases[first] ?? first;
 }
 
+const queryParameter = ({ name, description, schema }: QueryParameter): Json => ({ name, in: 'query', description, schema });
+
 const pathParameterNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
 /** `{id}`, `{userId}`, `{groupId}`: positive integers (idParameter); a malformed one is a 400. */
 const isIdParameter = (name: string) => name === 'id' || name.endsWith('Id');
@@ -491,18 +464,7 @@ function components(sources: OpenApiSources): Json {
           'with another request it is refused (409).',
         schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
       },
-      limit: {
-        name: 'limit',
-        in: 'query',
-        description: 'Page size.',
-        schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
-      },
-      cursor: {
-        name: 'cursor',
-        in: 'query',
-        description: 'The `nextCursor` of the previous page.',
-        schema: { type: 'string' },
-      },
+      ...Object.fromEntries(pageQuery.map((parameter) => [parameter.name, queryParameter(parameter)])),
     },
     securitySchemes: {
       clientBearerAuth: {
@@ -560,11 +522,7 @@ function responses(route: Route, key: string): Json {
   const ids = names.filter(isIdParameter);
   const body = route.body !== undefined;
   const errors: Array<[status: string, component: string, applies: boolean]> = [
-    [
-      '400',
-      'BadRequest',
-      body || ids.length > 0 || paginatedRoutes.has(key) || key in queryParameters || Boolean(route.idempotent),
-    ],
+    ['400', 'BadRequest', body || ids.length > 0 || queryParametersOf(route).length > 0 || Boolean(route.idempotent)],
     ['401', 'Unauthorized', route.auth.length > 0 || key in publicRouteCredentials],
     ['404', 'NotFound', ids.length > 0 || names.includes('asset') || (body && bodiesNamingRecords.has(route.body as string))],
     ['409', 'Conflict', (route.table === 'readWrite' && route.method !== 'GET') || Boolean(route.idempotent)],
@@ -590,8 +548,8 @@ function description(route: Route, key: string): string | undefined {
   if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
   if (route.maxBodyBytes) notes.push(`Bodies up to ${route.maxBodyBytes / (1024 * 1024)} MiB.`);
   if (route.idempotent) notes.push('Honours an `Idempotency-Key` header for 24 hours.');
-  if (ifMatchRoutes.has(key)) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
-  if (paginatedRoutes.has(key)) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
+  if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
+  if (route.paginated) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
   return notes.length > 0 ? notes.join(' ') : undefined;
 }
 
@@ -600,11 +558,11 @@ function operation(route: Route, operationId: string, routes: readonly Route[], 
   const security = publicRouteCredentials[key]?.security ?? route.auth.map((scheme) => ({ [securitySchemeOf[scheme]]: [] }));
   const parameters: Json[] = [
     ...pathParameterNames(route.path).map(pathParameter),
-    ...(paginatedRoutes.has(key) ? [parameterRef('limit'), parameterRef('cursor')] : []),
-    ...(queryParameters[key] ?? []),
+    ...(route.paginated ? pageQuery.map((parameter) => parameterRef(parameter.name)) : []),
+    ...(route.query ?? []).map(queryParameter),
     ...(route.idempotent ? [parameterRef('IdempotencyKey')] : []),
-    ...(ifMatchRoutes.has(key)
-      ? [{ name: 'If-Match', in: 'header', description: "The schedule's ETag.", schema: { type: 'string' } }]
+    ...(route.ifMatch
+      ? [{ name: 'If-Match', in: 'header', description: 'The ETag of the version read.', schema: { type: 'string' } }]
       : []),
   ];
   const notes = description(route, key);
@@ -676,14 +634,7 @@ function webhooks(sources: OpenApiSources): Json {
 /** The per-route statements above are keyed by route; one naming no route would silently say nothing. */
 function checkRouteKeys(routes: readonly Route[]): void {
   const known = new Set(routes.map(routeKey));
-  const keyed = [
-    ...Object.keys(publicRouteCredentials),
-    ...paginatedRoutes,
-    ...Object.keys(queryParameters),
-    ...ifMatchRoutes,
-    ...Object.keys(successes),
-    ...Object.keys(htmlErrors),
-  ];
+  const keyed = [...Object.keys(publicRouteCredentials), ...Object.keys(successes), ...Object.keys(htmlErrors)];
   const unknown = keyed.filter((key) => !known.has(key));
   if (unknown.length > 0) throw new Error(`openapi-document.ts describes routes the table does not have: ${unknown.join(', ')}`);
 }
