@@ -4,6 +4,7 @@
  * a route's auth scheme, body schema and table access are stated here and nowhere else.
  */
 import type { RequestSchemaName } from '../schemas/index.ts';
+import type { ResponseSchemaName } from '../schemas/responses/index.ts';
 import type { QueueName } from './core/store/queue-definitions.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,6 +29,36 @@ export const pageQuery: readonly QueryParameter[] = [
   { name: 'limit', description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
   { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
 ];
+
+/** What a success answers, when not the generic envelope `{status: 'success', data}`. */
+export type RouteAnswer =
+  /** The envelope, its `data` one record of the schema (`list`: an array of them); `yaml`: also the bare record as YAML. */
+  | { data: RequestSchemaName | ResponseSchemaName; list?: boolean; yaml?: boolean }
+  /** Exactly the schema (the spec's own `{success: true, …}` answers), as JSON unless `mediaType` says otherwise. */
+  | { schema: ResponseSchemaName; mediaType?: string }
+  /** Text, in one of these media types. */
+  | { text: readonly string[] }
+  /** No body (a redirect). */
+  | { none: true };
+
+/** What only the API description says about a route: tools/openapi/ reads it, no function does. */
+export interface RouteDocs {
+  /** The success statuses and what each means, when not `200: Success.`. */
+  success?: Readonly<Record<number, string>>;
+  answer?: RouteAnswer;
+  /** Headers of the success answers, with what each carries. */
+  headers?: Readonly<Record<string, string>>;
+  /** When it answers 304 Not Modified (without a body). */
+  notModified?: string;
+  /** The body names other records (a template, a tenant, a user's login): 404 when one is not there. */
+  bodyNamesRecords?: boolean;
+  /** Refuses an inactive tenant (409) though it writes nothing (a route that writes has its 409 anyway). */
+  refusesInactiveTenant?: boolean;
+  /** A public route that still identifies its caller, though not with a bearer token: where the credential is, and how. */
+  credential?: { in: 'cookie' | 'path'; note: string };
+  /** Failures answered with an HTML page (a browser's route) rather than the error envelope, by status. */
+  htmlErrors?: Readonly<Record<number, string>>;
+}
 
 export interface Route {
   method: HttpMethod;
@@ -63,6 +94,7 @@ export interface Route {
    */
   packageFiles?: readonly string[];
   summary: string;
+  docs?: RouteDocs;
 }
 
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
@@ -78,7 +110,12 @@ const queuesDelivery = {
   sends: ['webhook'],
   payloads: 'readWrite',
   idempotent: true,
+  docs: { success: { 202: 'The delivery, queued.' } },
 } as const satisfies Partial<Route>;
+
+/** A schedule file: JSON in the envelope, or the bare file as YAML (by Accept), with its version as ETag. */
+const scheduleFile = { data: 'schedule.v2', yaml: true } as const satisfies RouteAnswer;
+const scheduleVersion = { ETag: "The schedule's version; send it back as If-Match." };
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
@@ -89,6 +126,7 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'This API as an OpenAPI 3.1 document (generated from the route table and the schemas)',
+    docs: { success: { 200: 'This document.' }, answer: { schema: 'openapi-document' } },
   },
   {
     method: 'GET',
@@ -97,6 +135,7 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'The API documentation page (Swagger UI, served by the service itself)',
+    docs: { success: { 200: 'An HTML page that renders this document with Swagger UI.' }, answer: { text: ['text/html'] } },
   },
   {
     method: 'GET',
@@ -106,6 +145,11 @@ export const routes: readonly Route[] = [
     table: 'none',
     packageFiles: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
     summary: "A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files)",
+    docs: {
+      success: { 200: 'The file.' },
+      answer: { text: ['text/javascript', 'text/css'] },
+      notModified: 'Not modified: the `If-None-Match` ETag is the current one.',
+    },
   },
   {
     method: 'GET',
@@ -124,6 +168,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a tenant (spec 4.1)',
+    docs: { success: { 201: 'The tenant, with its token (shown only here).' }, bodyNamesRecords: true },
   },
   {
     method: 'GET',
@@ -142,6 +187,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant, compatibility form (spec 4.3)',
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'DELETE',
@@ -151,6 +197,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant (spec 4.10)',
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'POST',
@@ -203,6 +250,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Publish a new template (version 1)',
+    docs: { success: { 201: 'The template, version 1.' } },
   },
   {
     method: 'GET',
@@ -238,6 +286,7 @@ export const routes: readonly Route[] = [
     body: 'set-default-template',
     table: 'readWrite',
     summary: "Set or clear the client's default template",
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'POST',
@@ -247,6 +296,11 @@ export const routes: readonly Route[] = [
     body: 'apply-template',
     table: 'readWrite',
     summary: 'Apply a template to the tenant (spec 4.4)',
+    docs: {
+      success: { 200: 'Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4).' },
+      answer: { schema: 'apply-template-answer' },
+      bodyNamesRecords: true,
+    },
   },
   {
     method: 'POST',
@@ -258,6 +312,10 @@ export const routes: readonly Route[] = [
     sends: ['reload'],
     idempotent: true,
     summary: 'Queue the loads of flows, per agent and in dependency order (spec 4.5)',
+    docs: {
+      success: { 200: 'One result per item, in request order (spec 4.5).' },
+      answer: { schema: 'reload-answer' },
+    },
   },
   {
     method: 'GET',
@@ -276,6 +334,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add an agent (its token is shown once)',
+    docs: { success: { 201: 'The agent, with its token (shown only here).' } },
   },
   {
     method: 'POST',
@@ -303,6 +362,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a user (login unique in the tenant)',
+    docs: { success: { 201: 'The user.' } },
   },
   {
     method: 'GET',
@@ -347,6 +407,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a group',
+    docs: { success: { 201: 'The group.' } },
   },
   {
     method: 'GET',
@@ -389,6 +450,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a datamart over tables of the tenant, with owners',
+    docs: { success: { 201: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
   },
   {
     method: 'GET',
@@ -398,6 +460,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: 'The datamarts with their tables, columns and owners (spec 4.7)',
+    docs: { success: { 200: 'The datamarts (spec 4.7).' }, answer: { data: 'datamart', list: true } },
   },
   {
     method: 'PATCH',
@@ -407,6 +470,7 @@ export const routes: readonly Route[] = [
     body: 'update-datamart',
     table: 'readWrite',
     summary: 'Rename a datamart or replace its tables or owners',
+    docs: { success: { 200: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
   },
   {
     method: 'DELETE',
@@ -423,6 +487,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'User permissions of a datamart (spec 4.8)',
+    docs: { success: { 200: 'The records (spec 4.8).' }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'GET',
@@ -431,6 +496,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'Group permissions of a datamart (spec 4.9)',
+    docs: { success: { 200: 'The records (spec 4.9).' }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'PUT',
@@ -440,6 +506,7 @@ export const routes: readonly Route[] = [
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a user's permissions on a datamart",
+    docs: { success: { 200: "The user's records now." }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'DELETE',
@@ -448,6 +515,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a user's permissions on a datamart",
+    docs: { success: { 200: "The user's records now (none)." }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'PUT',
@@ -457,6 +525,7 @@ export const routes: readonly Route[] = [
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a group's permissions on a datamart",
+    docs: { success: { 200: "The group's records now." }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'DELETE',
@@ -465,6 +534,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a group's permissions on a datamart",
+    docs: { success: { 200: "The group's records now (none)." }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'GET',
@@ -484,6 +554,11 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     ifMatch: true,
     summary: 'Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates',
+    docs: {
+      success: { 200: 'Replaced (or unchanged): the stored file.', 201: 'Created: the stored file.' },
+      answer: scheduleFile,
+      headers: scheduleVersion,
+    },
   },
   {
     method: 'GET',
@@ -501,6 +576,11 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A schedule file, as YAML or JSON by Accept, with its version as ETag',
+    docs: {
+      success: { 200: 'The schedule file, as YAML when Accept prefers it, else JSON.' },
+      answer: scheduleFile,
+      headers: scheduleVersion,
+    },
   },
   {
     method: 'DELETE',
@@ -569,6 +649,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create an alert: its channels and content blocks',
+    docs: { success: { 201: 'The alert.' } },
   },
   {
     method: 'GET',
@@ -652,6 +733,7 @@ export const routes: readonly Route[] = [
     sends: ['webhook'],
     payloads: 'read',
     summary: 'Queue a failed delivery again, with the same webhook-id',
+    docs: { success: { 202: 'The delivery, queued again.' } },
   },
   {
     method: 'POST',
@@ -662,6 +744,12 @@ export const routes: readonly Route[] = [
     table: 'read',
     signingKeys: true,
     summary: 'A login token and the URL that opens the BI authenticated (spec 4.6)',
+    docs: {
+      success: { 200: 'The login token and the URL that opens the BI signed in (spec 4.6).' },
+      answer: { schema: 'login-answer' },
+      bodyNamesRecords: true,
+      refusesInactiveTenant: true,
+    },
   },
   {
     method: 'POST',
@@ -671,6 +759,7 @@ export const routes: readonly Route[] = [
     body: 'revoke-login',
     table: 'readWrite',
     summary: "End a user's sessions and void the login tokens issued to them",
+    docs: { success: { 200: 'Revoked.' }, answer: { schema: 'revoke-login-answer' }, bodyNamesRecords: true },
   },
   {
     method: 'GET',
@@ -680,6 +769,10 @@ export const routes: readonly Route[] = [
     table: 'none',
     signingKeys: true,
     summary: 'The public keys that verify login tokens',
+    docs: {
+      success: { 200: 'A JWK set (RFC 7517), cacheable for five minutes.' },
+      answer: { schema: 'jwk-set', mediaType: 'application/jwk-set+json' },
+    },
   },
   {
     method: 'GET',
@@ -698,6 +791,24 @@ export const routes: readonly Route[] = [
       { name: 'showDesksIcon', description: '0 hides the desks icon.', schema: { enum: ['0', '1'] } },
     ],
     summary: 'SSO landing: verifies a login token, opens a session, redirects into the BI',
+    docs: {
+      success: { 302: 'Signed in: a session cookie, and a redirect to the route (`ref`) on the BI.' },
+      answer: { none: true },
+      headers: {
+        Location: 'The BI route to open.',
+        'Set-Cookie': 'The `bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned).',
+      },
+      credential: {
+        in: 'path',
+        note:
+          'Authenticated by the login token in the path (from `POST /tenant/login`): an ES256 JWT for this tenant ' +
+          'domain, valid one hour. Meant for a browser, on the tenant domain: answers a redirect or an HTML page.',
+      },
+      htmlErrors: {
+        400: 'The `ref` parameter is not valid Base64.',
+        401: 'The token is expired, revoked, not for this domain, or not a token.',
+      },
+    },
   },
   {
     method: 'GET',
@@ -706,6 +817,12 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'read',
     summary: "The BI session's user, tenant and UI flags",
+    docs: {
+      credential: {
+        in: 'cookie',
+        note: 'Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
+      },
+    },
   },
   {
     method: 'POST',

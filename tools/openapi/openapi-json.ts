@@ -4,11 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Route, routes } from '../../functions/routes.ts';
-import datamart from '../../schemas/responses/datamart.schema.json' with { type: 'json' };
-import groupPermission from '../../schemas/responses/group-permission.schema.json' with { type: 'json' };
-import userPermission from '../../schemas/responses/user-permission.schema.json' with { type: 'json' };
+import { routes } from '../../functions/routes.ts';
 import { requestSchemas } from '../../schemas/index.ts';
+import { responseSchemas } from '../../schemas/responses/index.ts';
 import { openApiDocument } from './document.ts';
 import { examples } from './examples.ts';
 
@@ -18,11 +16,11 @@ const packageVersion = () =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The document as committed: 2-space JSON, keys in the order the builder writes them, a final newline. */
-export function generateOpenApiJson(describedRoutes: readonly Route[] = routes): string {
+export function generateOpenApiJson(): string {
   const document = openApiDocument({
-    routes: describedRoutes,
+    routes,
     requestSchemas,
-    responseSchemas: { datamart, 'group-permission': groupPermission, 'user-permission': userPermission },
+    responseSchemas,
     examples,
     version: packageVersion(),
   });
