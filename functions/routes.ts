@@ -100,9 +100,8 @@ export interface Route {
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
 const alertRequestBytes = 5 * 1024 * 1024;
 
-/** Force-send and fire are one function: both queue a webhook delivery of the alert. */
+/** Force-send and fire both queue a webhook delivery of the alert. */
 const queuesDelivery = {
-  handler: 'queue-delivery',
   auth: ['tenant'],
   body: 'alert-delivery',
   maxBodyBytes: alertRequestBytes,
@@ -698,12 +697,14 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/send',
+    handler: 'send-alert',
     ...queuesDelivery,
     summary: 'Force-send an alert: queue a webhook delivery and return its id',
   },
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/fire',
+    handler: 'fire-alert',
     ...queuesDelivery,
     summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
   },
