@@ -1,7 +1,8 @@
 /**
  * The route table. The CDK stack makes one Lambda function per row, the local twin's gateway
- * serves the same rows, and every handler looks its own row up by the API Gateway route key, so
- * a route's auth scheme, body schema and table access are stated here and nowhere else.
+ * serves the same rows, every handler looks its own row up by the API Gateway route key, and
+ * tools/openapi/ describes the API from the rows alone, so a route's auth scheme, body schema,
+ * table access, query parameters and documented answers are stated here and nowhere else.
  */
 import type { RequestSchemaName } from '../schemas/index.ts';
 import type { ResponseSchemaName } from '../schemas/responses/index.ts';
