@@ -1,9 +1,11 @@
 /**
  * The route table. The CDK stack makes one Lambda function per row, the local twin's gateway
- * serves the same rows, and every handler looks its own row up by the API Gateway route key, so
- * a route's auth scheme, body schema and table access are stated here and nowhere else.
+ * serves the same rows, every handler looks its own row up by the API Gateway route key, and
+ * tools/openapi/ describes the API from the rows alone, so a route's auth scheme, body schema,
+ * table access, query parameters and documented answers are stated here and nowhere else.
  */
 import type { RequestSchemaName } from '../schemas/index.ts';
+import type { ResponseSchemaName } from '../schemas/responses/index.ts';
 import type { QueueName } from './core/store/queue-definitions.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -13,6 +15,51 @@ export type AuthScheme = 'client' | 'tenant' | 'agent';
 
 /** What the route's function may do to the table; the stack grants exactly this. */
 export type TableAccess = 'none' | 'read' | 'readWrite';
+
+/** A query parameter a route reads; httpHandler hands a handler only those its row declares. */
+export interface QueryParameter {
+  name: string;
+  description: string;
+  /** An integer's range and default are what integerQueryParameter enforces; other values reach the handler as sent. */
+  schema:
+    { type: 'integer'; minimum: number; maximum: number; default: number } | { type: 'string' } | { enum: readonly string[] };
+}
+
+/** The query parameters of every paginated route (pageParameters reads them). */
+export const pageQuery: readonly QueryParameter[] = [
+  { name: 'limit', description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+  { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+];
+
+/** What a success answers, when not the generic envelope `{status: 'success', data}`. */
+export type RouteAnswer =
+  /** The envelope, its `data` one record of the schema (`list`: an array of them); `yaml`: also the bare record as YAML. */
+  | { data: RequestSchemaName | ResponseSchemaName; list?: boolean; yaml?: boolean }
+  /** Exactly the schema (the spec's own `{success: true, …}` answers), as JSON unless `mediaType` says otherwise. */
+  | { schema: ResponseSchemaName; mediaType?: string }
+  /** Text, in one of these media types. */
+  | { text: readonly string[] }
+  /** No body (a redirect). */
+  | { none: true };
+
+/** What only the API description says about a route: tools/openapi/ reads it, no function does. */
+export interface RouteDocs {
+  /** The success statuses and what each means, when not `200: Success.`. */
+  success?: Readonly<Record<number, string>>;
+  answer?: RouteAnswer;
+  /** Headers of the success answers, with what each carries. */
+  headers?: Readonly<Record<string, string>>;
+  /** When it answers 304 Not Modified (without a body). */
+  notModified?: string;
+  /** The body names other records (a template, a tenant, a user's login): 404 when one is not there. */
+  bodyNamesRecords?: boolean;
+  /** Refuses an inactive tenant (409) though it writes nothing (a route that writes has its 409 anyway). */
+  refusesInactiveTenant?: boolean;
+  /** A public route that still identifies its caller, though not with a bearer token: where the credential is, and how. */
+  credential?: { in: 'cookie' | 'path'; note: string };
+  /** Failures answered with an HTML page (a browser's route) rather than the error envelope, by status. */
+  htmlErrors?: Readonly<Record<number, string>>;
+}
 
 export interface Route {
   method: HttpMethod;
@@ -34,6 +81,12 @@ export interface Route {
   signingKeys?: boolean;
   /** What the route's function may do in the payload bucket (webhook bodies too large for a queue message). */
   payloads?: 'read' | 'readWrite';
+  /** A list answered by pages: `limit`, `cursor` and `nextCursor` (pageParameters refuses to run on any other route). */
+  paginated?: boolean;
+  /** The query parameters it reads besides pagination's. */
+  query?: readonly QueryParameter[];
+  /** Honours If-Match (the ETag of the version read; a stale one is a 409); ifMatchHeader refuses any other route. */
+  ifMatch?: boolean;
   /** Larger request bodies than the default 1 MiB (alert content can approach the 4 MB webhook limit). */
   maxBodyBytes?: number;
   /**
@@ -42,14 +95,14 @@ export interface Route {
    */
   packageFiles?: readonly string[];
   summary: string;
+  docs?: RouteDocs;
 }
 
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
 const alertRequestBytes = 5 * 1024 * 1024;
 
-/** Force-send and fire are one function: both queue a webhook delivery of the alert. */
+/** Force-send and fire both queue a webhook delivery of the alert. */
 const queuesDelivery = {
-  handler: 'queue-delivery',
   auth: ['tenant'],
   body: 'alert-delivery',
   maxBodyBytes: alertRequestBytes,
@@ -57,7 +110,12 @@ const queuesDelivery = {
   sends: ['webhook'],
   payloads: 'readWrite',
   idempotent: true,
+  docs: { success: { 202: 'The delivery, queued.' } },
 } as const satisfies Partial<Route>;
+
+/** A schedule file: JSON in the envelope, or the bare file as YAML (by Accept), with its version as ETag. */
+const scheduleFile = { data: 'schedule.v2', yaml: true } as const satisfies RouteAnswer;
+const scheduleVersion = { ETag: "The schedule's version; send it back as If-Match." };
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
@@ -68,6 +126,7 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'This API as an OpenAPI 3.1 document (generated from the route table and the schemas)',
+    docs: { success: { 200: 'This document.' }, answer: { schema: 'openapi-document' } },
   },
   {
     method: 'GET',
@@ -76,6 +135,7 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'The API documentation page (Swagger UI, served by the service itself)',
+    docs: { success: { 200: 'An HTML page that renders this document with Swagger UI.' }, answer: { text: ['text/html'] } },
   },
   {
     method: 'GET',
@@ -85,6 +145,11 @@ export const routes: readonly Route[] = [
     table: 'none',
     packageFiles: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
     summary: "A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files)",
+    docs: {
+      success: { 200: 'The file.' },
+      answer: { text: ['text/javascript', 'text/css'] },
+      notModified: 'Not modified: the `If-None-Match` ETag is the current one.',
+    },
   },
   {
     method: 'GET',
@@ -103,6 +168,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a tenant (spec 4.1)',
+    docs: { success: { 201: 'The tenant, with its token (shown only here).' }, bodyNamesRecords: true },
   },
   {
     method: 'GET',
@@ -110,6 +176,7 @@ export const routes: readonly Route[] = [
     handler: 'list-tenants',
     auth: ['client'],
     table: 'read',
+    paginated: true,
     summary: "List the client's tenants",
   },
   {
@@ -120,6 +187,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant, compatibility form (spec 4.3)',
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'DELETE',
@@ -129,11 +197,12 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant (spec 4.10)',
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'POST',
     path: '/tenants/{id}/deactivate',
-    handler: 'set-tenant-active',
+    handler: 'deactivate-tenant',
     auth: ['client'],
     table: 'readWrite',
     summary: 'Deactivate a tenant',
@@ -141,7 +210,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/activate',
-    handler: 'set-tenant-active',
+    handler: 'activate-tenant',
     auth: ['client'],
     table: 'readWrite',
     summary: 'Activate a tenant',
@@ -181,6 +250,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Publish a new template (version 1)',
+    docs: { success: { 201: 'The template, version 1.' } },
   },
   {
     method: 'GET',
@@ -216,6 +286,7 @@ export const routes: readonly Route[] = [
     body: 'set-default-template',
     table: 'readWrite',
     summary: "Set or clear the client's default template",
+    docs: { bodyNamesRecords: true },
   },
   {
     method: 'POST',
@@ -225,6 +296,11 @@ export const routes: readonly Route[] = [
     body: 'apply-template',
     table: 'readWrite',
     summary: 'Apply a template to the tenant (spec 4.4)',
+    docs: {
+      success: { 200: 'Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4).' },
+      answer: { schema: 'apply-template-answer' },
+      bodyNamesRecords: true,
+    },
   },
   {
     method: 'POST',
@@ -236,6 +312,10 @@ export const routes: readonly Route[] = [
     sends: ['reload'],
     idempotent: true,
     summary: 'Queue the loads of flows, per agent and in dependency order (spec 4.5)',
+    docs: {
+      success: { 200: 'One result per item, in request order (spec 4.5).' },
+      answer: { schema: 'reload-answer' },
+    },
   },
   {
     method: 'GET',
@@ -254,6 +334,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add an agent (its token is shown once)',
+    docs: { success: { 201: 'The agent, with its token (shown only here).' } },
   },
   {
     method: 'POST',
@@ -269,6 +350,7 @@ export const routes: readonly Route[] = [
     handler: 'list-runs',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "The tenant's runs, newest first",
   },
   {
@@ -280,6 +362,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a user (login unique in the tenant)',
+    docs: { success: { 201: 'The user.' } },
   },
   {
     method: 'GET',
@@ -287,6 +370,7 @@ export const routes: readonly Route[] = [
     handler: 'list-users',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'Every user with their groups and effective permissions (spec 4.10)',
   },
   {
@@ -323,6 +407,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a group',
+    docs: { success: { 201: 'The group.' } },
   },
   {
     method: 'GET',
@@ -343,7 +428,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/groups/{id}/members/{userId}',
-    handler: 'group-member',
+    handler: 'add-group-member',
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Put a user in a group',
@@ -351,7 +436,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/groups/{id}/members/{userId}',
-    handler: 'group-member',
+    handler: 'remove-group-member',
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Take a user out of a group',
@@ -365,6 +450,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a datamart over tables of the tenant, with owners',
+    docs: { success: { 201: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
   },
   {
     method: 'GET',
@@ -372,7 +458,9 @@ export const routes: readonly Route[] = [
     handler: 'list-datamarts',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'The datamarts with their tables, columns and owners (spec 4.7)',
+    docs: { success: { 200: 'The datamarts (spec 4.7).' }, answer: { data: 'datamart', list: true } },
   },
   {
     method: 'PATCH',
@@ -382,6 +470,7 @@ export const routes: readonly Route[] = [
     body: 'update-datamart',
     table: 'readWrite',
     summary: 'Rename a datamart or replace its tables or owners',
+    docs: { success: { 200: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
   },
   {
     method: 'DELETE',
@@ -394,52 +483,58 @@ export const routes: readonly Route[] = [
   {
     method: 'GET',
     path: '/tenant/datamart/{id}/user',
-    handler: 'datamart-permissions',
+    handler: 'list-user-permissions',
     auth: ['tenant'],
     table: 'read',
     summary: 'User permissions of a datamart (spec 4.8)',
+    docs: { success: { 200: 'The records (spec 4.8).' }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'GET',
     path: '/tenant/datamart/{id}/group',
-    handler: 'datamart-permissions',
+    handler: 'list-group-permissions',
     auth: ['tenant'],
     table: 'read',
     summary: 'Group permissions of a datamart (spec 4.9)',
+    docs: { success: { 200: 'The records (spec 4.9).' }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/user/{userId}',
-    handler: 'datamart-permissions',
+    handler: 'replace-user-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a user's permissions on a datamart",
+    docs: { success: { 200: "The user's records now." }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/user/{userId}',
-    handler: 'datamart-permissions',
+    handler: 'remove-user-permissions',
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a user's permissions on a datamart",
+    docs: { success: { 200: "The user's records now (none)." }, answer: { data: 'user-permission', list: true } },
   },
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/group/{groupId}',
-    handler: 'datamart-permissions',
+    handler: 'replace-group-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a group's permissions on a datamart",
+    docs: { success: { 200: "The group's records now." }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/group/{groupId}',
-    handler: 'datamart-permissions',
+    handler: 'remove-group-permissions',
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a group's permissions on a datamart",
+    docs: { success: { 200: "The group's records now (none)." }, answer: { data: 'group-permission', list: true } },
   },
   {
     method: 'GET',
@@ -457,7 +552,13 @@ export const routes: readonly Route[] = [
     body: 'schedule.v2',
     yaml: true,
     table: 'readWrite',
+    ifMatch: true,
     summary: 'Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates',
+    docs: {
+      success: { 200: 'Replaced (or unchanged): the stored file.', 201: 'Created: the stored file.' },
+      answer: scheduleFile,
+      headers: scheduleVersion,
+    },
   },
   {
     method: 'GET',
@@ -465,6 +566,7 @@ export const routes: readonly Route[] = [
     handler: 'list-schedules',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: 'The schedules, each with its next fire',
   },
   {
@@ -474,6 +576,11 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A schedule file, as YAML or JSON by Accept, with its version as ETag',
+    docs: {
+      success: { 200: 'The schedule file, as YAML when Accept prefers it, else JSON.' },
+      answer: scheduleFile,
+      headers: scheduleVersion,
+    },
   },
   {
     method: 'DELETE',
@@ -481,6 +588,7 @@ export const routes: readonly Route[] = [
     handler: 'delete-schedule',
     auth: ['tenant'],
     table: 'readWrite',
+    ifMatch: true,
     summary: 'Delete a schedule (If-Match optional)',
   },
   {
@@ -489,6 +597,13 @@ export const routes: readonly Route[] = [
     handler: 'preview-schedule',
     auth: ['tenant'],
     table: 'read',
+    query: [
+      {
+        name: 'count',
+        description: 'How many fires to list.',
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+      },
+    ],
     summary: 'The next fire instants of a schedule, in UTC and local time',
   },
   {
@@ -497,6 +612,7 @@ export const routes: readonly Route[] = [
     handler: 'list-schedule-runs',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "A schedule's fires, newest first, with each flow's status",
   },
   {
@@ -533,6 +649,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create an alert: its channels and content blocks',
+    docs: { success: { 201: 'The alert.' } },
   },
   {
     method: 'GET',
@@ -540,6 +657,7 @@ export const routes: readonly Route[] = [
     handler: 'list-alerts',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "The tenant's alerts",
   },
   {
@@ -580,12 +698,14 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/send',
+    handler: 'send-alert',
     ...queuesDelivery,
     summary: 'Force-send an alert: queue a webhook delivery and return its id',
   },
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/fire',
+    handler: 'fire-alert',
     ...queuesDelivery,
     summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
   },
@@ -595,6 +715,7 @@ export const routes: readonly Route[] = [
     handler: 'list-deliveries',
     auth: ['tenant'],
     table: 'read',
+    paginated: true,
     summary: "An alert's deliveries, newest first (kept 30 days)",
   },
   {
@@ -614,6 +735,7 @@ export const routes: readonly Route[] = [
     sends: ['webhook'],
     payloads: 'read',
     summary: 'Queue a failed delivery again, with the same webhook-id',
+    docs: { success: { 202: 'The delivery, queued again.' } },
   },
   {
     method: 'POST',
@@ -624,6 +746,12 @@ export const routes: readonly Route[] = [
     table: 'read',
     signingKeys: true,
     summary: 'A login token and the URL that opens the BI authenticated (spec 4.6)',
+    docs: {
+      success: { 200: 'The login token and the URL that opens the BI signed in (spec 4.6).' },
+      answer: { schema: 'login-answer' },
+      bodyNamesRecords: true,
+      refusesInactiveTenant: true,
+    },
   },
   {
     method: 'POST',
@@ -633,6 +761,7 @@ export const routes: readonly Route[] = [
     body: 'revoke-login',
     table: 'readWrite',
     summary: "End a user's sessions and void the login tokens issued to them",
+    docs: { success: { 200: 'Revoked.' }, answer: { schema: 'revoke-login-answer' }, bodyNamesRecords: true },
   },
   {
     method: 'GET',
@@ -642,6 +771,10 @@ export const routes: readonly Route[] = [
     table: 'none',
     signingKeys: true,
     summary: 'The public keys that verify login tokens',
+    docs: {
+      success: { 200: 'A JWK set (RFC 7517), cacheable for five minutes.' },
+      answer: { schema: 'jwk-set', mediaType: 'application/jwk-set+json' },
+    },
   },
   {
     method: 'GET',
@@ -650,7 +783,34 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'readWrite',
     signingKeys: true,
+    query: [
+      {
+        name: 'ref',
+        description: 'The BI route to open, Base64-encoded (as `POST /tenant/login` builds it).',
+        schema: { type: 'string' },
+      },
+      { name: 'showMenu', description: "0 hides the BI's main menu.", schema: { enum: ['0', '1'] } },
+      { name: 'showDesksIcon', description: '0 hides the desks icon.', schema: { enum: ['0', '1'] } },
+    ],
     summary: 'SSO landing: verifies a login token, opens a session, redirects into the BI',
+    docs: {
+      success: { 302: 'Signed in: a session cookie, and a redirect to the route (`ref`) on the BI.' },
+      answer: { none: true },
+      headers: {
+        Location: 'The BI route to open.',
+        'Set-Cookie': 'The `bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned).',
+      },
+      credential: {
+        in: 'path',
+        note:
+          'Authenticated by the login token in the path (from `POST /tenant/login`): an ES256 JWT for this tenant ' +
+          'domain, valid one hour. Meant for a browser, on the tenant domain: answers a redirect or an HTML page.',
+      },
+      htmlErrors: {
+        400: 'The `ref` parameter is not valid Base64.',
+        401: 'The token is expired, revoked, not for this domain, or not a token.',
+      },
+    },
   },
   {
     method: 'GET',
@@ -659,6 +819,12 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'read',
     summary: "The BI session's user, tenant and UI flags",
+    docs: {
+      credential: {
+        in: 'cookie',
+        note: 'Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
+      },
+    },
   },
   {
     method: 'POST',
@@ -756,6 +922,12 @@ export const timedFunctions: readonly TimedFunction[] = [
 ];
 
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
+/** Every query parameter a route reads: pagination's, then its own. */
+export const queryParametersOf = (route: Route): readonly QueryParameter[] => [
+  ...(route.paginated ? pageQuery : []),
+  ...(route.query ?? []),
+];
 
 export function routeByKey(key: string): Route | undefined {
   return routes.find((route) => routeKey(route) === key);

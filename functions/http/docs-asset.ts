@@ -3,9 +3,19 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type DocsAsset, docsAssets } from '../core/api/openapi-document.ts';
 import { errorBody, internalErrorBody } from '../core/errors.ts';
 
+/**
+ * The files this route serves, by name, with their content types: Swagger UI's script and styles,
+ * and our start-up script (the API description lists these names as `{asset}`'s only values).
+ */
+export const docsAssets = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'docs.js': 'text/javascript; charset=utf-8',
+} as const;
+
+type DocsAsset = keyof typeof docsAssets;
 type SwaggerFile = Exclude<DocsAsset, 'docs.js'>;
 
 /** Swagger UI's options; its defaults already give the API preset and the base layout. */

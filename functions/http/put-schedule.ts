@@ -1,4 +1,4 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { httpHandler, idParameter, ifMatchHeader } from '../core/api/http-handler.ts';
 import scheduleV2Schema from '../core/api/validators/schedule.v2.cjs';
 import { parseYamlBody } from '../core/api/yaml-body.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
@@ -10,7 +10,7 @@ export const handler = httpHandler<unknown>(
   async (request) => {
     const tenantId = tenantIdOf(request.principal);
     const { record, created } = await putSchedule(tenantId, idParameter(request, 'id'), request.body, {
-      ifMatch: request.headers['if-match'],
+      ifMatch: ifMatchHeader(request),
       actor: `tenant:${tenantId}`,
     });
     return scheduleResponse(request, record, created ? 201 : 200);

@@ -174,6 +174,7 @@ describe('webhook delivery', () => {
       webhookId: expect.stringMatching(/^msg_/),
     });
     const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(delivery.trigger).toBe('fire');
     expect(delivery.attempts).toEqual([{ at: expect.any(String), durationMs: expect.any(Number), statusCode: 200 }]);
 
     const [request] = receiver.at('/exact') as [Received];
@@ -342,6 +343,7 @@ describe('webhook delivery', () => {
     const queued = await api('POST', `/tenant/alerts/${alertId}/send`, { token: tenant.token, body: withText(size - base) });
     expect(queued.status).toBe(202);
     const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(delivery.trigger).toBe('send');
     expect(delivery.bytes).toBe(size);
     const request = receiver.at('/large').find((entry) => entry.headers['webhook-id'] === queued.body.data.webhookId);
     expect(Buffer.byteLength(request?.body ?? '')).toBe(size);

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { expect, inject, test } from 'vitest';
-import { openApiFile } from '../../bin/generate-openapi.ts';
-import { docsAssets } from '../../functions/core/api/openapi-document.ts';
+import { docsAssets } from '../../functions/http/docs-asset.ts';
 import { routes } from '../../functions/routes.ts';
+import { openApiFile } from '../../tools/openapi/openapi-json.ts';
 import { launchChromium } from '../support/browser.ts';
 import { api, expectErrorEnvelope } from '../support/api.ts';
+import { expectDocumented } from '../support/documented.ts';
 
 test('GET /openapi.json serves the committed document, without a token', async () => {
   const answer = await api('GET', '/openapi.json');
@@ -13,14 +14,20 @@ test('GET /openapi.json serves the committed document, without a token', async (
   expect(answer.body).toEqual(JSON.parse(readFileSync(openApiFile, 'utf8')));
 });
 
+/** fetch, which asks for gzip and decodes it (the API helper reads the body as sent). */
+async function fetchAsset(name: string, headers: Record<string, string> = {}): Promise<Response> {
+  const answer = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers });
+  expectDocumented('GET', `/docs/${name}`, answer.status);
+  return answer;
+}
+
 test('GET /docs/{asset} serves its allow-list only, gzipped, revalidated by ETag', async () => {
   for (const name of ['package.json', 'index.html', 'swagger-ui-bundle.js.map', '..%2Fpackage.json']) {
     const error = expectErrorEnvelope(await api('GET', `/docs/${name}`), 404);
     expect(error.errors).toEqual([expect.objectContaining({ location: 'path', pointer: '/asset' })]);
   }
   for (const [name, type] of Object.entries(docsAssets)) {
-    // fetch asks for gzip and decodes it.
-    const answer = await fetch(`${inject('twinUrl')}/docs/${name}`);
+    const answer = await fetchAsset(name);
     expect(answer.status, name).toBe(200);
     expect(answer.headers.get('content-type')).toBe(type);
     expect(answer.headers.get('content-encoding')).toBe('gzip');
@@ -31,9 +38,9 @@ test('GET /docs/{asset} serves its allow-list only, gzipped, revalidated by ETag
       expect(text).not.toContain('sourceMappingURL');
     }
     const etag = answer.headers.get('etag') ?? '';
-    const again = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers: { 'if-none-match': etag } });
+    const again = await fetchAsset(name, { 'if-none-match': etag });
     expect(again.status).toBe(304);
-    const anyVersion = await fetch(`${inject('twinUrl')}/docs/${name}`, { headers: { 'if-none-match': '*' } });
+    const anyVersion = await fetchAsset(name, { 'if-none-match': '*' });
     expect(anyVersion.status).toBe(304);
   }
   // An encoding refused with q=0 is not used.

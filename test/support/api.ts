@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createClient } from '../../functions/core/clients/clients.ts';
+import { expectDocumented } from './documented.ts';
 
 export interface ApiAnswer {
   status: number;
@@ -30,6 +31,7 @@ export async function api(
   } catch {
     // not JSON: keep the text
   }
+  expectDocumented(method, path, response.status);
   return { status: response.status, headers: response.headers, body: parsed };
 }
 

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { expectDocumented } from './documented.ts';
 
 export interface HostAnswer {
   status: number;
@@ -10,9 +11,9 @@ export interface HostAnswer {
  * A GET to a URL on a tenant domain (`http://acme-1.localhost:PORT/...`), sent to this machine with
  * that Host header, as a browser would (browsers resolve *.localhost to loopback; Node does not).
  */
-export function getOnTenantHost(url: string, cookies: string[] = []): Promise<HostAnswer> {
+export async function getOnTenantHost(url: string, cookies: string[] = []): Promise<HostAnswer> {
   const target = new URL(url);
-  return new Promise((resolve, reject) => {
+  const answer = await new Promise<HostAnswer>((resolve, reject) => {
     const outgoing = request(
       {
         host: '127.0.0.1',
@@ -33,6 +34,8 @@ export function getOnTenantHost(url: string, cookies: string[] = []): Promise<Ho
     outgoing.on('error', reject);
     outgoing.end();
   });
+  expectDocumented('GET', target.pathname, answer.status);
+  return answer;
 }
 
 /** `name=value` of each Set-Cookie header. */

@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type Route, routeByKey } from '../../routes.ts';
+import { queryParametersOf, type Route, routeByKey, routeKey } from '../../routes.ts';
 import { authenticate, type Principal, principalScope } from '../auth/principals.ts';
 import { apiConfig } from '../config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '../errors.ts';
@@ -119,6 +119,10 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
   },
 });
 
+/** Only the query parameters the route's row declares: a handler cannot read one the table does not state. */
+const declaredQuery = (route: Route, sent: Record<string, string | undefined>) =>
+  Object.fromEntries(queryParametersOf(route).map(({ name }) => [name, sent[name]]));
+
 /**
  * Wraps a route's implementation: logging context, authentication per the route table, body
  * parsing and schema validation, Idempotency-Key handling, and the mapping of errors to HTTP.
@@ -157,7 +161,7 @@ export function httpHandler<Body = undefined>(
         principal,
         body: parsed as Body,
         pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
+        query: declaredQuery(route, event.queryStringParameters ?? {}),
         headers: event.headers,
         cookies: event.cookies ?? [],
         host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
@@ -190,22 +194,32 @@ export function idParameter(request: ApiRequest<unknown>, name: string): number 
   return id;
 }
 
-/** `limit` (1 to 100, default 50) and `cursor` of a paginated list. */
+/** `limit` and `cursor` of a paginated list; on a route whose row is not `paginated`, an error (a 500). */
 export function pageParameters(request: ApiRequest<unknown>): { limit: number; cursor: string | undefined } {
-  return { limit: integerQueryParameter(request, 'limit', { min: 1, max: 100, fallback: 50 }), cursor: request.query.cursor };
+  return { limit: integerQueryParameter(request, 'limit'), cursor: request.query.cursor };
 }
 
-/** An optional integer query parameter within `min..max`; anything else is a 400. */
-export function integerQueryParameter(
-  request: ApiRequest<unknown>,
-  name: string,
-  range: { min: number; max: number; fallback: number },
-): number {
+/**
+ * An integer query parameter the route's row declares: its default when absent, a 400 when not an
+ * integer within its range. One the row does not declare is an error (a 500), so the table cannot
+ * leave out a parameter a handler reads.
+ */
+export function integerQueryParameter(request: ApiRequest<unknown>, name: string): number {
+  const { schema } = queryParametersOf(request.route).find((parameter) => parameter.name === name) ?? {};
+  if (!schema || !('type' in schema) || schema.type !== 'integer') {
+    throw new Error(`${routeKey(request.route)}: the route table declares no integer query parameter ${name}`);
+  }
   const raw = request.query[name];
-  const value = raw === undefined ? range.fallback : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(value >= range.min && value <= range.max)) {
-    const rule = `must be an integer from ${range.min} to ${range.max}`;
+  const value = raw === undefined ? schema.default : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= schema.minimum && value <= schema.maximum)) {
+    const rule = `must be an integer from ${schema.minimum} to ${schema.maximum}`;
     throw badRequest(`Query parameter ${name} ${rule}`, [{ location: 'query', pointer: `/${name}`, message: rule }]);
   }
   return value;
+}
+
+/** The If-Match header, on a route whose row says it honours it; on any other route, an error (a 500). */
+export function ifMatchHeader(request: ApiRequest<unknown>): string | undefined {
+  if (!request.route.ifMatch) throw new Error(`${routeKey(request.route)}: the route table does not say it honours If-Match`);
+  return request.headers['if-match'];
 }

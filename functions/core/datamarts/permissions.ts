@@ -62,7 +62,7 @@ function checkPermissions(
 
 /**
  * PUT /tenant/datamart/{id}/user/{userId} and …/group/{groupId}: the subject's records on this
- * datamart become exactly `records` (one per table).
+ * datamart become exactly `records` (one per table). Returns them as stored.
  */
 export async function replacePermissions(
   tenantId: number,
@@ -70,7 +70,7 @@ export async function replacePermissions(
   subject: PermissionSubject,
   subjectId: number,
   records: readonly PermissionRecord[],
-): Promise<void> {
+) {
   const [structure, , tables] = await Promise.all([
     loadStructure(tenantId, datamartId),
     requireSubject(tenantId, subject, subjectId),
@@ -95,17 +95,14 @@ export async function replacePermissions(
     })),
   );
   await deleteAll(existing.filter((record) => !kept.has(record.tableId)));
+  return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
 }
 
-/** DELETE of the same paths: the subject has no record on this datamart any more. */
-export async function removePermissions(
-  tenantId: number,
-  datamartId: number,
-  subject: PermissionSubject,
-  subjectId: number,
-): Promise<void> {
+/** DELETE of the same paths: the subject has no record on this datamart any more. Returns its records (none). */
+export async function removePermissions(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
   await Promise.all([loadStructure(tenantId, datamartId), requireSubject(tenantId, subject, subjectId)]);
   await deleteAll(await subjectRecords(tenantId, datamartId, subject, subjectId));
+  return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
 }
 
 function subjectRecords(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId?: number) {
@@ -226,7 +223,7 @@ export async function effectiveOnDatamart(tenantId: number, datamartId: number, 
 }
 
 /** One subject's records on a datamart, in the spec 2.4 shape (what a PUT or DELETE of them answers). */
-export async function permissionsOfSubject(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
+async function permissionsOfSubject(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
   return (await listPermissions(tenantId, datamartId, subject)).filter((record) =>
     'userId' in record ? record.userId === subjectId : record.groupId === subjectId,
   );

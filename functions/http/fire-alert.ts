@@ -4,11 +4,10 @@ import { tenantIdOf } from '../core/auth/principals.ts';
 import type { AlertPayload, ContentBlock } from '../core/alerts/alerts.ts';
 import { queueDelivery } from '../core/alerts/deliveries.ts';
 
-/** Serves POST …/fire (the platform) and …/send (a user's force-send): 202 with the delivery's id. */
+/** POST /tenant/alerts/{id}/fire (the platform fired the alert for a user): 202 with the queued delivery. */
 export const handler = httpHandler<{ user: AlertPayload['user']; content?: ContentBlock[] }>(
   async (request) => {
-    const trigger = request.route.path.endsWith('/fire') ? 'fire' : 'send';
-    const delivery = await queueDelivery(tenantIdOf(request.principal), idParameter(request, 'id'), request.body, trigger);
+    const delivery = await queueDelivery(tenantIdOf(request.principal), idParameter(request, 'id'), request.body, 'fire');
     return { status: 202, body: { status: 'success', data: delivery } };
   },
   { body: alertDeliverySchema },

@@ -1,0 +1,9 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import { clientIdOf } from '../core/auth/principals.ts';
+import { setTenantActive } from '../core/tenants/tenants.ts';
+
+/** POST /tenants/{id}/activate: the tenant's token may act again (apply, reload, login, schedules). */
+export const handler = httpHandler(async (request) => {
+  const tenant = await setTenantActive(clientIdOf(request.principal), idParameter(request, 'id'), true);
+  return { status: 200, body: { status: 'success', data: tenant } };
+});

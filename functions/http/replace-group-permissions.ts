@@ -1,0 +1,22 @@
+import { httpHandler, idParameter } from '../core/api/http-handler.ts';
+import setPermissionsSchema from '../core/api/validators/set-permissions.cjs';
+import { tenantIdOf } from '../core/auth/principals.ts';
+import type { PermissionRecord } from '../core/datamarts/effective-permissions.ts';
+import { replacePermissions } from '../core/datamarts/permissions.ts';
+
+/** PUT /tenant/datamart/{id}/group/{groupId}: the group's records on the datamart become the body's. */
+export const handler = httpHandler<{ permissions: PermissionRecord[] }>(
+  async (request) => {
+    const tenantId = tenantIdOf(request.principal);
+    const datamartId = idParameter(request, 'id');
+    const data = await replacePermissions(
+      tenantId,
+      datamartId,
+      'group',
+      idParameter(request, 'groupId'),
+      request.body.permissions,
+    );
+    return { status: 200, body: { status: 'success', data } };
+  },
+  { body: setPermissionsSchema },
+);
