@@ -20,7 +20,14 @@ export default defineConfig({
           // No native add-ons or process state in these files: threads start faster than forks.
           pool: 'threads',
           include: ['test/unit/**/*.test.ts'],
-          env: { TABLE_NAME: 'unit-tests-reach-no-table', TENANT_BASE_DOMAIN: 'localhost', AWS_REGION: 'us-east-1' },
+          env: {
+            TABLE_NAME: 'unit-tests-reach-no-table',
+            TENANT_BASE_DOMAIN: 'localhost',
+            AWS_REGION: 'us-east-1',
+            // Empty: the twin the connected project starts in this process declares multi-concurrency
+            // (local/lambda-context.ts), but these workers call handlers one at a time, with no InvokeStore.
+            AWS_LAMBDA_MAX_CONCURRENCY: '',
+          },
         },
       },
       {
