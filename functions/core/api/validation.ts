@@ -4,10 +4,12 @@ import { badRequest, type FieldError } from '../errors.ts';
 /**
  * A request schema compiled by `npm run generate` (functions/core/api/validators/<name>.cjs): a
  * handler imports its own, so its bundle carries only that validator, and no schema compiler.
+ * `Body` is the type generated from the same schema (the module's .d.cts declares it).
  */
-export interface SchemaModule {
+export interface SchemaModule<Body = unknown> {
   schemaName: string;
-  validate: ValidateFunction;
+  /** Whether a value satisfies the schema, and so is a `Body`. */
+  validate: ValidateFunction<Body>;
   /**
    * Our vendor annotation `x-invalid-message`: a top-level property may name the message a body
    * with an invalid value in it gets (the spec fixes some, e.g. `Invalid development_variables format`).
