@@ -1,7 +1,6 @@
 import { type ApiRequest, httpHandler, idParameter } from '../core/api/http-handler.ts';
-import setPermissionsSchema from '../core/api/validators/set-permissions.cjs';
+import setPermissionsSchema, { type SetPermissionsBody } from '../core/api/validators/set-permissions.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import type { PermissionRecord } from '../core/datamarts/effective-permissions.ts';
 import { listPermissions, permissionsOfSubject, removePermissions, replacePermissions } from '../core/datamarts/permissions.ts';
 import type { PermissionSubject } from '../core/store/keys.ts';
 
@@ -13,8 +12,9 @@ const subjectOf = (request: ApiRequest<unknown>): PermissionSubject =>
  * Serves the permission routes of a datamart: GET …/user and …/group (spec 4.8, 4.9), and PUT or
  * DELETE …/user/{userId} and …/group/{groupId}.
  */
-export const handler = httpHandler<{ permissions: PermissionRecord[] } | undefined>(
-  async (request) => {
+export const handler = httpHandler(
+  // Only the PUT routes take a body.
+  async (request: ApiRequest<SetPermissionsBody | undefined>) => {
     const tenantId = tenantIdOf(request.principal);
     const datamartId = idParameter(request, 'id');
     const subject = subjectOf(request);

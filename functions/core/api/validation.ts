@@ -20,12 +20,12 @@ export interface SchemaModule<Body = unknown> {
 }
 
 /** Returns the body typed when it satisfies the schema; otherwise a 400 listing every failing field. */
-export function validateBody<T>(schema: SchemaModule, body: unknown): T {
+export function validateBody<Body>(schema: SchemaModule<Body>, body: unknown): Body {
   if (body === undefined) {
     throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
   }
   const errors = schemaErrors(schema, body);
-  if (errors.length === 0) return body as T;
+  if (errors.length === 0) return body as Body;
   const prefixOf = (error: FieldError) => schema.invalidMessages[unescapePointerToken(error.pointer.split('/')[1] ?? '')];
   const headline = errors.find((error) => prefixOf(error)) ?? errors[0];
   const prefix = (headline && prefixOf(headline)) ?? 'Invalid request body';
