@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, type Page, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
+import type { SchedulingGranularity } from './schedule-file.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
 /** A stored schedule: the file as the API shows it, plus what the dispatcher needs to find it. */
@@ -251,7 +252,7 @@ export function listScheduleRuns(tenantId: number, scheduleId: number, limit: nu
 export async function updateSchedulingGranularity(
   tenantId: number,
   clientId: number,
-  granularity: 'hours' | 'minutes',
+  granularity: SchedulingGranularity,
   updatedAt: string,
 ): Promise<boolean> {
   return writeIf(() =>
