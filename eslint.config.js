@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', '**/*.generated.*', 'functions/core/api/validators/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', '**/*.generated.*', 'functions/core/api/validators/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

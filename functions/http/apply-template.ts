@@ -4,7 +4,7 @@ import { tenantIdOf } from '../core/auth/principals.ts';
 import { applyTemplate } from '../core/templates/apply.ts';
 
 /** Spec 4.4: `{success: true, reloadPlan: [{flowId, tokenId, context}]}`. */
-export const handler = httpHandler<{ templateId: number }>(
+export const handler = httpHandler(
   async ({ principal, body }) => ({
     status: 200,
     body: { success: true, reloadPlan: await applyTemplate(tenantIdOf(principal), body.templateId) },

@@ -1,9 +1,9 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import createDatamartSchema from '../core/api/validators/create-datamart.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { createDatamart, type DatamartInput, describeOneDatamart } from '../core/datamarts/datamarts.ts';
+import { createDatamart, describeOneDatamart } from '../core/datamarts/datamarts.ts';
 
-export const handler = httpHandler<DatamartInput>(
+export const handler = httpHandler(
   async ({ principal, body }) => {
     const tenantId = tenantIdOf(principal);
     const created = await createDatamart(tenantId, body);

@@ -3,7 +3,7 @@ import createGroupSchema from '../core/api/validators/create-group.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { createGroup } from '../core/directory/groups.ts';
 
-export const handler = httpHandler<{ nome: string }>(
+export const handler = httpHandler(
   async ({ principal, body }) => {
     const group = await createGroup(tenantIdOf(principal), body.nome);
     return { status: 201, body: { status: 'success', data: { id: group.groupId, nome: group.nome, members: [] } } };

@@ -1,10 +1,10 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import loginSchema from '../core/api/validators/login.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { createLogin, type LoginRequest } from '../core/sso/login.ts';
+import { createLogin } from '../core/sso/login.ts';
 
 /** Spec 4.6: `{success: true, token, url}`. */
-export const handler = httpHandler<LoginRequest>(
+export const handler = httpHandler(
   async ({ principal, body }) => ({
     status: 200,
     body: await createLogin(tenantIdOf(principal), body),

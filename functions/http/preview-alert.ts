@@ -1,11 +1,10 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import alertDeliverySchema from '../core/api/validators/alert-delivery.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import type { AlertPayload, ContentBlock } from '../core/alerts/alerts.ts';
 import { previewDelivery } from '../core/alerts/deliveries.ts';
 
 /** `{payload, bytes, withinLimit}`: exactly what a delivery would POST now. Nothing is queued or sent. */
-export const handler = httpHandler<{ user: AlertPayload['user']; content?: ContentBlock[] }>(
+export const handler = httpHandler(
   async (request) => ({
     status: 200,
     body: {

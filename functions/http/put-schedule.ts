@@ -6,7 +6,7 @@ import { scheduleResponse } from '../core/schedules/schedule-response.ts';
 import { putSchedule } from '../core/schedules/schedules.ts';
 
 /** 201 with the stored file when created, 200 when replaced (or unchanged); ETag = its version. */
-export const handler = httpHandler<unknown>(
+export const handler = httpHandler(
   async (request) => {
     const tenantId = tenantIdOf(request.principal);
     const { record, created } = await putSchedule(tenantId, idParameter(request, 'id'), request.body, {

@@ -1,11 +1,10 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import reloadSchema from '../core/api/validators/reload.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import type { ReloadItem } from '../core/reload/plan.ts';
 import { requestReload } from '../core/reload/reload.ts';
 
 /** Spec 4.5: `{success: true, results: [{tokenId, tenantId, status}]}`, one per item in request order. */
-export const handler = httpHandler<{ items: ReloadItem[] }>(
+export const handler = httpHandler(
   async ({ principal, body, requestId }) => ({
     status: 200,
     body: { success: true, results: await requestReload(tenantIdOf(principal), body.items, requestId) },

@@ -1,11 +1,10 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import setPermissionsSchema from '../core/api/validators/set-permissions.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import type { PermissionRecord } from '../core/datamarts/effective-permissions.ts';
 import { replacePermissions } from '../core/datamarts/permissions.ts';
 
 /** PUT /tenant/datamart/{id}/group/{groupId}: the group's records on the datamart become the body's. */
-export const handler = httpHandler<{ permissions: PermissionRecord[] }>(
+export const handler = httpHandler(
   async (request) => {
     const tenantId = tenantIdOf(request.principal);
     const datamartId = idParameter(request, 'id');

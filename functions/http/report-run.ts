@@ -1,9 +1,9 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import reportRunSchema from '../core/api/validators/report-run.cjs';
 import { agentOf } from '../core/auth/principals.ts';
-import { describeRun, reportRun, type RunStatus } from '../core/reload/runs.ts';
+import { describeRun, reportRun } from '../core/reload/runs.ts';
 
-export const handler = httpHandler<{ status: Exclude<RunStatus, 'dispatched'>; message?: string }>(
+export const handler = httpHandler(
   async (request) => {
     const { tenantId, agentId } = agentOf(request.principal);
     const run = await reportRun(tenantId, agentId, idParameter(request, 'id'), request.body);

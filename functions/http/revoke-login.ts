@@ -3,7 +3,7 @@ import revokeLoginSchema from '../core/api/validators/revoke-login.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { revokeLogins } from '../core/directory/users.ts';
 
-export const handler = httpHandler<{ login: string }>(
+export const handler = httpHandler(
   async ({ principal, body }) => {
     await revokeLogins(tenantIdOf(principal), body.login);
     return { status: 200, body: { success: true } };

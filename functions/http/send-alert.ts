@@ -1,11 +1,10 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import alertDeliverySchema from '../core/api/validators/alert-delivery.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import type { AlertPayload, ContentBlock } from '../core/alerts/alerts.ts';
 import { queueDelivery } from '../core/alerts/deliveries.ts';
 
 /** POST /tenant/alerts/{id}/send (a user's force-send): 202 with the queued delivery. */
-export const handler = httpHandler<{ user: AlertPayload['user']; content?: ContentBlock[] }>(
+export const handler = httpHandler(
   async (request) => {
     const delivery = await queueDelivery(tenantIdOf(request.principal), idParameter(request, 'id'), request.body, 'send');
     return { status: 202, body: { status: 'success', data: delivery } };

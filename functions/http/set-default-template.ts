@@ -3,7 +3,7 @@ import setDefaultTemplateSchema from '../core/api/validators/set-default-templat
 import { clientIdOf } from '../core/auth/principals.ts';
 import { setDefaultTemplate } from '../core/templates/catalogue.ts';
 
-export const handler = httpHandler<{ templateId: number | null }>(
+export const handler = httpHandler(
   async ({ principal, body }) => ({
     status: 200,
     body: { status: 'success', data: await setDefaultTemplate(clientIdOf(principal), body.templateId) },

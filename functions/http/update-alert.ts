@@ -1,9 +1,9 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import updateAlertSchema from '../core/api/validators/update-alert.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { type AlertInput, updateAlert } from '../core/alerts/alerts.ts';
+import { updateAlert } from '../core/alerts/alerts.ts';
 
-export const handler = httpHandler<Partial<AlertInput>>(
+export const handler = httpHandler(
   async (request) => ({
     status: 200,
     body: {

@@ -1,9 +1,9 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import updateDatamartSchema from '../core/api/validators/update-datamart.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { type DatamartInput, describeOneDatamart, updateDatamart } from '../core/datamarts/datamarts.ts';
+import { describeOneDatamart, updateDatamart } from '../core/datamarts/datamarts.ts';
 
-export const handler = httpHandler<Partial<DatamartInput>>(
+export const handler = httpHandler(
   async (request) => {
     const tenantId = tenantIdOf(request.principal);
     const datamartId = idParameter(request, 'id');

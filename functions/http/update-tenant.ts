@@ -1,11 +1,10 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import setSchedulingGranularitySchema from '../core/api/validators/set-scheduling-granularity.cjs';
 import { clientIdOf } from '../core/auth/principals.ts';
-import type { SchedulingGranularity } from '../core/schedules/schedule-file.ts';
 import { setSchedulingGranularity } from '../core/schedules/schedules.ts';
 
 /** PATCH /tenants/{id}: the client's settings of a tenant (today, its scheduling granularity). */
-export const handler = httpHandler<{ schedulingGranularity: SchedulingGranularity }>(
+export const handler = httpHandler(
   async (request) => {
     const tenant = await setSchedulingGranularity(
       clientIdOf(request.principal),

@@ -3,7 +3,7 @@ import updateUserSchema from '../core/api/validators/update-user.cjs';
 import { tenantIdOf } from '../core/auth/principals.ts';
 import { describeUser, updateUser } from '../core/directory/users.ts';
 
-export const handler = httpHandler<{ login?: string; nome?: string; email?: string | null }>(
+export const handler = httpHandler(
   async (request) => ({
     status: 200,
     body: {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import createTenantSchema from '../../functions/core/api/validators/create-tenant.cjs';
 import { validateBody } from '../../functions/core/api/validation.ts';
 import { ServiceError } from '../../functions/core/errors.ts';
-import { type CreateTenantInput, normalizeDevelopmentVariables } from '../../functions/core/tenants/tenants.ts';
+import { normalizeDevelopmentVariables } from '../../functions/core/tenants/tenants.ts';
 
 const withVariables = (development_variables: unknown) => ({ nome: 'Acme', ativo: true, development_variables });
 
@@ -18,7 +18,7 @@ function rejection(run: () => unknown): ServiceError {
 
 /** What POST /tenants does with the field: schema first, then the normalizer. */
 const accept = (value: unknown) =>
-  normalizeDevelopmentVariables(validateBody<CreateTenantInput>(createTenantSchema, withVariables(value)).development_variables);
+  normalizeDevelopmentVariables(validateBody(createTenantSchema, withVariables(value)).development_variables);
 
 describe('development_variables', () => {
   test('the object format is stored as it is', () => {

@@ -1,43 +1,20 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
+import type { AlertWebhookBody, Block } from '../api/validators/alert-webhook.cjs';
+import type { CreateAlertBody } from '../api/validators/create-alert.cjs';
+import type { UpdateAlertBody } from '../api/validators/update-alert.cjs';
 import { badRequest, notFound } from '../errors.ts';
 import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 
-export type BlockType = 'text' | 'ai' | 'report' | 'chart';
-
-/** A spec 6 content block, as sent. */
-export interface ContentBlock {
-  type: BlockType;
-  nome: string;
-  generated: Record<string, unknown>;
-}
-
 /** A block of an alert's definition: `generated` is what is sent when a delivery brings no content. */
-export interface BlockDefinition {
-  type: BlockType;
-  nome: string;
-  generated?: Record<string, unknown>;
-}
+type BlockDefinition = CreateAlertBody['content'][number];
 
-export interface AlertInput {
-  nome: string;
-  channels: { webhook: boolean };
-  content: BlockDefinition[];
-}
-
-export interface AlertRecord extends AlertInput {
+export interface AlertRecord extends CreateAlertBody {
   tenantId: number;
   alertId: number;
   createdAt: string;
   updatedAt: string;
-}
-
-/** Spec 6 payload (schemas/alert-webhook.schema.json). */
-export interface AlertPayload {
-  alert: { nome: string; id: number };
-  user: { id: number | string; email?: string };
-  content: ContentBlock[];
-  timestamp: string;
 }
 
 export const alertNotFound = () => notFound('Alert not found');
@@ -67,7 +44,7 @@ export const describeAlert = ({ alertId, nome, channels, content, createdAt, upd
   updatedAt,
 });
 
-export async function createAlert(tenantId: number, input: AlertInput) {
+export async function createAlert(tenantId: number, input: CreateAlertBody) {
   checkContentSize(input.content);
   const [alertId] = (await allocateIds(keys.tenantCounter(tenantId, 'alert'), 1)) as [number];
   const now = new Date().toISOString();
@@ -95,7 +72,7 @@ export async function listAlerts(tenantId: number, limit: number, cursor: string
 }
 
 /** Replaces the fields given, in one conditional write; the alert must exist (404 otherwise, also for another tenant's). */
-export async function updateAlert(tenantId: number, alertId: number, change: Partial<AlertInput>) {
+export async function updateAlert(tenantId: number, alertId: number, change: UpdateAlertBody) {
   checkContentSize(change.content);
   const fields = (['nome', 'channels', 'content'] as const).filter((field) => change[field] !== undefined);
   const names: Record<string, string> = {};
@@ -148,15 +125,18 @@ function defaultGenerated(block: BlockDefinition): Record<string, unknown> {
 /** The spec 6 body for one user: the generated content when given, else the alert's definitions. */
 export function buildPayload(
   alert: AlertRecord,
-  user: AlertPayload['user'],
-  content: ContentBlock[] | undefined,
+  user: AlertDeliveryBody['user'],
+  content: AlertDeliveryBody['content'],
   now = new Date(),
-): AlertPayload {
+): AlertWebhookBody {
   return {
     alert: { nome: alert.nome, id: alert.alertId },
     user: { id: user.id, ...(user.email === undefined ? {} : { email: user.email }) },
     content:
-      content ?? alert.content.map((block) => ({ type: block.type, nome: block.nome, generated: defaultGenerated(block) })),
+      content ??
+      // A block: its definition's generated content was checked against its type when the alert was
+      // written (schemas/create-alert.schema.json), and each default suits the types it serves.
+      alert.content.map((block) => ({ type: block.type, nome: block.nome, generated: defaultGenerated(block) }) as Block),
     timestamp: now.toISOString(),
   };
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
 import { conflict, notFound, payloadTooLarge } from '../errors.ts';
 import { allocateIds, db, queryPage, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { deletePayload, getPayload, putPayload } from '../store/payloads.ts';
 import { messageBody, sendMessage } from '../store/queues.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
-import { type AlertPayload, buildPayload, type ContentBlock, findAlert } from './alerts.ts';
+import { buildPayload, findAlert } from './alerts.ts';
 import { channelProblem, findSettings } from './settings.ts';
 
 /** Spec 8: a webhook body is at most 4 MB. */
@@ -74,11 +75,7 @@ export function describeDelivery(record: DeliveryRecord) {
 }
 
 /** What a delivery would send, without sending it (POST …/preview). */
-export async function previewDelivery(
-  tenantId: number,
-  alertId: number,
-  request: { user: AlertPayload['user']; content?: ContentBlock[] },
-) {
+export async function previewDelivery(tenantId: number, alertId: number, request: AlertDeliveryBody) {
   const payload = buildPayload(await findAlert(tenantId, alertId), request.user, request.content);
   const bytes = Buffer.byteLength(JSON.stringify(payload));
   return { payload, bytes, withinLimit: bytes <= maxWebhookBodyBytes };
@@ -92,7 +89,7 @@ export async function previewDelivery(
 export async function queueDelivery(
   tenantId: number,
   alertId: number,
-  request: { user: AlertPayload['user']; content?: ContentBlock[] },
+  request: AlertDeliveryBody,
   trigger: DeliveryRecord['trigger'],
 ) {
   const [tenant, alert, settings] = await Promise.all([

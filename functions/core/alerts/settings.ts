@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { UpdateSettingsBody } from '../api/validators/update-settings.cjs';
 import { badRequest, conflict } from '../errors.ts';
 import { db, tableName, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
@@ -27,11 +28,6 @@ export interface SettingsRecord {
   tenantId: number;
   webhook?: WebhookChannel;
   updatedAt: string;
-}
-
-/** Body of PATCH /tenant/settings (schemas/update-settings.schema.json). */
-export interface SettingsPatch {
-  alertChannels: { webhook: null | { url?: string; enabled?: boolean } };
 }
 
 /** How long a rotated-out secret keeps signing, so receivers can switch without losing a delivery. */
@@ -97,7 +93,7 @@ async function updateSettings(
  * (shown once, in this answer); `null` removes the webhook and its secrets; `enabled: true`
  * re-enables a channel a receiver disabled with 410.
  */
-export function patchSettings(tenantId: number, patch: SettingsPatch) {
+export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
   const requested = patch.alertChannels.webhook;
   if (requested?.url !== undefined) {
     const problem = webhookUrlProblem(requested.url, { allowLoopback: webhookConfig().allowLoopback });

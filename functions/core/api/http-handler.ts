@@ -130,12 +130,15 @@ const declaredQuery = (route: Route, sent: Record<string, string | undefined>) =
  * bundle carries only that validator; the route table's name is checked against it). Routes that
  * take YAML (`yaml: true` in the table) pass `parseYamlBody` as `options.yaml`. A handler whose
  * body has rules beyond its schema may take the parsed body unchecked (`validatedByHandler`) to
- * report the schema's errors and its own in one answer.
+ * report the schema's errors and its own in one answer. The implementation's `request.body` has
+ * the type generated with the module (`unknown` when unchecked, `undefined` without a module), so
+ * a handler names no body type of its own.
  */
-export function httpHandler<Body = undefined>(
-  implementation: (request: ApiRequest<Body>) => Promise<ApiResponse>,
-  options: { body?: SchemaModule; yaml?: YamlParser; validatedByHandler?: boolean } = {},
+export function httpHandler<Body = undefined, Unchecked extends boolean = false>(
+  implementation: (request: ApiRequest<Unchecked extends true ? unknown : NoInfer<Body>>) => Promise<ApiResponse>,
+  options: { body?: SchemaModule<Body>; yaml?: YamlParser; validatedByHandler?: Unchecked } = {},
 ) {
+  type Received = Unchecked extends true ? unknown : Body;
   return middy<Event, Result, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics))
@@ -156,10 +159,10 @@ export function httpHandler<Body = undefined>(
       }
       const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
       const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
-      const request: ApiRequest<Body> = {
+      const request: ApiRequest<Received> = {
         route,
         principal,
-        body: parsed as Body,
+        body: parsed as Received,
         pathParameters: event.pathParameters ?? {},
         query: declaredQuery(route, event.queryStringParameters ?? {}),
         headers: event.headers,

@@ -4,10 +4,12 @@ import { badRequest, type FieldError } from '../errors.ts';
 /**
  * A request schema compiled by `npm run generate` (functions/core/api/validators/<name>.cjs): a
  * handler imports its own, so its bundle carries only that validator, and no schema compiler.
+ * `Body` is the type generated from the same schema (the module's .d.cts declares it).
  */
-export interface SchemaModule {
+export interface SchemaModule<Body = unknown> {
   schemaName: string;
-  validate: ValidateFunction;
+  /** Whether a value satisfies the schema, and so is a `Body`. */
+  validate: ValidateFunction<Body>;
   /**
    * Our vendor annotation `x-invalid-message`: a top-level property may name the message a body
    * with an invalid value in it gets (the spec fixes some, e.g. `Invalid development_variables format`).
@@ -18,12 +20,12 @@ export interface SchemaModule {
 }
 
 /** Returns the body typed when it satisfies the schema; otherwise a 400 listing every failing field. */
-export function validateBody<T>(schema: SchemaModule, body: unknown): T {
+export function validateBody<Body>(schema: SchemaModule<Body>, body: unknown): Body {
   if (body === undefined) {
     throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
   }
   const errors = schemaErrors(schema, body);
-  if (errors.length === 0) return body as T;
+  if (errors.length === 0) return body as Body;
   const prefixOf = (error: FieldError) => schema.invalidMessages[unescapePointerToken(error.pointer.split('/')[1] ?? '')];
   const headline = errors.find((error) => prefixOf(error)) ?? errors[0];
   const prefix = (headline && prefixOf(headline)) ?? 'Invalid request body';

@@ -1,4 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CreateDatamartBody } from '../api/validators/create-datamart.cjs';
+import type { UpdateDatamartBody } from '../api/validators/update-datamart.cjs';
 import { type UserRecord } from '../directory/users.ts';
 import { badRequest, type FieldError, notFound } from '../errors.ts';
 import {
@@ -22,12 +24,6 @@ export interface DatamartRecord {
   nome: string;
   createdAt: string;
   updatedAt: string;
-}
-
-export interface DatamartInput {
-  nome: string;
-  tables: number[];
-  owners: number[];
 }
 
 /** A datamart's record and structure (tables, owners), from one Query of its item collection. */
@@ -59,7 +55,7 @@ export async function loadStructure(tenantId: number, datamartId: number): Promi
 }
 
 /** Tables and users must be the tenant's: a 400 names every id that is not. */
-async function checkReferences(tenantId: number, input: Partial<DatamartInput>) {
+async function checkReferences(tenantId: number, input: UpdateDatamartBody) {
   const [tables, users] = await Promise.all([
     loadResourcesOfType(tenantId, 'table'),
     getAll<UserRecord>((input.owners ?? []).map((userId) => keys.user(tenantId, userId))),
@@ -95,7 +91,7 @@ const ownerItem = (tenantId: number, datamartId: number, userId: number) => ({
  * POST /tenant/datamart. Tables and owners are written first and the record last: a datamart
  * exists (is listed, can be read) only once complete.
  */
-export async function createDatamart(tenantId: number, input: DatamartInput): Promise<DatamartStructure> {
+export async function createDatamart(tenantId: number, input: CreateDatamartBody): Promise<DatamartStructure> {
   await checkReferences(tenantId, input);
   const [datamartId] = (await allocateIds(keys.tenantCounter(tenantId, 'datamart'), 1)) as [number];
   const now = new Date().toISOString();
@@ -123,7 +119,7 @@ const unique = (ids: readonly number[]) => [...new Set(ids)];
 export async function updateDatamart(
   tenantId: number,
   datamartId: number,
-  changes: Partial<DatamartInput>,
+  changes: UpdateDatamartBody,
 ): Promise<DatamartStructure> {
   const current = await loadStructure(tenantId, datamartId);
   await checkReferences(tenantId, changes);

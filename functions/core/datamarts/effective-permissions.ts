@@ -5,26 +5,16 @@
  * in with the current time; nothing here does I/O or reads the clock, so the rule can be tested
  * exhaustively. Every output array is sorted, so equal inputs in any order give equal results.
  */
+import type { Filter, Permission } from '../api/validators/set-permissions.cjs';
 
-export type FilterOperator = '=' | '!=' | '>' | '>=' | '<' | '<=' | 'in' | 'not in';
+export type RowFilter = Filter;
 
-export interface RowFilter {
-  column: string;
-  operator: FilterOperator;
-  value: string;
-}
-
-/** A stored permission record of one subject (a user or a group) on one table of one datamart (spec 2.4 fields). */
-export interface PermissionRecord {
-  tableId: number;
-  allowed: boolean;
-  allow_export: boolean;
-  /** RFC 3339 date-time or null (no expiry). */
-  expires_in: string | null;
-  hidden_columns: string[];
-  /** All must hold (AND); empty = every row. */
-  filters: RowFilter[];
-}
+/**
+ * A stored permission record of one subject (a user or a group) on one table of one datamart (spec
+ * 2.4 fields), as PUT …/user/{userId} and …/group/{groupId} set it: `expires_in` null is no expiry;
+ * all `filters` must hold (AND), none is every row.
+ */
+export type PermissionRecord = Permission;
 
 export interface EffectivePermission {
   tableId: number;

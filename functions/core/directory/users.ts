@@ -1,4 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CreateUserBody } from '../api/validators/create-user.cjs';
+import type { UpdateUserBody } from '../api/validators/update-user.cjs';
 import { conflict, notFound } from '../errors.ts';
 import { allocateIds, db, deleteAll, queryAll, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
@@ -16,12 +18,6 @@ export interface UserRecord {
   revokedBefore?: number;
 }
 
-export interface UserInput {
-  login: string;
-  nome: string;
-  email?: string;
-}
-
 /** Spec 4.6's message: for an unknown login, a login of another tenant and a deleted user alike. */
 export const userNotFound = () => notFound('Usuário não encontrado');
 
@@ -36,7 +32,7 @@ export const describeUser = (user: UserRecord) => ({
 });
 
 /** POST /tenant/users: the login is unique in the tenant (case-insensitively), claimed in the same transaction. */
-export async function createUser(tenantId: number, input: UserInput): Promise<UserRecord> {
+export async function createUser(tenantId: number, input: CreateUserBody): Promise<UserRecord> {
   const [userId] = (await allocateIds(keys.tenantCounter(tenantId, 'user'), 1)) as [number];
   const now = new Date().toISOString();
   const user: UserRecord = { userId, tenantId, ...input, createdAt: now, updatedAt: now };
@@ -82,11 +78,7 @@ export async function findUserByLogin(tenantId: number, login: string): Promise<
 }
 
 /** PATCH /tenant/users/{id}: a new login moves its uniqueness claim in the same transaction. */
-export async function updateUser(
-  tenantId: number,
-  userId: number,
-  changes: { login?: string; nome?: string; email?: string | null },
-) {
+export async function updateUser(tenantId: number, userId: number, changes: UpdateUserBody) {
   const user = await requireUser(tenantId, userId);
   const next: UserRecord = { ...user, updatedAt: new Date().toISOString() };
   if (changes.login !== undefined) next.login = changes.login;

@@ -1,13 +1,10 @@
 import type { AgentRecord } from '../agents/agents.ts';
+import type { ReloadBody } from '../api/validators/reload.cjs';
 import { flowDependencyOrder } from '../templates/bundle.ts';
 import { defaultAgentSlot, type StoredOf } from '../templates/tenant-resources.ts';
 
 /** Spec 2.6: one load to queue. `tokenId` is the id of the agent that runs it. */
-export interface ReloadItem {
-  flowId: number;
-  tokenId: number;
-  context: string;
-}
+export type ReloadItem = ReloadBody['items'][number];
 
 /**
  * The agent that runs a connection's flows: the tenant's agent named like the connection's slot,

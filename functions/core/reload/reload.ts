@@ -19,7 +19,7 @@ export interface LoadMessage {
   flowId: number;
   context: string;
   /** The tenant's development_variables when the load was requested: they travel with it. */
-  variables: Record<string, string | number | boolean>;
+  variables: TenantRecord['developmentVariables'];
   requestedAt: string;
 }
 

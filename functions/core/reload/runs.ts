@@ -1,12 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ReportRunBody } from '../api/validators/report-run.cjs';
 import { conflict, notFound } from '../errors.ts';
 import { allocateIds, db, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
-import { findTenant } from '../tenants/tenant-repository.ts';
+import { findTenant, type TenantRecord } from '../tenants/tenant-repository.ts';
 import type { LoadMessage } from './reload.ts';
 
-export type RunStatus = 'dispatched' | 'running' | 'succeeded' | 'failed';
+/** `dispatched` until the agent reports the others. */
+export type RunStatus = 'dispatched' | ReportRunBody['status'];
 export const finishedStatuses: readonly RunStatus[] = ['succeeded', 'failed'];
 
 /** One load handed to an agent: created `dispatched` by the reload worker, then reported by the agent. */
@@ -16,7 +18,7 @@ export interface RunRecord {
   agentId: number;
   flowId: number;
   context: string;
-  variables: Record<string, string | number | boolean>;
+  variables: TenantRecord['developmentVariables'];
   batchId: string;
   status: RunStatus;
   message?: string;
@@ -101,12 +103,7 @@ export async function pendingRuns(tenantId: number, agentId: number, limit = 50)
  * An agent reports on one of its runs: `running`, then `succeeded` or `failed`. A run leaves the
  * agent's pending list at its first report. Another agent's run is 404; a finished one is 409.
  */
-export async function reportRun(
-  tenantId: number,
-  agentId: number,
-  runId: number,
-  report: { status: Exclude<RunStatus, 'dispatched'>; message?: string },
-): Promise<RunRecord> {
+export async function reportRun(tenantId: number, agentId: number, runId: number, report: ReportRunBody): Promise<RunRecord> {
   try {
     const result = await db().send(
       new UpdateCommand({

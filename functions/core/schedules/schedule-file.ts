@@ -2,12 +2,13 @@ import { isDeepStrictEqual } from 'node:util';
 import { IANAZone } from 'luxon';
 import { schemaErrors } from '../api/validation.ts';
 import scheduleV2Schema from '../api/validators/schedule.v2.cjs';
+import type { SetSchedulingGranularityBody } from '../api/validators/set-scheduling-granularity.cjs';
 import type { FieldError } from '../errors.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
 
 /** Whether a tenant's schedules may use Minute triggers (spec 2.7); `hours` unless the client chose otherwise. */
-export type SchedulingGranularity = 'hours' | 'minutes';
+export type SchedulingGranularity = SetSchedulingGranularityBody['schedulingGranularity'];
 export const defaultSchedulingGranularity: SchedulingGranularity = 'hours';
 
 /** Body fields only the service writes (spec 2.7 audit fields and version): ignored when sent. */

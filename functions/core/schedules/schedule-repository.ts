@@ -3,6 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } fr
 import { db, getAll, type Page, putAll, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
+import type { SchedulingGranularity } from './schedule-file.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
 /** A stored schedule: the file as the API shows it, plus what the dispatcher needs to find it. */
@@ -283,7 +284,7 @@ export function listScheduleRuns(tenantId: number, scheduleId: number, limit: nu
 export async function updateSchedulingGranularity(
   tenantId: number,
   clientId: number,
-  granularity: 'hours' | 'minutes',
+  granularity: SchedulingGranularity,
   updatedAt: string,
 ): Promise<boolean> {
   return writeIf(() =>

@@ -1,22 +1,15 @@
+import type { LoginBody } from '../api/validators/login.cjs';
 import { findUserByLogin, userNotFound } from '../directory/users.ts';
 import { apiConfig } from '../config.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { issueLoginToken } from './login-tokens.ts';
-
-export interface LoginRequest {
-  login: string;
-  showMenu?: 0 | 1;
-  showDesksIcon?: 0 | 1;
-  /** An application route to open after login (deep link), sent Base64-encoded as `ref`. */
-  route?: string;
-}
 
 /**
  * Spec 4.6's URL: `https://{tenant_domain}/auth/api/<token>`, with `showMenu`, `showDesksIcon` and
  * `ref` (Base64 of the route) when asked for. The origin pattern is configurable (the local twin
  * serves plain http on its port).
  */
-export function loginUrl(dominio: string, token: string, options: Omit<LoginRequest, 'login'>): string {
+export function loginUrl(dominio: string, token: string, options: Omit<LoginBody, 'login'>): string {
   const url = new URL(`/auth/api/${token}`, apiConfig().tenantOrigin.replace('{dominio}', dominio));
   if (options.showMenu !== undefined) url.searchParams.set('showMenu', String(options.showMenu));
   if (options.showDesksIcon !== undefined) url.searchParams.set('showDesksIcon', String(options.showDesksIcon));
@@ -25,7 +18,7 @@ export function loginUrl(dominio: string, token: string, options: Omit<LoginRequ
 }
 
 /** POST /tenant/login: a new signed login token for a user of this tenant, and the ready URL. */
-export async function createLogin(tenantId: number, request: LoginRequest, now = Date.now()) {
+export async function createLogin(tenantId: number, request: LoginBody, now = Date.now()) {
   const tenant = await findTenant(tenantId);
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   if (!tenant.ativo) throw tenantInactive();

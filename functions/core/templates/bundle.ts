@@ -3,82 +3,11 @@
  * the checks its schema cannot express: unique keys, references that resolve, flows without
  * dependency cycles. Pure: the same code serves publishing and, for the flow order, reloads.
  */
+import type { Column, Flow, TemplateBundleBody } from '../api/validators/template-bundle.cjs';
 import type { FieldError } from '../errors.ts';
 
-export interface TemplateBundle {
-  nome: string;
-  description?: string;
-  desks?: BundleDesk[];
-  tables?: BundleTable[];
-  connections?: BundleConnection[];
-  flows?: BundleFlow[];
-  applications?: BundleApplication[];
-  dashboards?: BundleDashboard[];
-}
-
-export interface BundleDesk {
-  key: string;
-  nome: string;
-}
-
-export interface BundleTable {
-  key: string;
-  nome: string;
-  /** Key of a desk of the bundle. */
-  desk: string;
-  columns: BundleColumn[];
-}
-
-export interface BundleColumn {
-  column_name: string;
-  data_type: string;
-  label: string;
-}
-
-export interface BundleConnection {
-  key: string;
-  nome: string;
-  kind: string;
-  /** Agent slot name; "default" when absent. */
-  agent?: string;
-  /** Connector settings; never secrets. */
-  properties?: Record<string, string | number | boolean>;
-}
-
-export interface BundleFlow {
-  key: string;
-  nome: string;
-  /** Key of a connection of the bundle. */
-  connection: string;
-  /** Keys of tables of the bundle; none when absent. */
-  reads?: string[];
-  /** Keys of tables of the bundle; at least one. */
-  writes: string[];
-  /** The load context. */
-  context: string;
-}
-
-export interface BundleApplication {
-  key: string;
-  nome: string;
-  route: string;
-}
-
-export interface BundleDashboard {
-  key: string;
-  nome: string;
-  /** Key of an application of the bundle. */
-  application?: string;
-  widgets: BundleWidget[];
-}
-
-export interface BundleWidget {
-  key: string;
-  nome: string;
-  kind: string;
-  /** Key of a table of the bundle. */
-  table?: string;
-}
+export type TemplateBundle = TemplateBundleBody;
+export type BundleFlow = Flow;
 
 /** The shape flow ordering needs: bundle flows and the flows stored in a tenant both have it. */
 interface OrderableFlow {
@@ -151,7 +80,7 @@ function duplicateKeyErrors(items: readonly { key: string }[], pointer: string):
  * Column names are compared ignoring case: most databases fold unquoted identifiers (PostgreSQL to
  * lower case, SQL Server compares them case-insensitively), so `Id` and `id` would be one column.
  */
-function duplicateColumnErrors(columns: readonly BundleColumn[], pointer: string): FieldError[] {
+function duplicateColumnErrors(columns: readonly Column[], pointer: string): FieldError[] {
   const firstIndexByName = new Map<string, number>();
   const errors: FieldError[] = [];
   columns.forEach(({ column_name: name }, index) => {

@@ -3,6 +3,7 @@
  * changes. Resources are matched by type and key; ids never change once given; nothing absent
  * from the bundle is removed.
  */
+import type { Column, Connection, Widget } from '../api/validators/template-bundle.cjs';
 import { putAll, queryAll } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
@@ -23,25 +24,14 @@ interface ResourceBase {
   changedInVersion: number;
 }
 
-export interface StoredColumn {
-  id: number;
-  column_name: string;
-  data_type: string;
-  label: string;
-}
+export type StoredColumn = Column & { id: number };
 
-export interface StoredWidget {
-  id: number;
-  key: string;
-  nome: string;
-  kind: string;
-  tableKey?: string;
-}
+export type StoredWidget = Omit<Widget, 'table'> & { id: number; tableKey?: string };
 
 export type StoredResource =
   | (ResourceBase & { type: 'desk' })
   | (ResourceBase & { type: 'table'; deskKey: string; columns: StoredColumn[] })
-  | (ResourceBase & { type: 'connection'; kind: string; agent: string; properties: Record<string, string | number | boolean> })
+  | (ResourceBase & { type: 'connection'; kind: string; agent: string; properties: NonNullable<Connection['properties']> })
   | (ResourceBase & { type: 'flow'; connectionKey: string; reads: string[]; writes: string[]; context: string })
   | (ResourceBase & { type: 'application'; route: string })
   | (ResourceBase & { type: 'dashboard'; applicationKey?: string; widgets: StoredWidget[] });

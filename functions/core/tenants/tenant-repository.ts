@@ -1,13 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { defaultAgentItems, listAgents } from '../agents/agents.ts';
+import type { VariableValue } from '../api/validators/create-tenant.cjs';
 import { tokenItem } from '../auth/principals.ts';
 import { hashToken } from '../auth/tokens.ts';
 import { db, getAll, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { conflict, notFound } from '../errors.ts';
-
-export type VariableValue = string | number | boolean;
+import type { SchedulingGranularity } from '../schedules/schedule-file.ts';
 
 export interface TenantRecord {
   tenantId: number;
@@ -21,7 +21,7 @@ export interface TenantRecord {
   /** The template version the tenant last finished applying. */
   appliedTemplate?: { templateId: number; version: number; appliedAt: string };
   /** Whether its schedules may use Minute triggers; `hours` when absent. */
-  schedulingGranularity?: 'hours' | 'minutes';
+  schedulingGranularity?: SchedulingGranularity;
   /** How many of its schedules have Minute triggers (kept with each schedule write). */
   minuteSchedules?: number;
   /** Hash of the current tenant token, so that rotation and deletion can revoke it. */

@@ -1,4 +1,5 @@
 import { logger } from '../api/logger.ts';
+import type { CreateTenantBody, VariableValue } from '../api/validators/create-tenant.cjs';
 import { hashToken, newToken } from '../auth/tokens.ts';
 import { findClient } from '../clients/clients.ts';
 import { applyTemplate } from '../templates/apply.ts';
@@ -16,16 +17,7 @@ import {
   type TenantRecord,
   tenantNotFound,
   updateTenantActive,
-  type VariableValue,
 } from './tenant-repository.ts';
-
-/** The body of POST /tenants once it satisfied schemas/create-tenant.schema.json. */
-export interface CreateTenantInput {
-  nome: string;
-  ativo: boolean;
-  templateId?: number;
-  development_variables?: Record<string, VariableValue> | Array<{ key: string; value: VariableValue }>;
-}
 
 /** What the API shows of a tenant (spec 2.1: the record's other fields are not shown). */
 export interface TenantSummary {
@@ -46,7 +38,7 @@ export const summarize = (tenant: TenantRecord): TenantSummary => ({
  * Both accepted formats as one object (DESIGN 7). The schema has already checked the shape; a
  * key repeated in the array format is the one rule a JSON Schema cannot express.
  */
-export function normalizeDevelopmentVariables(input: CreateTenantInput['development_variables']): Record<string, VariableValue> {
+export function normalizeDevelopmentVariables(input: CreateTenantBody['development_variables']): Record<string, VariableValue> {
   if (input === undefined) return {};
   const variables = new Map<string, VariableValue>();
   if (Array.isArray(input)) {
@@ -90,7 +82,7 @@ export function tenantDomain(nome: string, tenantId: number, baseDomain: string)
 }
 
 /** Spec 4.1: creates the tenant for the client, with its token and domain. */
-export async function createTenant(clientId: number, input: CreateTenantInput): Promise<TenantSummary & { token: string }> {
+export async function createTenant(clientId: number, input: CreateTenantBody): Promise<TenantSummary & { token: string }> {
   const developmentVariables = normalizeDevelopmentVariables(input.development_variables);
   if (input.templateId !== undefined && !(await templateExists(clientId, input.templateId))) {
     throw notFound('Template not found');
