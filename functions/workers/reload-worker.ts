@@ -1,11 +1,9 @@
-import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../core/api/logger.ts';
-import { config } from '../core/config.ts';
+import { workerHandler } from '../core/api/worker-handler.ts';
 import type { LoadMessage } from '../core/reload/reload.ts';
 import { recordDispatchedRun } from '../core/reload/runs.ts';
-
-// A function missing its configuration fails at cold start.
-config();
 
 /** A message that is not a load is a failure: retried, then left in the DLQ for an operator. */
 function parseLoad(body: string): LoadMessage {
@@ -17,39 +15,39 @@ function parseLoad(body: string): LoadMessage {
   return load as LoadMessage;
 }
 
+async function recordLoad(record: SQSRecord): Promise<void> {
+  try {
+    const load = parseLoad(record.body);
+    const outcome = await recordDispatchedRun(load);
+    logger.info('Load handled', {
+      messageId: record.messageId,
+      tenantId: load.tenantId,
+      agentId: load.agentId,
+      flowId: load.flowId,
+      outcome,
+    });
+  } catch (error) {
+    logger.error('Recording a load failed; it will be retried', {
+      messageId: record.messageId,
+      receiveCount: record.attributes.ApproximateReceiveCount,
+      error: error as Error,
+    });
+    throw error;
+  }
+}
+
 /**
  * Reload queue consumer (FIFO, partial batch responses): records each load as a run dispatched to
  * its agent. When a message fails, it and the later messages of its group are reported failed, so
- * SQS redelivers them in order; the other groups' messages are done.
+ * SQS redelivers them in order; the other groups' messages are done. A batch that failed whole
+ * (a lone poison message) is reported like any other, not thrown: a throw would count as an error
+ * of the function (its alarm) for what the queue's retries and DLQ already handle.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failedGroups = new Set<string>();
-  const batchItemFailures: SQSBatchItemFailure[] = [];
-  for (const record of event.Records) {
-    const group = record.attributes.MessageGroupId ?? record.messageId;
-    if (failedGroups.has(group)) {
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-      continue;
-    }
-    try {
-      const load = parseLoad(record.body);
-      const outcome = await recordDispatchedRun(load);
-      logger.info('Load handled', {
-        messageId: record.messageId,
-        tenantId: load.tenantId,
-        agentId: load.agentId,
-        flowId: load.flowId,
-        outcome,
-      });
-    } catch (error) {
-      logger.error('Recording a load failed; it will be retried', {
-        messageId: record.messageId,
-        receiveCount: record.attributes.ApproximateReceiveCount,
-        error: error as Error,
-      });
-      failedGroups.add(group);
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures };
-};
+export const handler = workerHandler((event: SQSEvent, context) =>
+  // A processor per invocation: it holds the batch's state, which invocations sharing a process must not share.
+  processPartialResponse(event, recordLoad, new SqsFifoPartialProcessorAsync(), {
+    context,
+    skipGroupOnError: true,
+    throwOnFullBatchFailure: false,
+  }),
+);

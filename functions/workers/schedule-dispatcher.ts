@@ -1,11 +1,9 @@
-import type { Context, ScheduledEvent } from 'aws-lambda';
-import { publishMetrics } from '../core/api/metrics.ts';
-import { config } from '../core/config.ts';
+import type { ScheduledEvent } from 'aws-lambda';
+import { workerHandler } from '../core/api/worker-handler.ts';
 import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
-import { dispatchDueSchedules, type TickSummary } from '../core/schedules/dispatcher.ts';
+import { dispatchDueSchedules } from '../core/schedules/dispatcher.ts';
 
-// A function missing its configuration fails at cold start.
-config();
+// Settings out of their limits fail at cold start.
 dispatchSettings();
 
 /** Time kept back from the function's timeout: the pages in flight finish and the cursors are saved. */
@@ -17,10 +15,6 @@ const reserveMs = 15_000;
  * slot claims make a repeated tick harmless. It lists until `reserveMs` before its timeout; what is
  * left, the next tick continues.
  */
-export const handler = async (_event: ScheduledEvent, context: Context): Promise<TickSummary> => {
-  try {
-    return await dispatchDueSchedules(Date.now(), { deadline: Date.now() + context.getRemainingTimeInMillis() - reserveMs });
-  } finally {
-    publishMetrics();
-  }
-};
+export const handler = workerHandler((_event: ScheduledEvent, context) =>
+  dispatchDueSchedules(Date.now(), { deadline: Date.now() + context.getRemainingTimeInMillis() - reserveMs }),
+);

@@ -1,13 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../core/api/logger.ts';
-import { publishMetrics } from '../core/api/metrics.ts';
-import { config } from '../core/config.ts';
+import { workerHandler } from '../core/api/worker-handler.ts';
 import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
 import { fireDueSchedules, type FlowTargetsCache, parseFireMessage } from '../core/schedules/fire.ts';
 
-// A function missing its configuration fails at cold start.
-config();
+// Settings out of their limits fail at cold start.
 dispatchSettings();
 
 /**
@@ -16,17 +14,13 @@ dispatchSettings();
  * could not be handled is reported failed and comes back after the visibility timeout; the
  * schedules it had already fired are then skipped, since their slot is claimed.
  */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+export const handler = workerHandler((event: SQSEvent, context) => {
   // One read of each tenant's flows, connections and agents for the whole batch.
   const targets: FlowTargetsCache = new Map();
   const fireRecord = async (record: SQSRecord) => {
     const outcomes = await fireDueSchedules(parseFireMessage(record.body), targets);
     logger.info('Fire message handled', { messageId: record.messageId, outcomes });
   };
-  try {
-    // A processor per invocation: on a multi-concurrency runtime its state lives in the invocation's store.
-    return await processPartialResponse(event, fireRecord, new BatchProcessor(EventType.SQS), { context });
-  } finally {
-    publishMetrics();
-  }
-};
+  // A processor per invocation: on a multi-concurrency runtime its state lives in the invocation's store.
+  return processPartialResponse(event, fireRecord, new BatchProcessor(EventType.SQS), { context });
+});

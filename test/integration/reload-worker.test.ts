@@ -1,5 +1,5 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, inject, test } from 'vitest';
 import type { LoadMessage } from '../../functions/core/reload/reload.ts';
 import { listRuns } from '../../functions/core/reload/runs.ts';
@@ -17,6 +17,12 @@ const load = (tenantId: number, flowId: number, batchId = crypto.randomUUID()): 
   variables: { A: 1 },
   requestedAt: new Date().toISOString(),
 });
+
+const context = {
+  awsRequestId: 'reload-request',
+  functionName: 'reload-worker',
+  getRemainingTimeInMillis: () => 30_000,
+} as Context;
 
 const record = (body: unknown, group: string): SQSRecord =>
   ({
@@ -36,7 +42,7 @@ describe('reload worker', () => {
       record(load(tenant.id, 12), 'a'),
       record(load(tenant.id, 21), 'b'),
     ];
-    const result = await handler({ Records: records } as SQSEvent);
+    const result = await handler({ Records: records } as SQSEvent, context);
     expect(result.batchItemFailures).toEqual([
       { itemIdentifier: records[1]?.messageId },
       { itemIdentifier: records[2]?.messageId },
@@ -45,12 +51,21 @@ describe('reload worker', () => {
     expect(runs.map((run) => run.flowId).sort()).toEqual([11, 21]);
   });
 
+  test('a batch that fails whole is reported, not thrown (a throw would be an error of the function)', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const records = [record('{not json', 'a'), record(load(tenant.id, 31), 'a')];
+    const result = await handler({ Records: records } as SQSEvent, context);
+    expect(result.batchItemFailures).toEqual(records.map((entry) => ({ itemIdentifier: entry.messageId })));
+    expect((await listRuns(tenant.id, 50, undefined)).items).toEqual([]);
+  });
+
   test('a message delivered twice makes one run', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
     const message = load(tenant.id, 5);
-    await handler({ Records: [record(message, 'g')] } as SQSEvent);
-    const again = await handler({ Records: [record(message, 'g')] } as SQSEvent);
+    await handler({ Records: [record(message, 'g')] } as SQSEvent, context);
+    const again = await handler({ Records: [record(message, 'g')] } as SQSEvent, context);
     expect(again.batchItemFailures).toEqual([]);
     expect((await listRuns(tenant.id, 50, undefined)).items).toHaveLength(1);
   });

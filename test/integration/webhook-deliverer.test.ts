@@ -5,7 +5,7 @@
  */
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { type DeliveryRecord, findDelivery, finishDelivery, messageText } from '../../functions/core/alerts/deliveries.ts';
 import { webhookConfig } from '../../functions/core/alerts/webhook-config.ts';
@@ -49,6 +49,12 @@ async function pendingDelivery(path: string, attemptsMade: number): Promise<Deli
   return record;
 }
 
+const context = {
+  awsRequestId: 'deliverer-request',
+  functionName: 'webhook-deliverer',
+  getRemainingTimeInMillis: () => 30_000,
+} as Context;
+
 const sqsRecord = (delivery: DeliveryRecord): SQSRecord =>
   ({
     messageId: crypto.randomUUID(),
@@ -68,13 +74,13 @@ describe('webhook deliverer', () => {
     const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
     try {
       process.env[variable] = `${inject('sqsEndpoint')}/000000000000/no-such-dlq-${crypto.randomUUID()}`;
-      const first = await handler({ Records: [message] } as SQSEvent);
+      const first = await handler({ Records: [message] } as SQSEvent, context);
       expect(first.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);
       // Still retrying: the message's next receive must still be able to dead-letter it.
       expect((await findDelivery(delivery.tenantId, delivery.deliveryId))?.status).toBe('retrying');
 
       process.env[variable] = dlqUrl;
-      const second = await handler({ Records: [message] } as SQSEvent);
+      const second = await handler({ Records: [message] } as SQSEvent, context);
       expect(second.batchItemFailures).toEqual([]);
       const failed = await findDelivery(delivery.tenantId, delivery.deliveryId);
       expect(failed).toMatchObject({ status: 'failed', failureReason: expect.stringMatching(/^Gave up after \d+ attempts/) });
@@ -97,8 +103,8 @@ describe('webhook deliverer', () => {
     // Both copies POST; the first answer is a quick 200, the second a slow 500.
     receiver.replyWith(() => (receiver.at('/duplicate').length === 1 ? { status: 200 } : { status: 500, delayMs: 500 }));
     const results = await Promise.all([
-      handler({ Records: [sqsRecord(delivery)] } as SQSEvent),
-      handler({ Records: [sqsRecord(delivery)] } as SQSEvent),
+      handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
+      handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
     ]);
     expect(receiver.at('/duplicate')).toHaveLength(2);
     expect(results.map((result) => result.batchItemFailures)).toEqual([[], []]);
@@ -106,6 +112,14 @@ describe('webhook deliverer', () => {
     expect(record?.status).toBe('delivered');
     expect(record?.attempts.map((attempt) => attempt.statusCode)).toEqual([200]);
     expect(record?.nextAttemptAt).toBeUndefined();
+  });
+
+  test('messages that are not deliveries are reported failed, for the queue to dead-letter, and the batch is not thrown', async () => {
+    const records = ['{not json', JSON.stringify({ tenantId: 'one', deliveryId: 1 })].map(
+      (body) => ({ messageId: crypto.randomUUID(), receiptHandle: 'r', body, attributes: {} }) as unknown as SQSRecord,
+    );
+    const result = await handler({ Records: records } as SQSEvent, context);
+    expect(result.batchItemFailures).toEqual(records.map((record) => ({ itemIdentifier: record.messageId })));
   });
 
   test('finishing a delivery that expired meanwhile does not recreate it', async () => {

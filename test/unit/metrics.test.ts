@@ -1,10 +1,12 @@
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { expect, test } from 'vitest';
+import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
+import { afterEach, expect, test, vi } from 'vitest';
 import { emfOf } from '../support/emf.ts';
 
 // The twin silences EMF; here it is what is under test. Set before the modules read it.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 const { httpHandler } = await import('../../functions/core/api/http-handler.ts');
+const { workerHandler } = await import('../../functions/core/api/worker-handler.ts');
+const { count } = await import('../../functions/core/api/metrics.ts');
 
 const event = (routeKey: string, path: string) =>
   ({
@@ -18,6 +20,24 @@ const event = (routeKey: string, path: string) =>
   }) as unknown as APIGatewayProxyEventV2;
 const context = { awsRequestId: 'lambda-request', functionName: 'health', getRemainingTimeInMillis: () => 1000 } as Context;
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Runs the handler and returns what it printed, on stdout and stderr. */
+async function outputOf(run: () => Promise<unknown>) {
+  const written: string[] = [];
+  for (const stream of [process.stdout, process.stderr]) {
+    vi.spyOn(stream, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+  }
+  await run().catch(() => undefined);
+  vi.restoreAllMocks();
+  return written;
+}
+
 test('every request counts in Requests, and a 500 also in Errors, as EMF in namespace BiTenantAdmin', async () => {
   const ok = httpHandler(async () => ({ status: 200, body: { status: 'success', data: 'ok' } }));
   const [success] = await emfOf(() => ok(event('GET /health', '/health'), context));
@@ -30,4 +50,28 @@ test('every request counts in Requests, and a 500 also in Errors, as EMF in name
   });
   const [failure] = await emfOf(() => broken(event('GET /health', '/health'), context));
   expect(failure).toMatchObject({ Requests: 1, Errors: 1 });
+});
+
+test('a worker publishes what it counted under the same names, even when it fails, and prints nothing when it counted nothing', async () => {
+  const batch = { Records: [] } as unknown as SQSEvent;
+  const deliverer = workerHandler(async (_event: SQSEvent) => {
+    count('WebhookDeliveries');
+    count('WebhookRetries', 2);
+    return { batchItemFailures: [] };
+  });
+  const [published] = await emfOf(() => deliverer(batch, context));
+  expect(published?._aws.CloudWatchMetrics[0]?.Namespace).toBe('BiTenantAdmin');
+  expect(published).toMatchObject({ service: 'bi-tenant-admin', WebhookDeliveries: 1, WebhookRetries: 2 });
+
+  const failing = workerHandler(async (_event: SQSEvent) => {
+    count('ScheduleFires');
+    throw new Error('boom');
+  });
+  expect(await emfOf(() => failing(batch, context).catch(() => undefined))).toEqual([
+    expect.objectContaining({ ScheduleFires: 1 }),
+  ]);
+
+  // No EMF document, and no warning about the empty one, from a batch that counted nothing.
+  const quiet = workerHandler(async (_event: SQSEvent) => ({ batchItemFailures: [] }));
+  expect(await outputOf(() => quiet(batch, context))).toEqual([]);
 });

@@ -1,0 +1,59 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { config } from '../config.ts';
+import { logger } from './logger.ts';
+import { publishMetrics } from './metrics.ts';
+
+interface WorkerContext extends Context {
+  startedAt?: number;
+}
+
+// A function missing its configuration fails here, at cold start, not on some later invocation.
+config();
+
+/** For a queue batch, how many records it had and how many are reported failed (left to SQS to redeliver). */
+function batchOutcome(event: unknown, result: unknown): { records?: number; failed?: number } {
+  const records = (event as Partial<SQSEvent> | undefined)?.Records;
+  const failures = (result as Partial<SQSBatchResponse> | undefined)?.batchItemFailures;
+  return Array.isArray(records) && Array.isArray(failures) ? { records: records.length, failed: failures.length } : {};
+}
+
+/** One log line per invocation, as the HTTP side's access log: how long it took and how it ended. */
+const invocationLog = <Event, Result>(): MiddlewareObj<Event, Result, Error, WorkerContext> => {
+  const durationMs = (context: WorkerContext) => Math.round(performance.now() - (context.startedAt ?? performance.now()));
+  return {
+    before: async (request) => {
+      request.context.startedAt = performance.now();
+    },
+    after: async (request) => {
+      logger.info('Invocation handled', {
+        durationMs: durationMs(request.context),
+        ...batchOutcome(request.event, request.response),
+      });
+    },
+    onError: async (request) => {
+      logger.error('Invocation failed', { durationMs: durationMs(request.context), error: request.error ?? undefined });
+    },
+  };
+};
+
+/**
+ * Metrics counted during the invocation, flushed as EMF when it ends, even in error. Powertools'
+ * logMetrics would warn on every invocation that counted nothing (a reload batch, a tick with
+ * nothing due); an HTTP request always counts one.
+ */
+const countedMetrics = (): MiddlewareObj => ({ after: publishMetrics, onError: publishMetrics });
+
+/**
+ * Wraps a function that is not an HTTP route (a queue consumer, a timer), for any event and result:
+ * the invocation's logging context (function name, request id; the previous invocation's keys
+ * dropped), one log line per invocation, and the metrics it counted.
+ */
+export function workerHandler<Event, Result>(work: (event: Event, context: Context) => Promise<Result>) {
+  return middy<Event, Result, Error, WorkerContext>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(countedMetrics())
+    .use(invocationLog<Event, Result>())
+    .handler(work);
+}
