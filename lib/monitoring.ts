@@ -39,7 +39,7 @@ export interface ServiceMonitoringProps {
   alarmAction: IAlarmAction;
 }
 
-/** The namespace and dimension of the service's own metrics (EMF lines written by functions/core/api/metrics.ts). */
+/** The namespace and dimension of the service's own metrics (EMF lines written by functions/core/observability/metrics.ts). */
 export const SERVICE_METRICS_NAMESPACE = 'BiTenantAdmin';
 export const SERVICE_METRICS_DIMENSIONS = { service: 'bi-tenant-admin' };
 export const SERVICE_METRIC_NAMES = [

@@ -1,6 +1,6 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/api/logger.ts';
+import { logger } from '../core/observability/logger.ts';
 import { workerHandler } from '../core/api/worker-handler.ts';
 import type { LoadMessage } from '../core/reload/reload.ts';
 import { recordDispatchedRun } from '../core/reload/runs.ts';

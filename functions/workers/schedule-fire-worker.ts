@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/api/logger.ts';
+import { logger } from '../core/observability/logger.ts';
 import { workerHandler } from '../core/api/worker-handler.ts';
 import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
 import { fireDueSchedules, type FlowTargetsCache, parseFireMessage } from '../core/schedules/fire.ts';

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/api/logger.ts';
+import { logger } from '../core/observability/logger.ts';
 import { workerHandler } from '../core/api/worker-handler.ts';
 import { attemptDelivery } from '../core/alerts/deliverer.ts';
 import type { DeliveryMessage } from '../core/alerts/deliveries.ts';

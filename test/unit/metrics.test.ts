@@ -6,7 +6,7 @@ import { emfOf } from '../support/emf.ts';
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 const { httpHandler } = await import('../../functions/core/api/http-handler.ts');
 const { workerHandler } = await import('../../functions/core/api/worker-handler.ts');
-const { count } = await import('../../functions/core/api/metrics.ts');
+const { count } = await import('../../functions/core/observability/metrics.ts');
 
 const event = (routeKey: string, path: string) =>
   ({

@@ -1,5 +1,5 @@
-import { logger } from '../api/logger.ts';
-import { count } from '../api/metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { count } from '../observability/metrics.ts';
 import { postSafely, type PostResult } from '../webhooks/safe-sender.ts';
 import { type Attempt, type DeliveryMessage, deliveryBody, findDelivery, finishDelivery } from './deliveries.ts';
 import { channelProblem, disableWebhook, findSettings, signatureHeader } from './settings.ts';

@@ -7,8 +7,8 @@ import { authenticate, type Principal, principalScope } from '../auth/principals
 import { apiConfig } from '../config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
-import { logger } from './logger.ts';
-import { count, metrics } from './metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { count, metrics } from '../observability/metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
 import { type SchemaModule, validateBody } from './validation.ts';
 

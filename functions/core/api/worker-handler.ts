@@ -2,8 +2,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { config } from '../config.ts';
-import { logger } from './logger.ts';
-import { publishMetrics } from './metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { publishMetrics } from '../observability/metrics.ts';
 
 interface WorkerContext extends Context {
   startedAt?: number;

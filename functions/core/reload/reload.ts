@@ -1,5 +1,5 @@
 import { isOnline, listAgents } from '../agents/agents.ts';
-import { count } from '../api/metrics.ts';
+import { count } from '../observability/metrics.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';

@@ -1,4 +1,4 @@
-import { logger } from '../api/logger.ts';
+import { logger } from '../observability/logger.ts';
 import { sendBatches } from '../store/queues.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import type { FireMessage } from './fire.ts';

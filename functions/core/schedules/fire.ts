@@ -1,5 +1,5 @@
-import { logger } from '../api/logger.ts';
-import { count, duration } from '../api/metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { count, duration } from '../observability/metrics.ts';
 import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '../reload/reload.ts';
 import { findTenants, type TenantRecord } from '../tenants/tenant-repository.ts';
 import { instantIn } from './instants.ts';

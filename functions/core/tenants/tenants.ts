@@ -1,4 +1,4 @@
-import { logger } from '../api/logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { CreateTenantBody, VariableValue } from '../api/validators/create-tenant.cjs';
 import { hashToken, newToken } from '../auth/tokens.ts';
 import { findClient } from '../clients/clients.ts';
