@@ -1,6 +1,6 @@
 import { httpHandler, idParameter } from '../core/api/http-handler.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { scheduleResponse } from '../core/schedules/schedule-response.ts';
+import { scheduleResponse } from './schedule-response.ts';
 import { getSchedule } from '../core/schedules/schedules.ts';
 
 /** The schedule file, as YAML when Accept prefers it, else JSON; ETag = its version. */

@@ -2,7 +2,7 @@ import { httpHandler, idParameter, ifMatchHeader } from '../core/api/http-handle
 import scheduleV2Schema from '../core/api/validators/schedule.v2.cjs';
 import { parseYamlBody } from '../core/api/yaml-body.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { scheduleResponse } from '../core/schedules/schedule-response.ts';
+import { scheduleResponse } from './schedule-response.ts';
 import { putSchedule } from '../core/schedules/schedules.ts';
 
 /** 201 with the stored file when created, 200 when replaced (or unchanged); ETag = its version. */
