@@ -15,4 +15,25 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // The domain knows nothing of how it is served or deployed: handlers, the twin and the stack import it, never the reverse.
+    files: ['functions/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(http|workers)/',
+              message: 'functions/core/ must not import a handler (functions/http/, functions/workers/): handlers import the core.',
+            },
+            {
+              regex: '^(\\.\\./)+(local|lib)/',
+              message: 'functions/core/ must not import the local twin (local/) or the stack (lib/): they import the core.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
