@@ -25,7 +25,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^(\\.\\./)+(http|workers)/',
-              message: 'functions/core/ must not import a handler (functions/http/, functions/workers/): handlers import the core.',
+              message:
+                'functions/core/ must not import a handler (functions/http/, functions/workers/): handlers import the core.',
             },
             {
               regex: '^(\\.\\./)+(local|lib)/',

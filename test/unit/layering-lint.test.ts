@@ -11,9 +11,9 @@ async function restrictedImports(path: string, source: string): Promise<string[]
 }
 
 test('a core module importing a handler, the twin or the stack fails the lint', async () => {
-  expect(await restrictedImports('functions/core/tenants/x.ts', "export { handler } from '../../http/get-tenant.ts';\n")).toEqual([
-    expect.stringContaining('must not import a handler'),
-  ]);
+  expect(await restrictedImports('functions/core/tenants/x.ts', "export { handler } from '../../http/get-tenant.ts';\n")).toEqual(
+    [expect.stringContaining('must not import a handler')],
+  );
   expect(await restrictedImports('functions/core/x.ts', "export { handler } from '../workers/reload-worker.ts';\n")).toEqual([
     expect.stringContaining('must not import a handler'),
   ]);
@@ -26,7 +26,11 @@ test('a core module importing a handler, the twin or the stack fails the lint', 
 });
 
 test('handlers may import the core, and the core its own modules and the route table', async () => {
-  expect(await restrictedImports('functions/http/x.ts', "export { logger } from '../core/observability/logger.ts';\n")).toEqual([]);
+  expect(await restrictedImports('functions/http/x.ts', "export { logger } from '../core/observability/logger.ts';\n")).toEqual(
+    [],
+  );
   expect(await restrictedImports('functions/core/api/x.ts', "export { routes } from '../../routes.ts';\n")).toEqual([]);
-  expect(await restrictedImports('functions/core/api/x.ts', "export { logger } from '../observability/logger.ts';\n")).toEqual([]);
+  expect(await restrictedImports('functions/core/api/x.ts', "export { logger } from '../observability/logger.ts';\n")).toEqual(
+    [],
+  );
 });
