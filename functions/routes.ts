@@ -1,6 +1,7 @@
 /**
  * The route table. The CDK stack makes one Lambda function per row, the local twin's gateway
- * serves the same rows, every handler looks its own row up by the API Gateway route key, and
+ * serves the same rows, every handler looks its own row's run-time facts up by the API Gateway route
+ * key (in route-facts.generated.ts, written from this table by `npm run generate`), and
  * tools/openapi/ describes the API from the rows alone, so a route's auth scheme, body schema,
  * table access, query parameters and documented answers are stated here and nowhere else.
  */
@@ -96,6 +97,16 @@ export interface Route {
   packageFiles?: readonly string[];
   summary: string;
   docs?: RouteDocs;
+}
+
+/**
+ * What a function reads of its own row at run time (httpHandler). tools/route-facts.ts writes them
+ * for every row to functions/core/api/route-facts.generated.ts, which the functions read instead
+ * of this file: their bundles then carry neither the table's summaries nor its documentation.
+ */
+export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch' | 'maxBodyBytes'> {
+  /** Every query parameter it reads (queryParametersOf), without the descriptions. */
+  query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
 }
 
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
@@ -924,11 +935,7 @@ export const timedFunctions: readonly TimedFunction[] = [
 export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
 
 /** Every query parameter a route reads: pagination's, then its own. */
-export const queryParametersOf = (route: Route): readonly QueryParameter[] => [
+export const queryParametersOf = (route: Pick<Route, 'paginated' | 'query'>): readonly QueryParameter[] => [
   ...(route.paginated ? pageQuery : []),
   ...(route.query ?? []),
 ];
-
-export function routeByKey(key: string): Route | undefined {
-  return routes.find((route) => routeKey(route) === key);
-}

@@ -2,18 +2,24 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { queryParametersOf, type Route, routeByKey, routeKey } from '../../routes.ts';
+import type { RouteFacts } from '../../routes.ts';
 import { authenticate, type Principal, principalScope } from '../auth/principals.ts';
 import { apiConfig } from '../config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '../errors.ts';
 import { withIdempotency } from './idempotency.ts';
+import { routeFacts } from './route-facts.generated.ts';
 import { logger } from '../observability/logger.ts';
 import { count, metrics } from '../observability/metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
 import { type SchemaModule, validateBody } from './validation.ts';
 
+/** The route an invocation serves: its key (`METHOD /path`) and its row's run-time facts. */
+export interface ServedRoute extends RouteFacts {
+  key: string;
+}
+
 export interface ApiRequest<Body = unknown> {
-  route: Route;
+  route: ServedRoute;
   principal: Principal;
   body: Body;
   pathParameters: Record<string, string | undefined>;
@@ -38,7 +44,7 @@ type Result = APIGatewayProxyStructuredResultV2;
 
 /** Set by the authentication middleware before the handler runs. */
 interface ApiContext extends Context {
-  route?: Route;
+  route?: ServedRoute;
   principal?: Principal;
   startedAt?: number;
 }
@@ -67,8 +73,10 @@ function toResult(response: ApiResponse, requestId: string): Result {
 const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
   before: async (request) => {
     logger.appendKeys({ requestId: requestIdOf(request.event) });
-    const route = routeByKey(request.event.routeKey);
-    if (!route) throw new Error(`No route in the route table for ${request.event.routeKey}`);
+    const key = request.event.routeKey;
+    const facts = Object.hasOwn(routeFacts, key) ? routeFacts[key] : undefined;
+    if (!facts) throw new Error(`No route in the route table for ${key}`);
+    const route: ServedRoute = { key, ...facts };
     request.context.route = route;
     request.context.principal = await authenticate(request.event.headers.authorization, route.auth);
     const principal = request.context.principal;
@@ -120,8 +128,8 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
 });
 
 /** Only the query parameters the route's row declares: a handler cannot read one the table does not state. */
-const declaredQuery = (route: Route, sent: Record<string, string | undefined>) =>
-  Object.fromEntries(queryParametersOf(route).map(({ name }) => [name, sent[name]]));
+const declaredQuery = (route: ServedRoute, sent: Record<string, string | undefined>) =>
+  Object.fromEntries((route.query ?? []).map(({ name }) => [name, sent[name]]));
 
 /**
  * Wraps a route's implementation: logging context, authentication per the route table, body
@@ -208,9 +216,9 @@ export function pageParameters(request: ApiRequest<unknown>): { limit: number; c
  * leave out a parameter a handler reads.
  */
 export function integerQueryParameter(request: ApiRequest<unknown>, name: string): number {
-  const { schema } = queryParametersOf(request.route).find((parameter) => parameter.name === name) ?? {};
+  const { schema } = (request.route.query ?? []).find((parameter) => parameter.name === name) ?? {};
   if (!schema || !('type' in schema) || schema.type !== 'integer') {
-    throw new Error(`${routeKey(request.route)}: the route table declares no integer query parameter ${name}`);
+    throw new Error(`${request.route.key}: the route table declares no integer query parameter ${name}`);
   }
   const raw = request.query[name];
   const value = raw === undefined ? schema.default : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -223,6 +231,6 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
 
 /** The If-Match header, on a route whose row says it honours it; on any other route, an error (a 500). */
 export function ifMatchHeader(request: ApiRequest<unknown>): string | undefined {
-  if (!request.route.ifMatch) throw new Error(`${routeKey(request.route)}: the route table does not say it honours If-Match`);
+  if (!request.route.ifMatch) throw new Error(`${request.route.key}: the route table does not say it honours If-Match`);
   return request.headers['if-match'];
 }

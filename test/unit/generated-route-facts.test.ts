@@ -1,0 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import { routeFacts } from '../../functions/core/api/route-facts.generated.ts';
+import { routeKey, routes } from '../../functions/routes.ts';
+import { generateRouteFactsModule, routeFactsFile } from '../../tools/route-facts.ts';
+
+test('the committed route facts are generated from the current route table (run `npm run generate` if not)', async () => {
+  expect(readFileSync(routeFactsFile, 'utf8')).toBe(await generateRouteFactsModule());
+});
+
+test('every route has its facts, and they are its row without the summary, the docs or the stack facts', () => {
+  expect(Object.keys(routeFacts).sort()).toEqual(routes.map(routeKey).sort());
+  const createTenant = routes.find((route) => routeKey(route) === 'POST /tenants');
+  expect(createTenant?.summary).toBeTruthy();
+  expect(routeFacts['POST /tenants']).toEqual({ auth: createTenant?.auth, body: createTenant?.body, idempotent: true });
+  // A paginated route reads limit and cursor: its facts say so, without the descriptions.
+  expect(routeFacts['GET /tenants']?.query?.map(({ name }) => name)).toEqual(['limit', 'cursor']);
+  expect(routeFacts['GET /tenants']?.query?.[0]).toEqual({ name: 'limit', schema: expect.objectContaining({ type: 'integer' }) });
+});
