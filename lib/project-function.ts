@@ -33,6 +33,12 @@ export interface ProjectFunctionProps {
   reservedConcurrency?: number;
 }
 
+/** A function of the service under its construct id, for legends, alarm descriptions and errors. */
+export interface NamedFunction {
+  name: string;
+  fn: ProjectFunction;
+}
+
 /**
  * Every function of the service: Node.js 22 on arm64, ESM bundled and minified by esbuild with
  * source maps, X-Ray tracing, and a log group with a retention. Routes state only their entry.

@@ -20,7 +20,8 @@ import {
   SERVICE_METRICS_DIMENSIONS,
   SERVICE_METRICS_NAMESPACE,
 } from '../../lib/monitoring.ts';
-import { consumerIdOf, ServiceStack } from '../../lib/service-stack.ts';
+import { consumerIdOf } from '../../lib/construct-ids.ts';
+import { ServiceStack } from '../../lib/service-stack.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 

@@ -1,0 +1,143 @@
+import { CfnOutput, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { ApiMapping, DomainName, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { routes } from '../functions/routes.ts';
+import { functionIdOf } from './construct-ids.ts';
+import type { FunctionRoles } from './function-roles.ts';
+import { chunk } from './monitoring.ts';
+import type { PayloadBucket } from './payload-bucket.ts';
+import { type NamedFunction, ProjectFunction } from './project-function.ts';
+import { RoleInvokedLambdaIntegration } from './role-invoked-lambda.ts';
+import type { ServiceQueues } from './service-queues.ts';
+import type { ServiceTable } from './service-table.ts';
+import type { SigningKeys } from './signing-keys.ts';
+
+/** Function ARNs run to about 120 characters: 40 keep a managed policy well under its 6,144. */
+const ARNS_PER_INVOKE_POLICY = 40;
+
+/**
+ * What the API access log records per request, as JSON: who, which route, what answer, how fast.
+ * No header (so no Authorization, no cookie) and no path: the SSO landing's path carries a login
+ * token, and routeKey names the route without it.
+ */
+export const apiAccessLogFields = {
+  requestId: '$context.requestId',
+  requestTime: '$context.requestTime',
+  ip: '$context.identity.sourceIp',
+  domainName: '$context.domainName',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  latency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  error: '$context.error.message',
+  integrationError: '$context.integrationErrorMessage',
+};
+
+export interface ServiceApiProps {
+  stage: string;
+  tenantBaseDomain: string;
+  /** With it, the API also answers on every tenant domain (see ServiceStackProps). */
+  tenantCertificateArn?: string;
+  /** The default stage's throttling (CDK context). */
+  throttle: { rateLimit: number; burstLimit: number };
+  table: ServiceTable;
+  queues: ServiceQueues;
+  payloads: PayloadBucket;
+  signingKeys: SigningKeys;
+  roles: FunctionRoles;
+}
+
+/**
+ * The HTTP API and one function per row of the route table. No route has an API Gateway authorizer:
+ * each handler authenticates its own request (DESIGN.md section 2).
+ */
+export class ServiceApi {
+  readonly api: HttpApi;
+  readonly accessLogs: LogGroup;
+  /** The route functions, in route table order. */
+  readonly functions: NamedFunction[] = [];
+
+  constructor(stack: Stack, props: ServiceApiProps) {
+    const { queues, payloads, signingKeys, roles } = props;
+    // The API's one stage, $default, made here rather than by HttpApi (same construct id, so the same
+    // resource) to give it throttling (CDK context) and a JSON access log (apiAccessLogFields).
+    this.api = new HttpApi(stack, 'Api', { apiName: `bi-tenant-admin-${props.stage}`, createDefaultStage: false });
+    this.accessLogs = new LogGroup(stack, 'ApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const stage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(apiAccessLogFields)),
+      },
+    });
+    if (props.tenantCertificateArn) {
+      const tenantDomains = new DomainName(stack, 'TenantDomains', {
+        domainName: `*.${props.tenantBaseDomain}`,
+        certificate: Certificate.fromCertificateArn(stack, 'TenantCertificate', props.tenantCertificateArn),
+      });
+      new ApiMapping(stack, 'TenantDomainMapping', { api: this.api, domainName: tenantDomains, stage });
+      new CfnOutput(stack, 'TenantDomainTarget', { value: tenantDomains.regionalDomainName });
+    }
+    const environment = {
+      ...props.table.environment,
+      TENANT_BASE_DOMAIN: props.tenantBaseDomain,
+      LOGIN_TOKEN_ISSUER: `bi-tenant-admin:${props.stage}`,
+    };
+
+    // API Gateway calls every route's function with this one role (see RoleInvokedLambdaIntegration).
+    const apiInvoker = new Role(stack, 'ApiInvokeRole', {
+      assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+      description: 'API Gateway invokes the route functions with this role, and nothing else',
+    });
+    for (const route of routes) {
+      const functionId = functionIdOf(route);
+      const sends = route.sends ?? [];
+      const fn = new ProjectFunction(stack, functionId, {
+        entry: `functions/http/${route.handler}.ts`,
+        description: `${route.method} ${route.path}: ${route.summary}`,
+        environment: {
+          ...environment,
+          ...queues.urlVariables(sends),
+          ...(route.signingKeys ? signingKeys.environment : {}),
+          ...payloads.environmentFor(route.payloads),
+        },
+        role: roles.roleFor({ table: route.table, sends, signingKeys: Boolean(route.signingKeys), payloads: route.payloads }),
+        packageFiles: route.packageFiles,
+      });
+      this.functions.push({ name: functionId, fn });
+      const [apiRoute] = this.api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker),
+      });
+      if (apiRoute)
+        Validations.of(apiRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: route.auth.length
+            ? `Authorized in the handler, not by an API Gateway authorizer (DESIGN.md section 2: immediate revocation, no authorizer cache): the route table lets ${route.auth.join(', ')} bearer tokens in.`
+            : `Public by design, no token: ${route.summary}. Any check it needs (a login token, a session cookie) is made in the handler.`,
+        });
+    }
+
+    // Exactly the route functions, by ARN (no `:*` for versions: none is published), in customer
+    // managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.
+    for (const [index, functions] of chunk(this.functions, ARNS_PER_INVOKE_POLICY).entries()) {
+      new ManagedPolicy(stack, `ApiInvokePolicy${index + 1}`, {
+        description: `Lets API Gateway invoke route functions (part ${index + 1})`,
+        roles: [apiInvoker],
+        statements: [
+          new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functions.map(({ fn }) => fn.functionArn) }),
+        ],
+      });
+    }
+  }
+}
