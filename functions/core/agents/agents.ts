@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { tokenItem } from '../auth/principals.ts';
+import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken, newToken } from '../auth/tokens.ts';
 import { conflict, notFound } from '../errors.ts';
 import { allocateIds, db, queryAll, tableName, transact } from '../store/dynamo.ts';
@@ -48,13 +48,7 @@ export function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
   ];
 }
 
@@ -110,14 +104,8 @@ export async function rotateAgentToken(tenantId: number, agentId: number): Promi
           ExpressionAttributeValues: { ':newHash': hashToken(token), ':oldHash': agent.tokenHash },
         },
       },
-      { Delete: { TableName: tableName(), Key: keys.token(agent.tokenHash) } },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: tokenItem(token, { kind: 'agent', clientId: agent.clientId, tenantId, agentId }),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      revokeTokenWrite(agent.tokenHash),
+      newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId, agentId }),
     ]);
     if (written) return { id: agentId, token };
   }

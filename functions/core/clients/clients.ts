@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { tokenItem } from '../auth/principals.ts';
+import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken, newToken } from '../auth/tokens.ts';
 import { db, nextId, queryAll, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
@@ -28,13 +28,7 @@ export async function createClient(nome: string, token = newToken('client')): Pr
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(token, { kind: 'client', clientId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    newTokenWrite(token, { kind: 'client', clientId }),
   ]);
   if (!written) throw new Error('That token is already in use');
   return { client, token };
@@ -70,14 +64,8 @@ export async function rotateClientToken(clientId: number, token = newToken('clie
           ExpressionAttributeValues: { ':newHash': newHash, ':oldHash': client.tokenHash, ':now': new Date().toISOString() },
         },
       },
-      { Delete: { TableName: tableName(), Key: keys.token(client.tokenHash) } },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: tokenItem(token, { kind: 'client', clientId }),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      revokeTokenWrite(client.tokenHash),
+      newTokenWrite(token, { kind: 'client', clientId }),
     ]);
     if (written) return token;
   }

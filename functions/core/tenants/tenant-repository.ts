@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { defaultAgentItems, listAgents } from '../agents/agents.ts';
 import type { VariableValue } from '../api/validators/create-tenant.cjs';
-import { tokenItem } from '../auth/principals.ts';
+import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken } from '../auth/tokens.ts';
 import { db, getAll, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
@@ -51,13 +51,7 @@ export async function insertTenant(tenant: TenantRecord, token: string): Promise
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
   ]);
   if (!written) throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
 }
@@ -90,9 +84,7 @@ const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientI
  * well under DynamoDB's 100 items). `false` when the tenant changed since it was read.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
-  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => ({
-    Delete: { TableName: tableName(), Key: keys.token(agent.tokenHash) },
-  }));
+  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => revokeTokenWrite(agent.tokenHash));
   return transact([
     ...agentTokens,
     {
@@ -105,7 +97,7 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
       },
     },
     // Unconditional: the tenant's tokenHash condition above already pins which token this is.
-    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
+    revokeTokenWrite(tenant.tokenHash),
     {
       Put: {
         TableName: tableName(),
@@ -135,14 +127,8 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':newHash': hashToken(newToken), ':updatedAt': updatedAt },
       },
     },
-    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    revokeTokenWrite(tenant.tokenHash),
+    newTokenWrite(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
   ]);
 }
 
