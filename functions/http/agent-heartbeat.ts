@@ -1,6 +1,6 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import { agentOf } from '../core/auth/principals.ts';
-import { recordHeartbeat } from '../core/agents/agents.ts';
+import { recordHeartbeat } from '../core/agents/agent-repository.ts';
 import { describeRun, pendingRuns } from '../core/reload/runs.ts';
 
 /** The agent is online for two minutes, and gets the loads dispatched to it, oldest first. */

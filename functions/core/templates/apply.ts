@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { listAgents } from '../agents/agents.ts';
+import { listAgents } from '../agents/agent-repository.ts';
 import { conflict } from '../errors.ts';
 import { type ReloadItem, reloadPlan } from '../reload/plan.ts';
 import { allocateIds, db, tableName, transact, writeIf } from '../store/dynamo.ts';

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { defaultAgentItems, listAgents } from '../agents/agents.ts';
+import { defaultAgentItems, listAgents } from '../agents/agent-repository.ts';
 import type { VariableValue } from '../api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken } from '../auth/tokens.ts';
