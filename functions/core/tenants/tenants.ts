@@ -1,7 +1,7 @@
 import { logger } from '../observability/logger.ts';
 import type { CreateTenantBody, VariableValue } from '../api/validators/create-tenant.cjs';
 import { hashToken, newToken } from '../auth/tokens.ts';
-import { findClient } from '../clients/clients.ts';
+import { findClient } from '../clients/client-repository.ts';
 import { applyTemplate } from '../templates/apply.ts';
 import { apiConfig } from '../config.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
