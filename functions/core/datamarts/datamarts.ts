@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateDatamartBody } from '../api/validators/create-datamart.cjs';
 import type { UpdateDatamartBody } from '../api/validators/update-datamart.cjs';
-import { type UserRecord } from '../directory/users.ts';
+import type { UserRecord } from '../directory/directory-repository.ts';
 import { badRequest, type FieldError, notFound } from '../errors.ts';
 import {
   allocateIds,

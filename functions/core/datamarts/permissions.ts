@@ -1,5 +1,6 @@
 import { groupsByUser, requireGroup } from '../directory/groups.ts';
-import { requireUser, type UserRecord } from '../directory/users.ts';
+import type { UserRecord } from '../directory/directory-repository.ts';
+import { requireUser } from '../directory/users.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import { deleteAll, getAll, putAll, queryAll } from '../store/dynamo.ts';
 import { keys, type PermissionSubject } from '../store/keys.ts';

@@ -2,7 +2,8 @@ import { effectiveAccess, forgetSubject } from '../datamarts/permissions.ts';
 import type { EffectivePermission } from '../datamarts/effective-permissions.ts';
 import type { Page } from '../store/dynamo.ts';
 import { deleteGroup, groupsByUser } from './groups.ts';
-import { deleteUser, describeUser, listUsersPage, requireUser } from './users.ts';
+import { listUsersPage } from './directory-repository.ts';
+import { deleteUser, describeUser, requireUser } from './users.ts';
 
 /**
  * A user as GET /tenant/users shows them (spec 4.10): `id, nome, login`, their groups, and their

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { findUser, type UserRecord } from '../directory/users.ts';
+import { findUser, type UserRecord } from '../directory/directory-repository.ts';
 import { findTenant, type TenantRecord } from '../tenants/tenant-repository.ts';
 import { findSession, insertSession, type SessionRecord, type UiFlags } from './session-repository.ts';
 
