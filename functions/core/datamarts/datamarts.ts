@@ -3,7 +3,8 @@ import type { UpdateDatamartBody } from '../api/validators/update-datamart.cjs';
 import { findUsers, type UserRecord } from '../directory/directory-repository.ts';
 import { badRequest, type FieldError, notFound } from '../errors.ts';
 import type { Page } from '../store/dynamo.ts';
-import { loadResourcesOfType, type StoredOf } from '../templates/tenant-resources.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
+import type { StoredOf } from '../templates/tenant-resources.ts';
 import {
   allocateDatamartId,
   type DatamartRecord,

@@ -3,7 +3,8 @@ import { groupsByUser, requireGroup } from '../directory/groups.ts';
 import { requireUser } from '../directory/users.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import type { PermissionSubject } from '../store/keys.ts';
-import { loadResourcesOfType, type StoredOf } from '../templates/tenant-resources.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
+import type { StoredOf } from '../templates/tenant-resources.ts';
 import {
   type DatamartStructure,
   deletePermissions,

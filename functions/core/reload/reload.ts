@@ -4,7 +4,7 @@ import { count } from '../observability/metrics.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';
-import { loadResourcesOfType } from '../templates/tenant-resources.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import type { StoredOf } from '../templates/tenant-resources.ts';
 import type { TenantRecord } from '../tenants/tenant-repository.ts';

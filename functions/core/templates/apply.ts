@@ -9,18 +9,13 @@ import {
   type ApplyJournal,
   findApplyJournal,
   finishApplyJournal,
+  loadResources,
   recordPendingTables,
   releaseApplyLock,
   replaceApplyJournal,
-} from './template-repository.ts';
-import {
-  computeChanges,
-  loadResources,
-  newIdsNeeded,
-  type StoredOf,
-  type StoredResource,
   writeResources,
-} from './tenant-resources.ts';
+} from './template-repository.ts';
+import { computeChanges, newIdsNeeded, type StoredOf, type StoredResource } from './tenant-resources.ts';
 
 /** Longer than any apply takes; a lock older than this belongs to an apply that died. */
 const applyLockMs = 120_000;

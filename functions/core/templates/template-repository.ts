@@ -1,10 +1,10 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { payloadTooLarge } from '../errors.ts';
-import { allocateIds, db, queryAll, tableName, transact, writeIf } from '../store/dynamo.ts';
+import { allocateIds, db, nextId, putAll, queryAll, tableName, transact, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
-import type { IdCounter } from './tenant-resources.ts';
+import type { IdCounter, ResourceType, StoredOf, StoredResource } from './tenant-resources.ts';
 
 /** A client's template: its name and latest version. Each version's bundle is an item of its own. */
 export interface TemplateRecord {
@@ -58,6 +58,8 @@ function versionItem(clientId: number, templateId: number, version: number, bund
     bundle: encodeBundle(bundle),
   };
 }
+
+export const allocateTemplateId = () => nextId('template');
 
 /** Version 1 of a new template, with its record, in one transaction. */
 export async function insertTemplate(clientId: number, templateId: number, bundle: TemplateBundle): Promise<TemplateRecord> {
@@ -279,4 +281,19 @@ export async function allocateResourceIds(
     ),
   );
   return Object.fromEntries(entries) as Record<IdCounter, number[]>;
+}
+
+/** The resources templates put in the tenant. */
+export function loadResources(tenantId: number): Promise<StoredResource[]> {
+  return queryAll<StoredResource>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix());
+}
+
+export function loadResourcesOfType<T extends ResourceType>(tenantId: number, type: T): Promise<StoredOf<T>[]> {
+  return queryAll<StoredOf<T>>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix(type));
+}
+
+export function writeResources(resources: readonly StoredResource[]): Promise<void> {
+  return putAll(
+    resources.map((resource) => ({ ...resource, ...keys.tenantResource(resource.tenantId, resource.type, resource.id) })),
+  );
 }

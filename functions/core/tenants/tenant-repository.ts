@@ -4,7 +4,7 @@ import { defaultAgentItems, listAgents } from '../agents/agent-repository.ts';
 import type { VariableValue } from '../api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken } from '../auth/tokens.ts';
-import { db, getAll, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
+import { db, getAll, nextId, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { conflict, notFound } from '../errors.ts';
 import type { SchedulingGranularity } from '../schedules/schedule-file.ts';
@@ -39,6 +39,8 @@ const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
   ...keys.tenant(tenant.tenantId),
   ...keys.clientTenantsIndex(tenant.clientId, tenant.tenantId),
 });
+
+export const allocateTenantId = () => nextId('tenant');
 
 /** Writes the tenant, its token and its default agent together: none exists without the others. */
 export async function insertTenant(tenant: TenantRecord, token: string): Promise<void> {
