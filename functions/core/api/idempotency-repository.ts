@@ -1,7 +1,14 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName, writeIf } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
 
-type ItemKey = { pk: string; sk: string };
+/** One Idempotency-Key of one caller on one route: the scope names both, the key is stored only as a hash. */
+export interface IdempotencySlot {
+  scope: string;
+  keyHash: string;
+}
+
+const itemKey = ({ scope, keyHash }: IdempotencySlot) => keys.idempotency(scope, keyHash);
 
 interface Claim {
   /** Hash of the request, so that the key reused with another request is refused. */
@@ -22,12 +29,12 @@ export type IdempotencyRecord =
  * Claims the key for a request, in one conditional write; `false` when another request holds it
  * or finished it. `now` is the epoch milliseconds the claim was made at.
  */
-export function insertClaim(itemKey: ItemKey, claim: Claim, now: number): Promise<boolean> {
+export function insertClaim(slot: IdempotencySlot, claim: Claim, now: number): Promise<boolean> {
   return writeIf(() =>
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...itemKey, state: 'in_progress', ...claim },
+        Item: { ...itemKey(slot), state: 'in_progress', ...claim },
         // Free, or held by a request that died, or expired but not yet swept by TTL.
         ConditionExpression:
           'attribute_not_exists(pk) OR (#state = :inProgress AND claimedUntil < :now) OR expiresAt < :nowSeconds',
@@ -38,17 +45,17 @@ export function insertClaim(itemKey: ItemKey, claim: Claim, now: number): Promis
   );
 }
 
-export async function findIdempotencyRecord(itemKey: ItemKey): Promise<IdempotencyRecord | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true }));
+export async function findIdempotencyRecord(slot: IdempotencySlot): Promise<IdempotencyRecord | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: itemKey(slot), ConsistentRead: true }));
   return result.Item as IdempotencyRecord | undefined;
 }
 
 /** Stores the answer of the request holding claim `claimId`, and closes the claim. */
-export async function completeClaim(itemKey: ItemKey, claimId: string, response: string): Promise<void> {
+export async function completeClaim(slot: IdempotencySlot, claimId: string, response: string): Promise<void> {
   await db().send(
     new UpdateCommand({
       TableName: tableName(),
-      Key: itemKey,
+      Key: itemKey(slot),
       UpdateExpression: 'SET #state = :done, #response = :response REMOVE claimedUntil',
       ConditionExpression: 'claimId = :claimId',
       ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
@@ -58,13 +65,13 @@ export async function completeClaim(itemKey: ItemKey, claimId: string, response:
 }
 
 /** Frees the key if claim `claimId` still holds it. */
-export async function releaseClaim(itemKey: ItemKey, claimId: string): Promise<void> {
+export async function releaseClaim(slot: IdempotencySlot, claimId: string): Promise<void> {
   // A claim that is no longer this one (expired and taken over) is not ours to release.
   await writeIf(() =>
     db().send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: itemKey,
+        Key: itemKey(slot),
         ConditionExpression: 'claimId = :claimId',
         ExpressionAttributeValues: { ':claimId': claimId },
       }),

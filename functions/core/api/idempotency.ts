@@ -1,8 +1,13 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { badRequest, conflict } from '../errors.ts';
-import { keys } from '../store/keys.ts';
 import type { ApiResponse } from './http-handler.ts';
-import { completeClaim, findIdempotencyRecord, insertClaim, releaseClaim } from './idempotency-repository.ts';
+import {
+  completeClaim,
+  findIdempotencyRecord,
+  type IdempotencySlot,
+  insertClaim,
+  releaseClaim,
+} from './idempotency-repository.ts';
 
 const retentionSeconds = 24 * 60 * 60;
 /** Longer than any function's time-out: a claim older than this belongs to a request that died. */
@@ -33,26 +38,26 @@ export async function withIdempotency(call: IdempotentCall, execute: () => Promi
       { location: 'header', pointer: '/idempotency-key', message: 'is invalid' },
     ]);
   }
-  const itemKey = keys.idempotency(call.scope, sha256(`key:${call.key}`));
+  const slot: IdempotencySlot = { scope: call.scope, keyHash: sha256(`key:${call.key}`) };
   const fingerprint = sha256(`request:${call.request}`);
   const secret = createHash('sha256').update(`response:${call.scope}:${call.key}`).digest();
   const deadline = Date.now() + waitForOtherRequestMs;
 
   for (;;) {
     const claimId = randomUUID();
-    if (await claim(itemKey, fingerprint, claimId)) {
+    if (await claim(slot, fingerprint, claimId)) {
       let response: ApiResponse;
       try {
         response = await execute();
       } catch (error) {
-        await releaseClaim(itemKey, claimId);
+        await releaseClaim(slot, claimId);
         throw error;
       }
-      if (response.status < 500) await completeClaim(itemKey, claimId, encrypt(secret, JSON.stringify(response)));
-      else await releaseClaim(itemKey, claimId);
+      if (response.status < 500) await completeClaim(slot, claimId, encrypt(secret, JSON.stringify(response)));
+      else await releaseClaim(slot, claimId);
       return response;
     }
-    const existing = await findIdempotencyRecord(itemKey);
+    const existing = await findIdempotencyRecord(slot);
     if (existing === undefined) continue; // released meanwhile: claim again
     if (existing.fingerprint !== fingerprint) {
       throw conflict('This Idempotency-Key was already used with a different request', 'idempotency_key_reused');
@@ -68,10 +73,10 @@ export async function withIdempotency(call: IdempotentCall, execute: () => Promi
   }
 }
 
-function claim(itemKey: { pk: string; sk: string }, fingerprint: string, claimId: string): Promise<boolean> {
+function claim(slot: IdempotencySlot, fingerprint: string, claimId: string): Promise<boolean> {
   const now = Date.now();
   return insertClaim(
-    itemKey,
+    slot,
     { fingerprint, claimId, claimedUntil: now + claimLifetimeMs, expiresAt: Math.floor(now / 1000) + retentionSeconds },
     now,
   );
