@@ -1,6 +1,7 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeSettings, findSettings } from '../core/alerts/settings.ts';
+import { findSettings } from '../core/alerts/alert-repository.ts';
+import { describeSettings } from '../core/alerts/settings.ts';
 
 export const handler = httpHandler(async ({ principal }) => ({
   status: 200,

@@ -1,6 +1,7 @@
 import { httpHandler } from '../core/api/http-handler.ts';
 import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeAgent, listAgents } from '../core/agents/agents.ts';
+import { listAgents } from '../core/agents/agent-repository.ts';
+import { describeAgent } from '../core/agents/agents.ts';
 
 export const handler = httpHandler(async ({ principal }) => {
   const now = Date.now();

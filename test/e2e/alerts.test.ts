@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
 import { updateAlert } from '../../functions/core/alerts/alerts.ts';
-import { findDelivery } from '../../functions/core/alerts/deliveries.ts';
+import { findDelivery } from '../../functions/core/alerts/alert-repository.ts';
 import { db } from '../../functions/core/store/dynamo.ts';
 import { getPayload } from '../../functions/core/store/payloads.ts';
 import alertWebhookSchema from '../../schemas/alert-webhook.schema.json' with { type: 'json' };

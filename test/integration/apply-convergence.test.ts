@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { applyTemplate } from '../../functions/core/templates/apply.ts';
 import type { TemplateBundle } from '../../functions/core/templates/bundle.ts';
-import { loadResources } from '../../functions/core/templates/tenant-resources.ts';
+import { loadResources } from '../../functions/core/templates/template-repository.ts';
 import { db } from '../../functions/core/store/dynamo.ts';
 import { newClient, newTenant } from '../support/api.ts';
 import { publish } from '../support/templates.ts';

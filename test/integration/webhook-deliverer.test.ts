@@ -7,7 +7,8 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type DeliveryRecord, findDelivery, finishDelivery, messageText } from '../../functions/core/alerts/deliveries.ts';
+import { type DeliveryRecord, findDelivery } from '../../functions/core/alerts/alert-repository.ts';
+import { finishDelivery, messageText } from '../../functions/core/alerts/deliveries.ts';
 import { webhookConfig } from '../../functions/core/alerts/webhook-config.ts';
 import { db, tableName } from '../../functions/core/store/dynamo.ts';
 import { keys } from '../../functions/core/store/keys.ts';

@@ -34,3 +34,32 @@ test('handlers may import the core, and the core its own modules and the route t
     [],
   );
 });
+
+test('only store/ and the *-repository.ts modules of functions/core/ import the DynamoDB SDK', async () => {
+  expect(await restrictedImports('functions/core/alerts/x.ts', "export { GetCommand } from '@aws-sdk/lib-dynamodb';\n")).toEqual([
+    expect.stringContaining('reaches DynamoDB through store/'),
+  ]);
+  expect(
+    await restrictedImports(
+      'functions/core/reload/x.ts',
+      "export { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';\n",
+    ),
+  ).toEqual([expect.stringContaining('reaches DynamoDB through store/')]);
+  expect(
+    await restrictedImports('functions/core/alerts/alert-repository.ts', "export { GetCommand } from '@aws-sdk/lib-dynamodb';\n"),
+  ).toEqual([]);
+  expect(await restrictedImports('functions/core/store/x.ts', "export { GetCommand } from '@aws-sdk/lib-dynamodb';\n")).toEqual(
+    [],
+  );
+  // The repository exception lifts only the SDK restriction: a repository still may not import a handler.
+  expect(
+    await restrictedImports('functions/core/alerts/alert-repository.ts', "export { handler } from '../../http/get-alert.ts';\n"),
+  ).toEqual([expect.stringContaining('must not import a handler')]);
+  // A domain file breaking both rules hears of both.
+  expect(
+    await restrictedImports(
+      'functions/core/alerts/x.ts',
+      "export { GetCommand } from '@aws-sdk/lib-dynamodb';\nexport { handler } from '../../http/get-alert.ts';\n",
+    ),
+  ).toEqual([expect.stringContaining('reaches DynamoDB through store/'), expect.stringContaining('must not import a handler')]);
+});

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { AgentRecord } from '../../functions/core/agents/agents.ts';
+import type { AgentRecord } from '../../functions/core/agents/agent-repository.ts';
 import { reloadPlan } from '../../functions/core/reload/plan.ts';
 import type { TemplateBundle } from '../../functions/core/templates/bundle.ts';
 import {

@@ -1,21 +1,20 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
 import type { AlertWebhookBody, Block } from '../api/validators/alert-webhook.cjs';
 import type { CreateAlertBody } from '../api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '../api/validators/update-alert.cjs';
 import { badRequest, notFound } from '../errors.ts';
-import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import {
+  type AlertRecord,
+  allocateAlertId,
+  deleteAlertRecord,
+  findAlertRecord,
+  insertAlert,
+  listAlertsPage,
+  updateAlertFields,
+} from './alert-repository.ts';
 
 /** A block of an alert's definition: `generated` is what is sent when a delivery brings no content. */
 type BlockDefinition = CreateAlertBody['content'][number];
-
-export interface AlertRecord extends CreateAlertBody {
-  tenantId: number;
-  alertId: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export const alertNotFound = () => notFound('Alert not found');
 
@@ -46,71 +45,35 @@ export const describeAlert = ({ alertId, nome, channels, content, createdAt, upd
 
 export async function createAlert(tenantId: number, input: CreateAlertBody) {
   checkContentSize(input.content);
-  const [alertId] = (await allocateIds(keys.tenantCounter(tenantId, 'alert'), 1)) as [number];
+  const alertId = await allocateAlertId(tenantId);
   const now = new Date().toISOString();
   const record: AlertRecord = { ...input, tenantId, alertId, createdAt: now, updatedAt: now };
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.alert(tenantId, alertId), ...record } }));
+  await insertAlert(record);
   return describeAlert(record);
 }
 
 export async function findAlert(tenantId: number, alertId: number): Promise<AlertRecord> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.alert(tenantId, alertId), ConsistentRead: true }),
-  );
-  if (!result.Item) throw alertNotFound();
-  return result.Item as AlertRecord;
+  const alert = await findAlertRecord(tenantId, alertId);
+  if (!alert) throw alertNotFound();
+  return alert;
 }
 
 export async function listAlerts(tenantId: number, limit: number, cursor: string | undefined) {
-  const page: Page<AlertRecord> = await queryPage({
-    partition: keys.tenant(tenantId).pk,
-    prefix: keys.alertsPrefix,
-    limit,
-    cursor,
-  });
+  const page = await listAlertsPage(tenantId, limit, cursor);
   return { items: page.items.map(describeAlert), nextCursor: page.nextCursor };
 }
 
 /** Replaces the fields given, in one conditional write; the alert must exist (404 otherwise, also for another tenant's). */
 export async function updateAlert(tenantId: number, alertId: number, change: UpdateAlertBody) {
   checkContentSize(change.content);
-  const fields = (['nome', 'channels', 'content'] as const).filter((field) => change[field] !== undefined);
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':updatedAt': new Date().toISOString() };
-  for (const field of fields) {
-    names[`#${field}`] = field;
-    values[`:${field}`] = change[field];
-  }
-  let updated: AlertRecord | undefined;
-  const written = await writeIf(async () => {
-    const result = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.alert(tenantId, alertId),
-        UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    updated = result.Attributes as AlertRecord;
-  });
-  if (!written || !updated) throw alertNotFound();
+  const updated = await updateAlertFields(tenantId, alertId, change, new Date().toISOString());
+  if (!updated) throw alertNotFound();
   return describeAlert(updated);
 }
 
 /** Deletes the alert; its deliveries stay readable until they expire (30 days). */
 export async function deleteAlert(tenantId: number, alertId: number): Promise<void> {
-  const deleted = await writeIf(() =>
-    db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.alert(tenantId, alertId),
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    ),
-  );
+  const deleted = await deleteAlertRecord(tenantId, alertId);
   if (!deleted) throw alertNotFound();
 }
 

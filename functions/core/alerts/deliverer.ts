@@ -1,8 +1,9 @@
 import { logger } from '../observability/logger.ts';
 import { count } from '../observability/metrics.ts';
 import { postSafely, type PostResult } from '../webhooks/safe-sender.ts';
-import { type Attempt, type DeliveryMessage, deliveryBody, findDelivery, finishDelivery } from './deliveries.ts';
-import { channelProblem, disableWebhook, findSettings, signatureHeader } from './settings.ts';
+import { type Attempt, disableWebhook, findDelivery, findSettings } from './alert-repository.ts';
+import { type DeliveryMessage, deliveryBody, finishDelivery } from './deliveries.ts';
+import { channelProblem, signatureHeader } from './settings.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 export const userAgent = 'Service-Alert-Webhook/1.0';

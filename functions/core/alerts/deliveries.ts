@@ -1,14 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
 import { conflict, notFound, payloadTooLarge } from '../errors.ts';
-import { allocateIds, db, queryPage, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
 import { deletePayload, getPayload, putPayload } from '../store/payloads.ts';
 import { messageBody, sendMessage } from '../store/queues.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
+import {
+  allocateDeliveryId,
+  type Attempt,
+  deleteDeliveryBody,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  findDelivery,
+  findDeliveryBody,
+  findSettings,
+  insertDelivery,
+  insertDeliveryBody,
+  listAlertDeliveriesPage,
+  requeueDelivery,
+  updateDeliveryState,
+} from './alert-repository.ts';
 import { buildPayload, findAlert } from './alerts.ts';
-import { channelProblem, findSettings } from './settings.ts';
+import { channelProblem } from './settings.ts';
 
 /** Spec 8: a webhook body is at most 4 MB. */
 export const maxWebhookBodyBytes = 4 * 1024 * 1024;
@@ -20,35 +32,6 @@ export const maxWebhookBodyBytes = 4 * 1024 * 1024;
  */
 export const inlineMessageBytes = 240 * 1024;
 export const deliveryRetentionDays = 30;
-
-export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
-
-export interface Attempt {
-  at: string;
-  durationMs: number;
-  statusCode?: number;
-  error?: string;
-}
-
-export interface DeliveryRecord {
-  tenantId: number;
-  deliveryId: number;
-  alertId: number;
-  /** Standard Webhooks `webhook-id`: the same for every attempt and redelivery, for receivers to dedupe. */
-  webhookId: string;
-  trigger: 'fire' | 'send';
-  status: DeliveryStatus;
-  bytes: number;
-  /** Set when the body is in the payload bucket. */
-  payloadKey?: string;
-  attempts: Attempt[];
-  /** Attempts made before the current round (a redelivery starts the retry schedule over). */
-  roundStart: number;
-  nextAttemptAt?: string;
-  failureReason?: string;
-  createdAt: string;
-  expiresAt: number;
-}
 
 /** The queue message: which delivery, and its body when small enough to travel along. */
 export interface DeliveryMessage {
@@ -107,14 +90,14 @@ export async function queueDelivery(
   if (bytes > maxWebhookBodyBytes) {
     throw payloadTooLarge(`The webhook body would be ${bytes} bytes; at most ${maxWebhookBodyBytes} are sent`);
   }
-  const [deliveryId] = (await allocateIds(keys.tenantCounter(tenantId, 'delivery'), 1)) as [number];
+  const deliveryId = await allocateDeliveryId(tenantId);
   const now = new Date();
   const expiresAt = Math.floor(now.getTime() / 1000) + deliveryRetentionDays * 86_400;
   // Sized as sent: escaping may make the message several times larger than the body.
   const inline = Buffer.byteLength(messageText({ tenantId, deliveryId, body })) <= inlineMessageBytes;
   const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;
   if (payloadKey) await putPayload(payloadKey, body);
-  else await putBodyItem(tenantId, deliveryId, body, expiresAt);
+  else await insertDeliveryBody(tenantId, deliveryId, body, expiresAt);
   const record: DeliveryRecord = {
     tenantId,
     deliveryId,
@@ -129,17 +112,9 @@ export async function queueDelivery(
     createdAt: now.toISOString(),
     expiresAt,
   };
-  await db().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.delivery(tenantId, deliveryId, alertId), ...record } }),
-  );
+  await insertDelivery(record);
   await enqueue(record, inline ? body : undefined);
   return { id: deliveryId, webhookId: record.webhookId, status: record.status };
-}
-
-async function putBodyItem(tenantId: number, deliveryId: number, body: string, expiresAt: number) {
-  await db().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.deliveryBody(tenantId, deliveryId), body, expiresAt } }),
-  );
 }
 
 /** The queue message's text, exactly as sent. */
@@ -156,13 +131,6 @@ async function enqueue(record: DeliveryRecord, body: string | undefined): Promis
   }
 }
 
-export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.deliveryKey(tenantId, deliveryId), ConsistentRead: true }),
-  );
-  return result.Item as DeliveryRecord | undefined;
-}
-
 export async function getDelivery(tenantId: number, deliveryId: number) {
   const record = await findDelivery(tenantId, deliveryId);
   if (!record) throw deliveryNotFound();
@@ -174,13 +142,7 @@ export async function getDelivery(tenantId: number, deliveryId: number) {
  * deleted (until they expire); 404 only when there is neither the alert nor any delivery of it.
  */
 export async function listAlertDeliveries(tenantId: number, alertId: number, limit: number, cursor: string | undefined) {
-  const page = await queryPage<DeliveryRecord>({
-    index: 'gsi1',
-    partition: keys.alertDeliveriesIndex(tenantId, alertId),
-    limit,
-    cursor,
-    newestFirst: true,
-  });
+  const page = await listAlertDeliveriesPage(tenantId, alertId, limit, cursor);
   if (page.items.length === 0 && cursor === undefined) await findAlert(tenantId, alertId);
   return { items: page.items.map(describeDelivery), nextCursor: page.nextCursor };
 }
@@ -188,10 +150,7 @@ export async function listAlertDeliveries(tenantId: number, alertId: number, lim
 /** The body of a delivery: from its item, or from the payload bucket (undefined once expired). */
 export async function deliveryBody(record: DeliveryRecord): Promise<string | undefined> {
   if (record.payloadKey) return getPayload(record.payloadKey);
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.deliveryBody(record.tenantId, record.deliveryId) }),
-  );
-  return result.Item?.body as string | undefined;
+  return findDeliveryBody(record.tenantId, record.deliveryId);
 }
 
 /** POST /tenant/deliveries/{id}/redeliver: a failed delivery gets a new round of attempts, same webhook-id. */
@@ -203,18 +162,7 @@ export async function redeliver(tenantId: number, deliveryId: number) {
   if (problem) throw conflict(`${problem}: enable it before redelivering`, 'channel_inactive');
   const body = await deliveryBody(record);
   if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
-  const requeued = await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.deliveryKey(tenantId, deliveryId),
-        UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
-        ConditionExpression: '#status = :failed',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': record.attempts.length },
-      }),
-    ),
-  );
+  const requeued = await requeueDelivery(tenantId, deliveryId, record.attempts.length);
   if (!requeued) throw conflict('The delivery was redelivered already');
   const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
   await enqueue(queued, record.payloadKey ? undefined : body);
@@ -235,38 +183,9 @@ export async function finishDelivery(
   reason?: string,
   nextAttemptAt?: string,
 ): Promise<boolean> {
-  const sets = ['#status = :status'];
-  const values: Record<string, unknown> = {
-    ':status': status,
-    ':seenStatus': record.status,
-    ':seenAttempts': record.attempts.length,
-  };
-  if (attempt) {
-    sets.push('attempts = list_append(attempts, :attempt)');
-    values[':attempt'] = [attempt];
-  }
-  if (reason) {
-    sets.push('failureReason = :reason');
-    values[':reason'] = reason;
-  }
-  if (nextAttemptAt) {
-    sets.push('nextAttemptAt = :next');
-    values[':next'] = nextAttemptAt;
-  }
-  const recorded = await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
-        UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
-        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-      }),
-    ),
-  );
+  const recorded = await updateDeliveryState(record, status, attempt, reason, nextAttemptAt);
   if (!recorded || status !== 'delivered') return recorded;
   if (record.payloadKey) await deletePayload(record.payloadKey);
-  else await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(record.tenantId, record.deliveryId) }));
+  else await deleteDeliveryBody(record.tenantId, record.deliveryId);
   return true;
 }

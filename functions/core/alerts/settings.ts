@@ -1,47 +1,21 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { UpdateSettingsBody } from '../api/validators/update-settings.cjs';
 import { badRequest, conflict } from '../errors.ts';
-import { db, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
 import { webhookUrlProblem } from '../webhooks/safe-sender.ts';
+import {
+  findSettings,
+  replaceSettings,
+  type SettingsRecord,
+  type SigningSecret,
+  type WebhookChannel,
+} from './alert-repository.ts';
 import { webhookConfig } from './webhook-config.ts';
-
-interface SigningSecret {
-  secret: string;
-  createdAt: string;
-  /** Set on rotation: the old secret keeps signing (next to the new one) until then. */
-  retiresAt?: string;
-}
-
-export interface WebhookChannel {
-  url: string;
-  enabled: boolean;
-  /** Why deliveries stopped (a 410 from the receiver), until the tenant re-enables the channel. */
-  disabledAt?: string;
-  disabledReason?: string;
-  /** Newest first. */
-  secrets: SigningSecret[];
-}
-
-export interface SettingsRecord {
-  tenantId: number;
-  webhook?: WebhookChannel;
-  updatedAt: string;
-}
 
 /** How long a rotated-out secret keeps signing, so receivers can switch without losing a delivery. */
 export const secretOverlapMs = 24 * 3600 * 1000;
 
 /** `whsec_` + base64 of 32 random bytes, the Standard Webhooks secret format. */
 const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
-export async function findSettings(tenantId: number): Promise<SettingsRecord> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.tenantSettings(tenantId), ConsistentRead: true }),
-  );
-  return (result.Item as SettingsRecord | undefined) ?? { tenantId, updatedAt: '' };
-}
 
 /** What the API shows: never a secret, except `signingSecret` in the answer that created it. */
 export function describeSettings(record: SettingsRecord, newSecret?: string) {
@@ -61,20 +35,6 @@ export function describeSettings(record: SettingsRecord, newSecret?: string) {
   };
 }
 
-/** Writes the record if nobody changed it since `seen` was read; false otherwise. */
-function writeSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.tenantSettings(record.tenantId), ...record },
-        ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': seen.updatedAt },
-      }),
-    ),
-  );
-}
-
 /** Re-reads and retries when the record changed in between (a rotation, a 410 disabling the channel). */
 async function updateSettings(
   tenantId: number,
@@ -83,7 +43,7 @@ async function updateSettings(
   for (let attempt = 0; attempt < 3; attempt++) {
     const current = await findSettings(tenantId);
     const { record, newSecret } = change(current, new Date().toISOString());
-    if (await writeSettings(record, current)) return describeSettings(record, newSecret);
+    if (await replaceSettings(record, current)) return describeSettings(record, newSecret);
   }
   throw conflict('The settings changed while this request ran; retry it');
 }
@@ -144,25 +104,6 @@ export function rotateSigningSecret(tenantId: number) {
     const webhook = { ...current.webhook, secrets: [{ secret, createdAt: now }, ...previous] };
     return { record: { ...current, webhook, updatedAt: now }, newSecret: secret };
   });
-}
-
-/** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
-export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
-  // A failed condition: the URL changed since, and the new channel is left alone.
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.tenantSettings(tenantId),
-        UpdateExpression:
-          'SET webhook.enabled = :false, webhook.disabledAt = :now, webhook.disabledReason = :reason, updatedAt = :now',
-        // Only the channel that answered 410: a URL changed since is left alone.
-        ConditionExpression: 'webhook.#url = :url',
-        ExpressionAttributeNames: { '#url': 'url' },
-        ExpressionAttributeValues: { ':false': false, ':now': new Date().toISOString(), ':reason': reason, ':url': url },
-      }),
-    ),
-  );
 }
 
 /**

@@ -1,9 +1,13 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest, conflict } from '../errors.ts';
-import { db, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
 import type { ApiResponse } from './http-handler.ts';
+import {
+  completeClaim,
+  findIdempotencyRecord,
+  type IdempotencySlot,
+  insertClaim,
+  releaseClaim,
+} from './idempotency-repository.ts';
 
 const retentionSeconds = 24 * 60 * 60;
 /** Longer than any function's time-out: a claim older than this belongs to a request that died. */
@@ -34,26 +38,26 @@ export async function withIdempotency(call: IdempotentCall, execute: () => Promi
       { location: 'header', pointer: '/idempotency-key', message: 'is invalid' },
     ]);
   }
-  const itemKey = keys.idempotency(call.scope, sha256(`key:${call.key}`));
+  const slot: IdempotencySlot = { scope: call.scope, keyHash: sha256(`key:${call.key}`) };
   const fingerprint = sha256(`request:${call.request}`);
   const secret = createHash('sha256').update(`response:${call.scope}:${call.key}`).digest();
   const deadline = Date.now() + waitForOtherRequestMs;
 
   for (;;) {
     const claimId = randomUUID();
-    if (await claim(itemKey, fingerprint, claimId)) {
+    if (await claim(slot, fingerprint, claimId)) {
       let response: ApiResponse;
       try {
         response = await execute();
       } catch (error) {
-        await release(itemKey, claimId);
+        await releaseClaim(slot, claimId);
         throw error;
       }
-      if (response.status < 500) await complete(itemKey, claimId, encrypt(secret, JSON.stringify(response)));
-      else await release(itemKey, claimId);
+      if (response.status < 500) await completeClaim(slot, claimId, encrypt(secret, JSON.stringify(response)));
+      else await releaseClaim(slot, claimId);
       return response;
     }
-    const existing = (await db().send(new GetCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true }))).Item;
+    const existing = await findIdempotencyRecord(slot);
     if (existing === undefined) continue; // released meanwhile: claim again
     if (existing.fingerprint !== fingerprint) {
       throw conflict('This Idempotency-Key was already used with a different request', 'idempotency_key_reused');
@@ -69,54 +73,12 @@ export async function withIdempotency(call: IdempotentCall, execute: () => Promi
   }
 }
 
-async function claim(itemKey: Record<string, string>, fingerprint: string, claimId: string): Promise<boolean> {
+function claim(slot: IdempotencySlot, fingerprint: string, claimId: string): Promise<boolean> {
   const now = Date.now();
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...itemKey,
-          state: 'in_progress',
-          fingerprint,
-          claimId,
-          claimedUntil: now + claimLifetimeMs,
-          expiresAt: Math.floor(now / 1000) + retentionSeconds,
-        },
-        // Free, or held by a request that died, or expired but not yet swept by TTL.
-        ConditionExpression:
-          'attribute_not_exists(pk) OR (#state = :inProgress AND claimedUntil < :now) OR expiresAt < :nowSeconds',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':inProgress': 'in_progress', ':now': now, ':nowSeconds': Math.floor(now / 1000) },
-      }),
-    ),
-  );
-}
-
-async function complete(itemKey: Record<string, string>, claimId: string, response: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: itemKey,
-      UpdateExpression: 'SET #state = :done, #response = :response REMOVE claimedUntil',
-      ConditionExpression: 'claimId = :claimId',
-      ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
-      ExpressionAttributeValues: { ':done': 'done', ':response': response, ':claimId': claimId },
-    }),
-  );
-}
-
-async function release(itemKey: Record<string, string>, claimId: string): Promise<void> {
-  // A claim that is no longer this one (expired and taken over) is not ours to release.
-  await writeIf(() =>
-    db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: itemKey,
-        ConditionExpression: 'claimId = :claimId',
-        ExpressionAttributeValues: { ':claimId': claimId },
-      }),
-    ),
+  return insertClaim(
+    slot,
+    { fingerprint, claimId, claimedUntil: now + claimLifetimeMs, expiresAt: Math.floor(now / 1000) + retentionSeconds },
+    now,
   );
 }
 

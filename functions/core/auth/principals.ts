@@ -1,20 +1,13 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuthScheme } from '../../routes.ts';
 import { unauthorized } from '../errors.ts';
-import { db, tableName } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
-import { hashToken, type TokenKind } from './tokens.ts';
+import { findTokenOwner } from './token-repository.ts';
+import { hashToken } from './tokens.ts';
 
 export type Principal =
   | { kind: 'client'; clientId: number }
   | { kind: 'tenant'; clientId: number; tenantId: number }
   | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
   | { kind: 'anonymous' };
-
-/** The item that makes a token valid: deleting it revokes the token at once. */
-export function tokenItem(token: string, owner: { kind: TokenKind; clientId: number; tenantId?: number; agentId?: number }) {
-  return { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() };
-}
 
 /** The scheme name is case-insensitive (RFC 6750 / RFC 9110); the token is printable ASCII. */
 const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/i;
@@ -28,10 +21,7 @@ export async function authenticate(authorization: string | undefined, schemes: r
   if (schemes.length === 0) return { kind: 'anonymous' };
   const match = authorization === undefined ? null : bearerPattern.exec(authorization.trim());
   if (!match?.[1]) throw unauthorized('Missing bearer token');
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(match[1])), ConsistentRead: true }),
-  );
-  const item = result.Item;
+  const item = await findTokenOwner(hashToken(match[1]));
   const invalid = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
   if (!item || !schemes.includes(item.kind)) throw invalid();
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };

@@ -1,53 +1,13 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { tokenItem } from '../auth/principals.ts';
 import { hashToken, newToken } from '../auth/tokens.ts';
-import { db, nextId, queryAll, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
-
-/** An integrator account. Clients are made by operators (admin CLI), not through the API. */
-export interface ClientRecord {
-  clientId: number;
-  nome: string;
-  tokenHash: string;
-  /** Applied to new tenants created without `templateId` (spec 4.1 step 3). */
-  defaultTemplateId?: number;
-  createdAt: string;
-  updatedAt: string;
-}
+import { allocateClientId, type ClientRecord, findClient, insertClient, replaceClientToken } from './client-repository.ts';
 
 /** Creates a client with a new token (or the given one) and returns the token, shown only here. */
 export async function createClient(nome: string, token = newToken('client')): Promise<{ client: ClientRecord; token: string }> {
-  const clientId = await nextId('client');
+  const clientId = await allocateClientId();
   const now = new Date().toISOString();
   const client: ClientRecord = { clientId, nome, tokenHash: hashToken(token), createdAt: now, updatedAt: now };
-  const written = await transact([
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...client, ...keys.client(clientId), ...keys.clientsIndex(clientId) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(token, { kind: 'client', clientId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-  ]);
-  if (!written) throw new Error('That token is already in use');
+  if (!(await insertClient(client, token))) throw new Error('That token is already in use');
   return { client, token };
-}
-
-export async function findClient(clientId: number): Promise<ClientRecord | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.client(clientId), ConsistentRead: true }));
-  return result.Item as ClientRecord | undefined;
-}
-
-/** Every client, oldest first (an operator's listing; clients are few). */
-export function listClients(): Promise<ClientRecord[]> {
-  return queryAll<ClientRecord>(keys.clientsIndex(0).gsi1pk, '', { index: 'gsi1' });
 }
 
 /**
@@ -58,28 +18,8 @@ export async function rotateClientToken(clientId: number, token = newToken('clie
   for (let attempt = 0; attempt < 3; attempt++) {
     const client = await findClient(clientId);
     if (!client) return undefined;
-    const newHash = hashToken(token);
-    if (newHash === client.tokenHash) return token;
-    const written = await transact([
-      {
-        Update: {
-          TableName: tableName(),
-          Key: keys.client(clientId),
-          UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :now',
-          ConditionExpression: 'tokenHash = :oldHash',
-          ExpressionAttributeValues: { ':newHash': newHash, ':oldHash': client.tokenHash, ':now': new Date().toISOString() },
-        },
-      },
-      { Delete: { TableName: tableName(), Key: keys.token(client.tokenHash) } },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: tokenItem(token, { kind: 'client', clientId }),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    ]);
-    if (written) return token;
+    if (hashToken(token) === client.tokenHash) return token;
+    if (await replaceClientToken(client, token)) return token;
   }
   throw new Error(`Client ${clientId} changed during the rotation; try again`);
 }

@@ -1,21 +1,19 @@
+import { findGroups, findUsers } from '../directory/directory-repository.ts';
 import { groupsByUser, requireGroup } from '../directory/groups.ts';
-import { requireUser, type UserRecord } from '../directory/users.ts';
+import { requireUser } from '../directory/users.ts';
 import { badRequest, type FieldError } from '../errors.ts';
-import { deleteAll, getAll, putAll, queryAll } from '../store/dynamo.ts';
-import { keys, type PermissionSubject } from '../store/keys.ts';
-import { loadResourcesOfType, type StoredOf } from '../templates/tenant-resources.ts';
-import { type DatamartStructure, loadStructure } from './datamarts.ts';
+import type { PermissionSubject } from '../store/keys.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
+import type { StoredOf } from '../templates/tenant-resources.ts';
+import {
+  type DatamartStructure,
+  deletePermissions,
+  listDatamartPermissions,
+  listSubjectPermissions,
+  putPermissions,
+} from './datamart-repository.ts';
+import { loadStructure } from './datamarts.ts';
 import { type EffectivePermission, effectivePermissions, type PermissionRecord } from './effective-permissions.ts';
-
-/** A permission record as stored: spec 2.4's fields plus whose it is and where. */
-export interface StoredPermission extends PermissionRecord {
-  pk: string;
-  sk: string;
-  tenantId: number;
-  datamartId: number;
-  subject: PermissionSubject;
-  subjectId: number;
-}
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -77,36 +75,18 @@ export async function replacePermissions(
     loadResourcesOfType(tenantId, 'table'),
   ]);
   checkPermissions(records, structure, new Map(tables.map((table) => [table.id, table])));
-  const existing = await subjectRecords(tenantId, datamartId, subject, subjectId);
+  const existing = await listDatamartPermissions(tenantId, datamartId, subject, subjectId);
   const kept = new Set(records.map((record) => record.tableId));
-  await putAll(
-    records.map((record) => ({
-      ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
-      tenantId,
-      datamartId,
-      subject,
-      subjectId,
-      tableId: record.tableId,
-      allowed: record.allowed,
-      allow_export: record.allow_export,
-      expires_in: record.expires_in,
-      hidden_columns: [...new Set(record.hidden_columns)],
-      filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
-    })),
-  );
-  await deleteAll(existing.filter((record) => !kept.has(record.tableId)));
+  await putPermissions(tenantId, datamartId, subject, subjectId, records);
+  await deletePermissions(existing.filter((record) => !kept.has(record.tableId)));
   return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
 }
 
 /** DELETE of the same paths: the subject has no record on this datamart any more. Returns its records (none). */
 export async function removePermissions(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
   await Promise.all([loadStructure(tenantId, datamartId), requireSubject(tenantId, subject, subjectId)]);
-  await deleteAll(await subjectRecords(tenantId, datamartId, subject, subjectId));
+  await deletePermissions(await listDatamartPermissions(tenantId, datamartId, subject, subjectId));
   return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
-}
-
-function subjectRecords(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId?: number) {
-  return queryAll<StoredPermission>(keys.datamartPartition(tenantId, datamartId), keys.permissionsPrefix(subject, subjectId));
 }
 
 const recordFields = (record: PermissionRecord) => ({
@@ -124,15 +104,13 @@ const recordFields = (record: PermissionRecord) => ({
 export async function listPermissions(tenantId: number, datamartId: number, subject: PermissionSubject) {
   await loadStructure(tenantId, datamartId);
   const [records, tables] = await Promise.all([
-    subjectRecords(tenantId, datamartId, subject),
+    listDatamartPermissions(tenantId, datamartId, subject),
     loadResourcesOfType(tenantId, 'table'),
   ]);
   const tableNames = new Map(tables.map((table) => [table.id, table.nome]));
   const subjectIds = [...new Set(records.map((record) => record.subjectId))];
   if (subject === 'user') {
-    const users = new Map(
-      (await getAll<UserRecord>(subjectIds.map((userId) => keys.user(tenantId, userId)))).map((user) => [user.userId, user]),
-    );
+    const users = new Map((await findUsers(tenantId, subjectIds)).map((user) => [user.userId, user]));
     return records.flatMap((record) => {
       const user = users.get(record.subjectId);
       return user
@@ -148,12 +126,7 @@ export async function listPermissions(tenantId: number, datamartId: number, subj
         : [];
     });
   }
-  const groups = new Map(
-    (await getAll<{ groupId: number; nome: string }>(subjectIds.map((groupId) => keys.group(tenantId, groupId)))).map((group) => [
-      group.groupId,
-      group,
-    ]),
-  );
+  const groups = new Map((await findGroups(tenantId, subjectIds)).map((group) => [group.groupId, group]));
   return records.flatMap((record) => {
     const group = groups.get(record.subjectId);
     return group
@@ -170,11 +143,6 @@ export async function listPermissions(tenantId: number, datamartId: number, subj
   });
 }
 
-/** A subject's records on every datamart (one index query). */
-function recordsOfSubject(tenantId: number, subject: PermissionSubject, subjectId: number) {
-  return queryAll<StoredPermission>(keys.subjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' });
-}
-
 /**
  * Effective permissions of users per datamart table (DESIGN 7), for GET /tenant/users and
  * …/effective. Reads each user's and each of their groups' records once, on every datamart.
@@ -187,8 +155,8 @@ export async function effectiveAccess(
   const memberships = options.memberships ?? (await groupsByUser(tenantId));
   const groupIds = [...new Set(userIds.flatMap((userId) => (memberships.get(userId) ?? []).map((group) => group.id)))];
   const [userRecords, groupRecords] = await Promise.all([
-    Promise.all(userIds.map((userId) => recordsOfSubject(tenantId, 'user', userId))),
-    Promise.all(groupIds.map((groupId) => recordsOfSubject(tenantId, 'group', groupId))),
+    Promise.all(userIds.map((userId) => listSubjectPermissions(tenantId, 'user', userId))),
+    Promise.all(groupIds.map((groupId) => listSubjectPermissions(tenantId, 'group', groupId))),
   ]);
   const byGroup = new Map(groupIds.map((groupId, index) => [groupId, groupRecords[index] ?? []]));
   const now = options.now ?? new Date();
@@ -227,14 +195,4 @@ async function permissionsOfSubject(tenantId: number, datamartId: number, subjec
   return (await listPermissions(tenantId, datamartId, subject)).filter((record) =>
     'userId' in record ? record.userId === subjectId : record.groupId === subjectId,
   );
-}
-
-/** Deleting a user or a group leaves no record of it behind (owners too, for a user). */
-export async function forgetSubject(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<void> {
-  const records = await recordsOfSubject(tenantId, subject, subjectId);
-  const owned =
-    subject === 'user'
-      ? await queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
-      : [];
-  await deleteAll([...records, ...owned].map(({ pk, sk }) => ({ pk, sk })));
 }

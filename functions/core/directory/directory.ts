@@ -1,8 +1,10 @@
-import { effectiveAccess, forgetSubject } from '../datamarts/permissions.ts';
+import { deleteSubjectRecords } from '../datamarts/datamart-repository.ts';
+import { effectiveAccess } from '../datamarts/permissions.ts';
 import type { EffectivePermission } from '../datamarts/effective-permissions.ts';
 import type { Page } from '../store/dynamo.ts';
 import { deleteGroup, groupsByUser } from './groups.ts';
-import { deleteUser, describeUser, listUsersPage, requireUser } from './users.ts';
+import { listUsersPage } from './directory-repository.ts';
+import { deleteUser, describeUser, requireUser } from './users.ts';
 
 /**
  * A user as GET /tenant/users shows them (spec 4.10): `id, nome, login`, their groups, and their
@@ -44,11 +46,11 @@ export async function describeUserWithAccess(tenantId: number, userId: number): 
 /** Unlinks a user and removes every owner and permission record of theirs. */
 export async function removeUser(tenantId: number, userId: number): Promise<void> {
   await deleteUser(tenantId, userId);
-  await forgetSubject(tenantId, 'user', userId);
+  await deleteSubjectRecords(tenantId, 'user', userId);
 }
 
 /** Removes a group, its memberships and its permission records. */
 export async function removeGroup(tenantId: number, groupId: number): Promise<void> {
   await deleteGroup(tenantId, groupId);
-  await forgetSubject(tenantId, 'group', groupId);
+  await deleteSubjectRecords(tenantId, 'group', groupId);
 }

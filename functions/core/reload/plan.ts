@@ -1,4 +1,4 @@
-import type { AgentRecord } from '../agents/agents.ts';
+import type { AgentRecord } from '../agents/agent-repository.ts';
 import type { ReloadBody } from '../api/validators/reload.cjs';
 import { flowDependencyOrder } from '../templates/bundle.ts';
 import { defaultAgentSlot, type StoredOf } from '../templates/tenant-resources.ts';

@@ -1,11 +1,11 @@
-import { isOnline, listAgents } from '../agents/agents.ts';
+import { isOnline } from '../agents/agents.ts';
+import { type AgentRecord, listAgents } from '../agents/agent-repository.ts';
 import { count } from '../observability/metrics.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import { sendToFifoGroup } from '../store/queues.ts';
 import { flowDependencyOrder } from '../templates/bundle.ts';
-import { loadResourcesOfType } from '../templates/tenant-resources.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
-import type { AgentRecord } from '../agents/agents.ts';
 import type { StoredOf } from '../templates/tenant-resources.ts';
 import type { TenantRecord } from '../tenants/tenant-repository.ts';
 import { agentForConnection, type ReloadItem } from './plan.ts';

@@ -1,7 +1,7 @@
 import { headlineDetail } from '../api/validation.ts';
 import { badRequest, conflict, type FieldError, notFound } from '../errors.ts';
 import type { Page } from '../store/dynamo.ts';
-import { loadResourcesOfType } from '../templates/tenant-resources.ts';
+import { loadResourcesOfType } from '../templates/template-repository.ts';
 import { findTenant, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { findClientTenant, summarize } from '../tenants/tenants.ts';
 import {

@@ -1,4 +1,5 @@
-import { openSession, stillEntitled, type UiFlags } from './sessions.ts';
+import type { UiFlags } from './session-repository.ts';
+import { openSession, stillEntitled } from './sessions.ts';
 import { type TokenProblem, verifyLoginToken } from './login-tokens.ts';
 
 export type LandingProblem = TokenProblem | 'revoked' | 'malformed_ref';

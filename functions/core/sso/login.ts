@@ -1,5 +1,6 @@
 import type { LoginBody } from '../api/validators/login.cjs';
-import { findUserByLogin, userNotFound } from '../directory/users.ts';
+import { findUserByLogin } from '../directory/directory-repository.ts';
+import { userNotFound } from '../directory/users.ts';
 import { apiConfig } from '../config.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
 import { issueLoginToken } from './login-tokens.ts';

@@ -1,26 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { findUser, type UserRecord } from '../directory/users.ts';
-import { db, tableName } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { findUser, type UserRecord } from '../directory/directory-repository.ts';
 import { findTenant, type TenantRecord } from '../tenants/tenant-repository.ts';
+import { findSession, insertSession, type SessionRecord, type UiFlags } from './session-repository.ts';
 
 export const sessionCookieName = 'bi_session';
 export const sessionLifetimeSeconds = 8 * 60 * 60;
-
-/** The UI flags of spec 4.6, carried from the login URL into the session. */
-export interface UiFlags {
-  showMenu?: '0' | '1';
-  showDesksIcon?: '0' | '1';
-}
-
-interface SessionRecord extends UiFlags {
-  tenantId: number;
-  userId: number;
-  /** Epoch seconds, comparable with a user's `revokedBefore`. */
-  createdAt: number;
-  expiresAt: number;
-}
 
 const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
 
@@ -47,7 +31,7 @@ export async function openSession(tenantId: number, userId: number, flags: UiFla
   const sessionId = randomBytes(32).toString('base64url');
   const createdAt = Math.floor(now / 1000);
   const session: SessionRecord = { tenantId, userId, ...flags, createdAt, expiresAt: createdAt + sessionLifetimeSeconds };
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...session, ...keys.session(hashOf(sessionId)) } }));
+  await insertSession(hashOf(sessionId), session);
   return `${sessionCookieName}=${sessionId}; Path=/; Max-Age=${sessionLifetimeSeconds}; HttpOnly; Secure; SameSite=None; Partitioned`;
 }
 
@@ -58,10 +42,7 @@ export async function readSession(cookies: readonly string[], host: string, now 
     .find(([name]) => name?.trim() === sessionCookieName)?.[1]
     ?.trim();
   if (!sessionId) return undefined;
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.session(hashOf(sessionId)), ConsistentRead: true }),
-  );
-  const session = result.Item as SessionRecord | undefined;
+  const session = await findSession(hashOf(sessionId));
   // TTL deletion lags by up to days: expiry is checked here too.
   if (!session || session.expiresAt <= Math.floor(now / 1000)) return undefined;
   const entitled = await stillEntitled(session.tenantId, session.userId, session.createdAt);

@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { nextId } from '../store/dynamo.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
+  allocateTemplateId,
   findTemplate,
   insertNextVersion,
   insertTemplate,
@@ -30,7 +30,7 @@ const published = (template: TemplateRecord) => ({
 /** POST /tenants/templates: a new template, version 1. */
 export async function publishTemplate(clientId: number, bundle: TemplateBundle) {
   assertPublishable(bundle);
-  return published(await insertTemplate(clientId, await nextId('template'), bundle));
+  return published(await insertTemplate(clientId, await allocateTemplateId(), bundle));
 }
 
 /** PUT /tenants/templates/{id}: the template's next version. */

@@ -1,9 +1,10 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { payloadTooLarge } from '../errors.ts';
-import { db, queryAll, tableName, transact } from '../store/dynamo.ts';
+import { allocateIds, db, nextId, putAll, queryAll, tableName, transact, writeIf } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
+import type { IdCounter, ResourceType, StoredOf, StoredResource } from './tenant-resources.ts';
 
 /** A client's template: its name and latest version. Each version's bundle is an item of its own. */
 export interface TemplateRecord {
@@ -57,6 +58,8 @@ function versionItem(clientId: number, templateId: number, version: number, bund
     bundle: encodeBundle(bundle),
   };
 }
+
+export const allocateTemplateId = () => nextId('template');
 
 /** Version 1 of a new template, with its record, in one transaction. */
 export async function insertTemplate(clientId: number, templateId: number, bundle: TemplateBundle): Promise<TemplateRecord> {
@@ -159,5 +162,138 @@ export async function storeDefaultTemplate(clientId: number, templateId: number 
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
     }),
+  );
+}
+
+/** A tenant's template apply in progress or last finished: its lock, and what it left pending. */
+export interface ApplyJournal {
+  state: 'in_progress' | 'done';
+  lockId: string;
+  lockedUntil: number;
+  templateId: number;
+  version: number;
+  /**
+   * Tables created or rebuilt whose reload plan has not been handed to the tenant yet: by an
+   * apply that failed half-way, or by the apply on creation (whose answer is the tenant, not a
+   * plan). The next apply's plan covers them.
+   */
+  pendingTables: string[];
+}
+
+export async function findApplyJournal(tenantId: number): Promise<ApplyJournal | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.applyJournal(tenantId), ConsistentRead: true }),
+  );
+  return result.Item as ApplyJournal | undefined;
+}
+
+/**
+ * Writes a new journal (taking the apply lock) if the one read before, `previous`, is still
+ * there unchanged (or, without one, if there is still none); `false` when another apply took it.
+ */
+export function replaceApplyJournal(
+  tenantId: number,
+  journal: ApplyJournal,
+  previous: ApplyJournal | undefined,
+): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.applyJournal(tenantId), ...journal },
+        ConditionExpression: previous ? 'lockId = :previousLock' : 'attribute_not_exists(pk)',
+        ExpressionAttributeValues: previous ? { ':previousLock': previous.lockId } : undefined,
+      }),
+    ),
+  );
+}
+
+/** Sets the tables the apply holding `lockId` leaves pending. */
+export async function recordPendingTables(tenantId: number, lockId: string, pendingTables: string[]): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.applyJournal(tenantId),
+      UpdateExpression: 'SET pendingTables = :pending',
+      ConditionExpression: 'lockId = :lockId',
+      ExpressionAttributeValues: { ':pending': pendingTables, ':lockId': lockId },
+    }),
+  );
+}
+
+/**
+ * The tenant records the version it now has, and the journal of the apply holding `lockId`
+ * closes (keeping `stillPending`), together; `false` when the tenant is gone or deleted.
+ */
+export function finishApplyJournal(
+  tenantId: number,
+  lockId: string,
+  { templateId, version }: { templateId: number; version: number },
+  stillPending: string[],
+): Promise<boolean> {
+  return transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.tenant(tenantId),
+        UpdateExpression: 'SET appliedTemplate = :applied',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletedAt)',
+        ExpressionAttributeValues: { ':applied': { templateId, version, appliedAt: new Date().toISOString() } },
+      },
+    },
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.applyJournal(tenantId),
+        UpdateExpression: 'SET #state = :done, pendingTables = :pending, lockedUntil = :zero',
+        ConditionExpression: 'lockId = :lockId',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':done': 'done', ':pending': stillPending, ':zero': 0, ':lockId': lockId },
+      },
+    },
+  ]);
+}
+
+/** Lets the next apply start at once, if the apply holding `lockId` still holds the lock (the journal stays in progress). */
+export async function releaseApplyLock(tenantId: number, lockId: string): Promise<void> {
+  // Another apply holding the lock now is left alone.
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.applyJournal(tenantId),
+        UpdateExpression: 'SET lockedUntil = :zero',
+        ConditionExpression: 'lockId = :lockId',
+        ExpressionAttributeValues: { ':zero': 0, ':lockId': lockId },
+      }),
+    ),
+  );
+}
+
+/** New ids for the tenant's resources, as many of each counter as `needs` says (one round trip per counter, in parallel). */
+export async function allocateResourceIds(
+  tenantId: number,
+  needs: Record<IdCounter, number>,
+): Promise<Record<IdCounter, number[]>> {
+  const entries = await Promise.all(
+    (Object.entries(needs) as [IdCounter, number][]).map(
+      async ([counter, count]) => [counter, await allocateIds(keys.tenantCounter(tenantId, counter), count)] as const,
+    ),
+  );
+  return Object.fromEntries(entries) as Record<IdCounter, number[]>;
+}
+
+/** The resources templates put in the tenant. */
+export function loadResources(tenantId: number): Promise<StoredResource[]> {
+  return queryAll<StoredResource>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix());
+}
+
+export function loadResourcesOfType<T extends ResourceType>(tenantId: number, type: T): Promise<StoredOf<T>[]> {
+  return queryAll<StoredOf<T>>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix(type));
+}
+
+export function writeResources(resources: readonly StoredResource[]): Promise<void> {
+  return putAll(
+    resources.map((resource) => ({ ...resource, ...keys.tenantResource(resource.tenantId, resource.type, resource.id) })),
   );
 }

@@ -4,8 +4,6 @@
  * from the bundle is removed.
  */
 import type { Column, Connection, Widget } from '../api/validators/template-bundle.cjs';
-import { putAll, queryAll } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
 
 export const resourceTypes = ['desk', 'table', 'connection', 'flow', 'application', 'dashboard'] as const;
@@ -39,20 +37,6 @@ export type StoredResource =
 export type StoredOf<T extends ResourceType> = Extract<StoredResource, { type: T }>;
 
 export const defaultAgentSlot = 'default';
-
-export function loadResources(tenantId: number): Promise<StoredResource[]> {
-  return queryAll<StoredResource>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix());
-}
-
-export function loadResourcesOfType<T extends ResourceType>(tenantId: number, type: T): Promise<StoredOf<T>[]> {
-  return queryAll<StoredOf<T>>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix(type));
-}
-
-export function writeResources(resources: readonly StoredResource[]): Promise<void> {
-  return putAll(
-    resources.map((resource) => ({ ...resource, ...keys.tenantResource(resource.tenantId, resource.type, resource.id) })),
-  );
-}
 
 /** Current resources by type and key. */
 function indexByKey(current: readonly StoredResource[]) {

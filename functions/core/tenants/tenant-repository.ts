@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { defaultAgentItems, listAgents } from '../agents/agents.ts';
+import { defaultAgentItems, listAgents } from '../agents/agent-repository.ts';
 import type { VariableValue } from '../api/validators/create-tenant.cjs';
-import { tokenItem } from '../auth/principals.ts';
+import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
 import { hashToken } from '../auth/tokens.ts';
-import { db, getAll, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
+import { db, getAll, nextId, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
 import { keys } from '../store/keys.ts';
 import { conflict, notFound } from '../errors.ts';
 import type { SchedulingGranularity } from '../schedules/schedule-file.ts';
@@ -40,6 +40,8 @@ const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
   ...keys.clientTenantsIndex(tenant.clientId, tenant.tenantId),
 });
 
+export const allocateTenantId = () => nextId('tenant');
+
 /** Writes the tenant, its token and its default agent together: none exists without the others. */
 export async function insertTenant(tenant: TenantRecord, token: string): Promise<void> {
   const written = await transact([
@@ -51,13 +53,7 @@ export async function insertTenant(tenant: TenantRecord, token: string): Promise
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
   ]);
   if (!written) throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
 }
@@ -90,9 +86,7 @@ const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientI
  * well under DynamoDB's 100 items). `false` when the tenant changed since it was read.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
-  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => ({
-    Delete: { TableName: tableName(), Key: keys.token(agent.tokenHash) },
-  }));
+  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => revokeTokenWrite(agent.tokenHash));
   return transact([
     ...agentTokens,
     {
@@ -105,7 +99,7 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
       },
     },
     // Unconditional: the tenant's tokenHash condition above already pins which token this is.
-    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
+    revokeTokenWrite(tenant.tokenHash),
     {
       Put: {
         TableName: tableName(),
@@ -135,14 +129,8 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':newHash': hashToken(newToken), ':updatedAt': updatedAt },
       },
     },
-    { Delete: { TableName: tableName(), Key: keys.token(tenant.tokenHash) } },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: tokenItem(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    revokeTokenWrite(tenant.tokenHash),
+    newTokenWrite(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
   ]);
 }
 

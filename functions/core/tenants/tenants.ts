@@ -1,21 +1,21 @@
 import { logger } from '../observability/logger.ts';
 import type { CreateTenantBody, VariableValue } from '../api/validators/create-tenant.cjs';
 import { hashToken, newToken } from '../auth/tokens.ts';
-import { findClient } from '../clients/clients.ts';
+import { findClient } from '../clients/client-repository.ts';
 import { applyTemplate } from '../templates/apply.ts';
 import { apiConfig } from '../config.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { nextId, type Page } from '../store/dynamo.ts';
-import { templateExists } from '../templates/template-repository.ts';
-import { loadResources } from '../templates/tenant-resources.ts';
+import type { Page } from '../store/dynamo.ts';
+import { loadResources, templateExists } from '../templates/template-repository.ts';
 import {
+  allocateTenantId,
   findTenant,
   insertTenant,
   listClientTenants,
   replaceTenantToken,
   softDeleteTenant,
-  type TenantRecord,
   tenantNotFound,
+  type TenantRecord,
   updateTenantActive,
 } from './tenant-repository.ts';
 
@@ -87,7 +87,7 @@ export async function createTenant(clientId: number, input: CreateTenantBody): P
   if (input.templateId !== undefined && !(await templateExists(clientId, input.templateId))) {
     throw notFound('Template not found');
   }
-  const tenantId = await nextId('tenant');
+  const tenantId = await allocateTenantId();
   const now = new Date().toISOString();
   const token = newToken('tenant');
   const tenant: TenantRecord = {

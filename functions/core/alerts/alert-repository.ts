@@ -1,0 +1,286 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CreateAlertBody } from '../api/validators/create-alert.cjs';
+import type { UpdateAlertBody } from '../api/validators/update-alert.cjs';
+import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+
+// Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
+
+export interface AlertRecord extends CreateAlertBody {
+  tenantId: number;
+  alertId: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export async function allocateAlertId(tenantId: number): Promise<number> {
+  const [alertId] = (await allocateIds(keys.tenantCounter(tenantId, 'alert'), 1)) as [number];
+  return alertId;
+}
+
+export async function insertAlert(record: AlertRecord): Promise<void> {
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.alert(record.tenantId, record.alertId), ...record } }),
+  );
+}
+
+export async function findAlertRecord(tenantId: number, alertId: number): Promise<AlertRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.alert(tenantId, alertId), ConsistentRead: true }),
+  );
+  return result.Item as AlertRecord | undefined;
+}
+
+export function listAlertsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<AlertRecord>> {
+  return queryPage<AlertRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.alertsPrefix, limit, cursor });
+}
+
+/** Replaces the fields given, in one conditional write; the alert as written, or `undefined` when it does not exist. */
+export async function updateAlertFields(
+  tenantId: number,
+  alertId: number,
+  change: UpdateAlertBody,
+  updatedAt: string,
+): Promise<AlertRecord | undefined> {
+  const fields = (['nome', 'channels', 'content'] as const).filter((field) => change[field] !== undefined);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':updatedAt': updatedAt };
+  for (const field of fields) {
+    names[`#${field}`] = field;
+    values[`:${field}`] = change[field];
+  }
+  let updated: AlertRecord | undefined;
+  const written = await writeIf(async () => {
+    const result = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.alert(tenantId, alertId),
+        UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    updated = result.Attributes as AlertRecord;
+  });
+  return written ? updated : undefined;
+}
+
+/** `false` when there was no such alert. */
+export function deleteAlertRecord(tenantId: number, alertId: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.alert(tenantId, alertId),
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    ),
+  );
+}
+
+export interface SigningSecret {
+  secret: string;
+  createdAt: string;
+  /** Set on rotation: the old secret keeps signing (next to the new one) until then. */
+  retiresAt?: string;
+}
+
+export interface WebhookChannel {
+  url: string;
+  enabled: boolean;
+  /** Why deliveries stopped (a 410 from the receiver), until the tenant re-enables the channel. */
+  disabledAt?: string;
+  disabledReason?: string;
+  /** Newest first. */
+  secrets: SigningSecret[];
+}
+
+export interface SettingsRecord {
+  tenantId: number;
+  webhook?: WebhookChannel;
+  updatedAt: string;
+}
+
+/** The tenant's settings; a tenant that never set any has none (and an empty `updatedAt`). */
+export async function findSettings(tenantId: number): Promise<SettingsRecord> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.tenantSettings(tenantId), ConsistentRead: true }),
+  );
+  return (result.Item as SettingsRecord | undefined) ?? { tenantId, updatedAt: '' };
+}
+
+/** Writes the record if nobody changed it since `seen` was read; false otherwise. */
+export function replaceSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.tenantSettings(record.tenantId), ...record },
+        ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
+        ExpressionAttributeValues: { ':seen': seen.updatedAt },
+      }),
+    ),
+  );
+}
+
+/** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
+export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
+  // A failed condition: the URL changed since, and the new channel is left alone.
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tenantSettings(tenantId),
+        UpdateExpression:
+          'SET webhook.enabled = :false, webhook.disabledAt = :now, webhook.disabledReason = :reason, updatedAt = :now',
+        // Only the channel that answered 410: a URL changed since is left alone.
+        ConditionExpression: 'webhook.#url = :url',
+        ExpressionAttributeNames: { '#url': 'url' },
+        ExpressionAttributeValues: { ':false': false, ':now': new Date().toISOString(), ':reason': reason, ':url': url },
+      }),
+    ),
+  );
+}
+
+export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
+
+export interface Attempt {
+  at: string;
+  durationMs: number;
+  statusCode?: number;
+  error?: string;
+}
+
+export interface DeliveryRecord {
+  tenantId: number;
+  deliveryId: number;
+  alertId: number;
+  /** Standard Webhooks `webhook-id`: the same for every attempt and redelivery, for receivers to dedupe. */
+  webhookId: string;
+  trigger: 'fire' | 'send';
+  status: DeliveryStatus;
+  bytes: number;
+  /** Set when the body is in the payload bucket. */
+  payloadKey?: string;
+  attempts: Attempt[];
+  /** Attempts made before the current round (a redelivery starts the retry schedule over). */
+  roundStart: number;
+  nextAttemptAt?: string;
+  failureReason?: string;
+  createdAt: string;
+  expiresAt: number;
+}
+
+export async function allocateDeliveryId(tenantId: number): Promise<number> {
+  const [deliveryId] = (await allocateIds(keys.tenantCounter(tenantId, 'delivery'), 1)) as [number];
+  return deliveryId;
+}
+
+export async function insertDelivery(record: DeliveryRecord): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
+    }),
+  );
+}
+
+export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.deliveryKey(tenantId, deliveryId), ConsistentRead: true }),
+  );
+  return result.Item as DeliveryRecord | undefined;
+}
+
+/** A page of the deliveries of one alert, newest first. */
+export function listAlertDeliveriesPage(
+  tenantId: number,
+  alertId: number,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<DeliveryRecord>> {
+  return queryPage<DeliveryRecord>({
+    index: 'gsi1',
+    partition: keys.alertDeliveriesIndex(tenantId, alertId),
+    limit,
+    cursor,
+    newestFirst: true,
+  });
+}
+
+/** A delivery's body kept in an item of its own (the small ones), expiring with the delivery. */
+export async function insertDeliveryBody(tenantId: number, deliveryId: number, body: string, expiresAt: number) {
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.deliveryBody(tenantId, deliveryId), body, expiresAt } }),
+  );
+}
+
+export async function findDeliveryBody(tenantId: number, deliveryId: number): Promise<string | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
+  return result.Item?.body as string | undefined;
+}
+
+export async function deleteDeliveryBody(tenantId: number, deliveryId: number): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
+}
+
+/** Puts a failed delivery back to `queued`, its new round starting at attempt `roundStart`; `false` when it is not failed. */
+export function requeueDelivery(tenantId: number, deliveryId: number, roundStart: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(tenantId, deliveryId),
+        UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
+        ConditionExpression: '#status = :failed',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': roundStart },
+      }),
+    ),
+  );
+}
+
+/**
+ * Appends an attempt (if any) and sets the delivery's new state, if the delivery still exists
+ * with the status and the number of attempts `record` has; `false` otherwise.
+ */
+export function updateDeliveryState(
+  record: DeliveryRecord,
+  status: DeliveryStatus,
+  attempt: Attempt | undefined,
+  reason: string | undefined,
+  nextAttemptAt: string | undefined,
+): Promise<boolean> {
+  const sets = ['#status = :status'];
+  const values: Record<string, unknown> = {
+    ':status': status,
+    ':seenStatus': record.status,
+    ':seenAttempts': record.attempts.length,
+  };
+  if (attempt) {
+    sets.push('attempts = list_append(attempts, :attempt)');
+    values[':attempt'] = [attempt];
+  }
+  if (reason) {
+    sets.push('failureReason = :reason');
+    values[':reason'] = reason;
+  }
+  if (nextAttemptAt) {
+    sets.push('nextAttemptAt = :next');
+    values[':next'] = nextAttemptAt;
+  }
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
+        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}

@@ -1,0 +1,32 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import { hashToken } from './tokens.ts';
+
+/** Who a token belongs to. */
+export type TokenOwner =
+  | { kind: 'client'; clientId: number }
+  | { kind: 'tenant'; clientId: number; tenantId: number }
+  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number };
+
+/** The item that makes a token valid, by the token's SHA-256: deleting it revokes the token at once. */
+export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
+  return result.Item as TokenOwner | undefined;
+}
+
+/** For a caller's transaction: makes a new token valid (and fails if it is already in use). */
+export function newTokenWrite(token: string, owner: TokenOwner) {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/** For a caller's transaction: revokes the token of this hash. */
+export function revokeTokenWrite(tokenHash: string) {
+  return { Delete: { TableName: tableName(), Key: keys.token(tokenHash) } };
+}

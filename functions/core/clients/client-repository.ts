@@ -1,0 +1,63 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
+import { hashToken } from '../auth/tokens.ts';
+import { db, nextId, queryAll, tableName, transact } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+
+/** An integrator account. Clients are made by operators (admin CLI), not through the API. */
+export interface ClientRecord {
+  clientId: number;
+  nome: string;
+  tokenHash: string;
+  /** Applied to new tenants created without `templateId` (spec 4.1 step 3). */
+  defaultTemplateId?: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const allocateClientId = () => nextId('client');
+
+/** Writes the client and its token together; `false` when either already exists. */
+export function insertClient(client: ClientRecord, token: string): Promise<boolean> {
+  return transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...client, ...keys.client(client.clientId), ...keys.clientsIndex(client.clientId) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    newTokenWrite(token, { kind: 'client', clientId: client.clientId }),
+  ]);
+}
+
+export async function findClient(clientId: number): Promise<ClientRecord | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.client(clientId), ConsistentRead: true }));
+  return result.Item as ClientRecord | undefined;
+}
+
+/** Every client, oldest first (an operator's listing; clients are few). */
+export function listClients(): Promise<ClientRecord[]> {
+  return queryAll<ClientRecord>(keys.clientsIndex(0).gsi1pk, '', { index: 'gsi1' });
+}
+
+/** Gives the client the token `token` and revokes its old one, together; `false` when its token changed since it was read. */
+export function replaceClientToken(client: ClientRecord, token: string): Promise<boolean> {
+  return transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.client(client.clientId),
+        UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :now',
+        ConditionExpression: 'tokenHash = :oldHash',
+        ExpressionAttributeValues: {
+          ':newHash': hashToken(token),
+          ':oldHash': client.tokenHash,
+          ':now': new Date().toISOString(),
+        },
+      },
+    },
+    revokeTokenWrite(client.tokenHash),
+    newTokenWrite(token, { kind: 'client', clientId: client.clientId }),
+  ]);
+}

@@ -1,0 +1,212 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { allocateIds, db, deleteAll, getAll, type Page, queryAll, queryPage, tableName, transact } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+
+/** A user of the BI, linked to one tenant. `login` is what the tenant backend knows them by. */
+export interface UserRecord {
+  userId: number;
+  tenantId: number;
+  login: string;
+  nome: string;
+  email?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Login tokens issued and sessions opened before this instant (epoch seconds) are void. */
+  revokedBefore?: number;
+}
+
+export interface GroupRecord {
+  groupId: number;
+  tenantId: number;
+  nome: string;
+  createdAt: string;
+}
+
+export interface MembershipRecord {
+  tenantId: number;
+  groupId: number;
+  userId: number;
+}
+
+export async function allocateUserId(tenantId: number): Promise<number> {
+  const [userId] = (await allocateIds(keys.tenantCounter(tenantId, 'user'), 1)) as [number];
+  return userId;
+}
+
+/** The item that makes a login unique in its tenant and points at its user. */
+const loginClaim = (tenantId: number, login: string, userId: number) => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...keys.userLogin(tenantId, login), userId },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+/** Writes the user and claims its login, together; `false` when the login is taken. */
+export function insertUser(user: UserRecord): Promise<boolean> {
+  return transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...user, ...keys.user(user.tenantId, user.userId) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    loginClaim(user.tenantId, user.login, user.userId),
+  ]);
+}
+
+export async function findUser(tenantId: number, userId: number): Promise<UserRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.user(tenantId, userId), ConsistentRead: true }),
+  );
+  return result.Item as UserRecord | undefined;
+}
+
+/** Several users of the tenant by id (batch reads); missing ones are left out. */
+export function findUsers(tenantId: number, userIds: readonly number[]): Promise<UserRecord[]> {
+  return getAll<UserRecord>(userIds.map((userId) => keys.user(tenantId, userId)));
+}
+
+/** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare case-insensitively. */
+export async function findUserByLogin(tenantId: number, login: string): Promise<UserRecord | undefined> {
+  const entry = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.userLogin(tenantId, login), ConsistentRead: true }),
+  );
+  return entry.Item ? findUser(tenantId, entry.Item.userId as number) : undefined;
+}
+
+/**
+ * Replaces `user` with `next` if it did not change since it was read; a new login (not only a new
+ * case of it) moves its uniqueness claim in the same transaction. Says whether it was written and
+ * whether the login moved.
+ */
+export async function replaceUser(user: UserRecord, next: UserRecord): Promise<{ written: boolean; loginMoved: boolean }> {
+  const { tenantId, userId } = user;
+  const loginMoved = keys.userLogin(tenantId, next.login).sk !== keys.userLogin(tenantId, user.login).sk;
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...next, ...keys.user(tenantId, userId) },
+        ConditionExpression: 'updatedAt = :seen',
+        ExpressionAttributeValues: { ':seen': user.updatedAt },
+      },
+    },
+    ...(loginMoved
+      ? [
+          { Delete: { TableName: tableName(), Key: keys.userLogin(tenantId, user.login) } },
+          loginClaim(tenantId, next.login, userId),
+        ]
+      : []),
+  ]);
+  return { written, loginMoved };
+}
+
+/** Deletes the user and its login together; `false` when the user is gone already. */
+export function deleteUserAndLogin(user: UserRecord): Promise<boolean> {
+  return transact([
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.user(user.tenantId, user.userId),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    { Delete: { TableName: tableName(), Key: keys.userLogin(user.tenantId, user.login) } },
+  ]);
+}
+
+/** Sweeps the memberships of a user (through the index of memberships by user). */
+export async function deleteUserMemberships(tenantId: number, userId: number): Promise<void> {
+  const memberships = await queryAll<{ pk: string; sk: string }>(keys.userMembershipsIndex(tenantId, userId), '', {
+    index: 'gsi1',
+    projection: 'pk, sk',
+  });
+  await deleteAll(memberships);
+}
+
+/** Sets the user's `revokedBefore`; the user must exist. */
+export async function setRevokedBefore(tenantId: number, userId: number, revokedBefore: number): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.user(tenantId, userId),
+      UpdateExpression: 'SET revokedBefore = :revokedBefore',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':revokedBefore': revokedBefore },
+    }),
+  );
+}
+
+export function listUsersPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<UserRecord>> {
+  return queryPage<UserRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.usersPrefix, limit, cursor });
+}
+
+export async function allocateGroupId(tenantId: number): Promise<number> {
+  const [groupId] = (await allocateIds(keys.tenantCounter(tenantId, 'group'), 1)) as [number];
+  return groupId;
+}
+
+export async function insertGroup(group: GroupRecord): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...group, ...keys.group(group.tenantId, group.groupId) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+export async function findGroup(tenantId: number, groupId: number): Promise<GroupRecord | undefined> {
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.group(tenantId, groupId), ConsistentRead: true }),
+  );
+  return result.Item as GroupRecord | undefined;
+}
+
+/** Several groups of the tenant by id (batch reads); missing ones are left out. */
+export function findGroups(tenantId: number, groupIds: readonly number[]): Promise<GroupRecord[]> {
+  return getAll<GroupRecord>(groupIds.map((groupId) => keys.group(tenantId, groupId)));
+}
+
+export function listGroups(tenantId: number): Promise<GroupRecord[]> {
+  return queryAll<GroupRecord>(keys.tenant(tenantId).pk, keys.groupsPrefix);
+}
+
+/** Every membership of the tenant (one query, however many groups). */
+export function listMemberships(tenantId: number): Promise<MembershipRecord[]> {
+  return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix());
+}
+
+/** Writes the membership if the user and the group both still exist; `false` otherwise. */
+export function insertMembership(tenantId: number, groupId: number, userId: number): Promise<boolean> {
+  return transact([
+    { ConditionCheck: { TableName: tableName(), Key: keys.user(tenantId, userId), ConditionExpression: 'attribute_exists(pk)' } },
+    {
+      ConditionCheck: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
+    },
+    { Put: { TableName: tableName(), Item: { ...keys.membership(tenantId, groupId, userId), tenantId, groupId, userId } } },
+  ]);
+}
+
+export async function deleteMembership(tenantId: number, groupId: number, userId: number): Promise<void> {
+  const { pk, sk } = keys.membership(tenantId, groupId, userId);
+  await transact([{ Delete: { TableName: tableName(), Key: { pk, sk } } }]);
+}
+
+/** Deletes the group's record; `false` when it is gone already. */
+export function deleteGroupRecord(tenantId: number, groupId: number): Promise<boolean> {
+  return transact([
+    { Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' } },
+  ]);
+}
+
+/** Sweeps the memberships of a group. */
+export async function deleteGroupMemberships(tenantId: number, groupId: number): Promise<void> {
+  await deleteAll(
+    await queryAll<{ pk: string; sk: string }>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId), {
+      projection: 'pk, sk',
+    }),
+  );
+}

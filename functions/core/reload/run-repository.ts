@@ -1,0 +1,135 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ReportRunBody } from '../api/validators/report-run.cjs';
+import { allocateIds, db, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
+import { keys } from '../store/keys.ts';
+import type { TenantRecord } from '../tenants/tenant-repository.ts';
+
+/** `dispatched` until the agent reports the others. */
+export type RunStatus = 'dispatched' | ReportRunBody['status'];
+
+/** One load handed to an agent: created `dispatched` by the reload worker, then reported by the agent. */
+export interface RunRecord {
+  runId: number;
+  tenantId: number;
+  agentId: number;
+  flowId: number;
+  context: string;
+  variables: TenantRecord['developmentVariables'];
+  batchId: string;
+  status: RunStatus;
+  message?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** How long the record that a queued load was already turned into a run is kept. */
+const recordedLoadRetentionSeconds = 7 * 24 * 60 * 60;
+
+/** Whether the queued load of this deduplication id was already turned into a run. */
+export async function loadRecorded(tenantId: number, deduplicationId: string): Promise<boolean> {
+  const seen = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.recordedLoad(tenantId, deduplicationId), ConsistentRead: true }),
+  );
+  return seen.Item !== undefined;
+}
+
+export async function allocateRunId(tenantId: number): Promise<number> {
+  const [runId] = (await allocateIds(keys.tenantCounter(tenantId, 'run'), 1)) as [number];
+  return runId;
+}
+
+/**
+ * Writes the run on its agent's pending list and marks its load as recorded, together; `false`
+ * when the load was recorded already.
+ */
+export function insertRun(run: RunRecord, deduplicationId: string): Promise<boolean> {
+  return transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.recordedLoad(run.tenantId, deduplicationId),
+          runId: run.runId,
+          expiresAt: Math.floor(Date.now() / 1000) + recordedLoadRetentionSeconds,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...run,
+          ...keys.run(run.tenantId, run.runId),
+          ...keys.agentPendingRunsIndex(run.tenantId, run.agentId, run.runId),
+        },
+      },
+    },
+  ]);
+}
+
+/** The runs dispatched to an agent and not yet taken, oldest first. */
+export async function pendingRuns(tenantId: number, agentId: number, limit = 50): Promise<RunRecord[]> {
+  const result = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pending',
+      ExpressionAttributeValues: { ':pending': keys.agentPendingRunsIndex(tenantId, agentId, 0).gsi1pk },
+      Limit: limit,
+    }),
+  );
+  return (result.Items ?? []) as RunRecord[];
+}
+
+/**
+ * Records the agent's report on a run that is its own and not finished, and takes the run off the
+ * agent's pending list. Otherwise changes nothing and answers what the run was (agent and status),
+ * or `undefined` when there is no such run.
+ */
+export async function updateRunStatus(
+  tenantId: number,
+  agentId: number,
+  runId: number,
+  report: ReportRunBody,
+): Promise<{ updated: RunRecord } | { refused: { agentId: number; status: string | undefined } | undefined }> {
+  try {
+    const result = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.run(tenantId, runId),
+        UpdateExpression: `SET #status = :status, updatedAt = :now${report.message === undefined ? '' : ', message = :message'} REMOVE gsi1pk, gsi1sk`,
+        ConditionExpression: 'attribute_exists(pk) AND agentId = :agentId AND NOT #status IN (:succeeded, :failed)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': report.status,
+          ':now': new Date().toISOString(),
+          ':agentId': agentId,
+          ':succeeded': 'succeeded',
+          ':failed': 'failed',
+          ...(report.message === undefined ? {} : { ':message': report.message }),
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { updated: result.Attributes as RunRecord };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The old item comes back in DynamoDB's attribute-value form, not as a document.
+    const before = error.Item as { agentId?: { N?: string }; status?: { S?: string } } | undefined;
+    return { refused: before && { agentId: Number(before.agentId?.N), status: before.status?.S } };
+  }
+}
+
+/** The tenant's runs, newest first. */
+export function listRunsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<RunRecord>> {
+  return queryPage<RunRecord>({
+    partition: keys.tenant(tenantId).pk,
+    prefix: keys.runsPrefix,
+    limit,
+    cursor,
+    newestFirst: true,
+  });
+}
