@@ -3,14 +3,17 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-/** What functions/core/ must not import: it is imported by the handlers, the twin and the stack. */
+/**
+ * What functions/core/ must not import: it is imported by the handlers, the twin and the stack. Imports
+ * name them by alias (`#functions/http/…`, `#local/…`, package.json `imports`) or by a relative path.
+ */
 const layeringPatterns = [
   {
-    regex: '^(\\.\\./)+(http|workers)/',
+    regex: '^(#functions/|(\\.\\./)+)(http|workers)/',
     message: 'functions/core/ must not import a handler (functions/http/, functions/workers/): handlers import the core.',
   },
   {
-    regex: '^(\\.\\./)+(local|lib)/',
+    regex: '^(#|(\\.\\./)+)(local|lib)/',
     message: 'functions/core/ must not import the local twin (local/) or the stack (lib/): they import the core.',
   },
 ];

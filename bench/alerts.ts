@@ -4,7 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Twin } from '../local/twin.ts';
+import type { Twin } from '#local/twin.ts';
 import { twinData } from './twin-api.ts';
 
 export interface DeliveryResult {

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { hashToken } from '../functions/core/auth/tokens.ts';
-import { db, tableName } from '../functions/core/store/dynamo.ts';
-import { keys } from '../functions/core/store/keys.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 import { median } from './round-trips.ts';
 
 export interface DynamoRequestCosts {

@@ -1,5 +1,5 @@
-import { db } from '../functions/core/store/dynamo.ts';
-import { sqs } from '../functions/core/store/queues.ts';
+import { db } from '#functions/core/store/dynamo.ts';
+import { sqs } from '#functions/core/store/queues.ts';
 
 export interface Sample {
   ms: number;

@@ -4,13 +4,13 @@
  * per second.
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { dispatchDueSchedules } from '../functions/core/schedules/dispatcher.ts';
-import { type ScheduleRecord, type ScheduleRunRecord, scheduleItem } from '../functions/core/schedules/schedule-repository.ts';
-import type { Trigger } from '../functions/core/schedules/schedule-types.ts';
-import { nextFire } from '../functions/core/schedules/trigger-engine.ts';
-import { deleteAll, putAll, queryAll } from '../functions/core/store/dynamo.ts';
-import { keys } from '../functions/core/store/keys.ts';
-import type { Twin } from '../local/twin.ts';
+import { dispatchDueSchedules } from '#functions/core/schedules/dispatcher.ts';
+import { type ScheduleRecord, type ScheduleRunRecord, scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
+import type { Trigger } from '#functions/core/schedules/schedule-types.ts';
+import { nextFire } from '#functions/core/schedules/trigger-engine.ts';
+import { deleteAll, putAll, queryAll } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import type { Twin } from '#local/twin.ts';
 import { countingRoundTrips, median } from './round-trips.ts';
 import { twinData } from './twin-api.ts';
 

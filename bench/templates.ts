@@ -2,8 +2,8 @@
  * Template apply and reload on the local twin: wall time and DynamoDB round trips per operation.
  * The twin runs in this process, so a middleware on its DynamoDB client counts every request.
  */
-import type { TemplateBundle } from '../functions/core/templates/bundle.ts';
-import type { Twin } from '../local/twin.ts';
+import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
+import type { Twin } from '#local/twin.ts';
 import { callTwin } from './twin-api.ts';
 import { countingRoundTrips, median, type Sample } from './round-trips.ts';
 

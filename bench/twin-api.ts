@@ -1,4 +1,4 @@
-import type { Twin } from '../local/twin.ts';
+import type { Twin } from '#local/twin.ts';
 
 /** A JSON answer of the API, read loosely: the benches only pick the fields they need. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary JSON answers

@@ -7,12 +7,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { listClients } from '../functions/core/clients/client-repository.ts';
-import { createClient, rotateClientToken } from '../functions/core/clients/clients.ts';
-import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '../functions/core/sso/signing-keys.ts';
-import { ensureTable } from '../local/create-table.ts';
-import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '../local/dynamodb-local.ts';
-import { localEnvironment, localTableName } from '../local/twin.ts';
+import { listClients } from '#functions/core/clients/client-repository.ts';
+import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
+import { ensureTable } from '#local/create-table.ts';
+import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { localEnvironment, localTableName } from '#local/twin.ts';
 
 const usage = `Usage: npm run admin -- <command> [--json]
 

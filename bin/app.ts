@@ -1,6 +1,6 @@
 /** The CDK app. Configure with context: `-c stage=prod -c tenantBaseDomain=bi.example.com`. */
 import { App } from 'aws-cdk-lib';
-import { ServiceStack } from '../lib/service-stack.ts';
+import { ServiceStack } from '#lib/service-stack.ts';
 
 const app = new App();
 const stage = String(app.node.tryGetContext('stage') ?? 'dev');

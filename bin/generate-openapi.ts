@@ -4,7 +4,7 @@
  * GET /openapi.json; test/unit/openapi.test.ts fails when it is stale.
  */
 import { writeFileSync } from 'node:fs';
-import { generateOpenApiJson, openApiFile } from '../tools/openapi/openapi-json.ts';
+import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
 
 writeFileSync(openApiFile, generateOpenApiJson());
 console.log(`wrote ${openApiFile}`);

@@ -15,7 +15,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import addFormats from 'ajv-formats';
 import { compile } from 'json-schema-to-typescript';
 import { format, resolveConfig } from 'prettier';
-import { requestSchemas } from '../schemas/index.ts';
+import { requestSchemas } from '#schemas/index.ts';
 
 export const validatorsDirectory = fileURLToPath(new URL('../functions/core/api/validators/', import.meta.url));
 

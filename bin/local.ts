@@ -2,8 +2,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { JavaMissingError } from '../local/dynamodb-local.ts';
-import { startTwin } from '../local/twin.ts';
+import { JavaMissingError } from '#local/dynamodb-local.ts';
+import { startTwin } from '#local/twin.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';
 const runtimeFile = join(dataDir, 'twin.json');

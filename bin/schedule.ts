@@ -5,13 +5,13 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { maxBodyBytes } from '../functions/core/api/request-body.ts';
-import { parseYamlBody } from '../functions/core/api/yaml-body.ts';
-import { ServiceError } from '../functions/core/errors.ts';
-import { instantIn } from '../functions/core/schedules/instants.ts';
-import { scheduleFileErrors, type SchedulingGranularity } from '../functions/core/schedules/schedule-file.ts';
-import type { ScheduleFile } from '../functions/core/schedules/schedule-types.ts';
-import { nextFires } from '../functions/core/schedules/trigger-engine.ts';
+import { maxBodyBytes } from '#functions/core/api/request-body.ts';
+import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import { ServiceError } from '#functions/core/errors.ts';
+import { instantIn } from '#functions/core/schedules/instants.ts';
+import { scheduleFileErrors, type SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
+import type { ScheduleFile } from '#functions/core/schedules/schedule-types.ts';
+import { nextFires } from '#functions/core/schedules/trigger-engine.ts';
 
 const usage = `Usage: npm run schedule -- <command>
 

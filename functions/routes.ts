@@ -5,8 +5,8 @@
  * tools/openapi/ describes the API from the rows alone, so a route's auth scheme, body schema,
  * table access, query parameters and documented answers are stated here and nowhere else.
  */
-import type { RequestSchemaName } from '../schemas/index.ts';
-import type { ResponseSchemaName } from '../schemas/responses/index.ts';
+import type { RequestSchemaName } from '#schemas/index.ts';
+import type { ResponseSchemaName } from '#schemas/responses/index.ts';
 import type { QueueName } from './core/store/queue-definitions.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,4 +1,4 @@
-import type { Route } from '../functions/routes.ts';
+import type { Route } from '#functions/routes.ts';
 
 /** `dead letter` or `reload-worker` becomes `DeadLetter` or `ReloadWorker`: a construct id's spelling. */
 export const pascalCase = (text: string) =>

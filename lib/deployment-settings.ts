@@ -4,7 +4,7 @@ import {
   dispatchSettingLimits,
   type WholeNumberLimits,
   wholeNumberSetting,
-} from '../functions/core/schedules/dispatch-settings.ts';
+} from '#functions/core/schedules/dispatch-settings.ts';
 
 /** API Gateway stage throttling when the context sets none: steady requests per second, and the burst above it. */
 export const DEFAULT_API_RATE_LIMIT = 200;

@@ -1,7 +1,7 @@
 import type { Stack } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { deadLetterUrlVariable } from '../functions/core/store/queue-definitions.ts';
-import { queueConsumers } from '../functions/routes.ts';
+import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
+import { queueConsumers } from '#functions/routes.ts';
 import { consumerIdOf } from './construct-ids.ts';
 import type { DeploymentSettings } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';

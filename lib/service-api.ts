@@ -4,7 +4,7 @@ import { ApiMapping, DomainName, HttpApi, HttpMethod, LogGroupLogDestination } f
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { routes } from '../functions/routes.ts';
+import { routes } from '#functions/routes.ts';
 import { functionIdOf } from './construct-ids.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { chunk } from './monitoring.ts';

@@ -1,7 +1,7 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { type QueueName, queueDefinitions, queueUrlVariable } from '../functions/core/store/queue-definitions.ts';
+import { type QueueName, queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { pascalCase } from './construct-ids.ts';
 
 /** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */

@@ -1,7 +1,7 @@
 import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { type DispatchSettings, dispatchSettingVariables } from '../functions/core/schedules/dispatch-settings.ts';
-import { tableDefinition } from '../functions/core/store/table-definition.ts';
+import { type DispatchSettings, dispatchSettingVariables } from '#functions/core/schedules/dispatch-settings.ts';
+import { tableDefinition } from '#functions/core/store/table-definition.ts';
 
 export interface ServiceTableProps {
   stage: string;

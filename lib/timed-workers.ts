@@ -1,7 +1,7 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { timedFunctions } from '../functions/routes.ts';
+import { timedFunctions } from '#functions/routes.ts';
 import { consumerIdOf } from './construct-ids.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';

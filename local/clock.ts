@@ -1,5 +1,5 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import type { TimedFunction } from '../functions/routes.ts';
+import type { TimedFunction } from '#functions/routes.ts';
 import { invoke } from './lambda-context.ts';
 
 type TimedHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;

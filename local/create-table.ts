@@ -6,7 +6,7 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { tableDefinition } from '../functions/core/store/table-definition.ts';
+import { tableDefinition } from '#functions/core/store/table-definition.ts';
 
 /**
  * The CreateTable request for the table definition. The CDK test checks that the stack's table

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type Route, routeKey } from '../functions/routes.ts';
+import { type Route, routeKey } from '#functions/routes.ts';
 import { invoke } from './lambda-context.ts';
 import { matchRoute } from './route-matching.ts';
 

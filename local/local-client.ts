@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { newToken } from '../functions/core/auth/tokens.ts';
-import { findClient } from '../functions/core/clients/client-repository.ts';
-import { createClient, rotateClientToken } from '../functions/core/clients/clients.ts';
+import { newToken } from '#functions/core/auth/tokens.ts';
+import { findClient } from '#functions/core/clients/client-repository.ts';
+import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 
 interface LocalClientState {
   clientId: number;

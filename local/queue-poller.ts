@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { invoke } from './lambda-context.ts';
-import type { QueueConsumer } from '../functions/routes.ts';
+import type { QueueConsumer } from '#functions/routes.ts';
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 

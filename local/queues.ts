@@ -1,5 +1,5 @@
 import { startFauxqs } from 'fauxqs';
-import { localQueueName, type QueueName, queueDefinitions } from '../functions/core/store/queue-definitions.ts';
+import { localQueueName, type QueueName, queueDefinitions } from '#functions/core/store/queue-definitions.ts';
 
 /** The payload bucket's name on the twin (AWS names its own). */
 export const localPayloadBucket = 'bi-tenant-admin-payloads';

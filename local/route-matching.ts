@@ -1,4 +1,4 @@
-import { type Route, routes } from '../functions/routes.ts';
+import { type Route, routes } from '#functions/routes.ts';
 
 export interface RouteMatch {
   route: Route;

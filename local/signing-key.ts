@@ -1,4 +1,4 @@
-import { keyringStore, newSigningKey, rotateKeyring } from '../functions/core/sso/signing-keys.ts';
+import { keyringStore, newSigningKey, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
 
 /** The twin's first start makes a signing key (on AWS, an operator runs `npm run admin -- keys rotate`). */
 export async function ensureSigningKey(): Promise<void> {

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { addMember } from '../core/directory/groups.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { addMember } from '#functions/core/directory/groups.ts';
 
 /** PUT /tenant/groups/{id}/members/{userId}: idempotent, a member already there stays. */
 export const handler = httpHandler(async (request) => {

@@ -1,8 +1,8 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { agentOf } from '../core/auth/principals.ts';
-import { recordHeartbeat } from '../core/agents/agent-repository.ts';
-import { pendingRuns } from '../core/reload/run-repository.ts';
-import { describeRun } from '../core/reload/runs.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { agentOf } from '#functions/core/auth/principals.ts';
+import { recordHeartbeat } from '#functions/core/agents/agent-repository.ts';
+import { pendingRuns } from '#functions/core/reload/run-repository.ts';
+import { describeRun } from '#functions/core/reload/runs.ts';
 
 /** The agent is online for two minutes, and gets the loads dispatched to it, oldest first. */
 export const handler = httpHandler(async ({ principal }) => {

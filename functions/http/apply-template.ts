@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import applyTemplateSchema from '../core/api/validators/apply-template.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { applyTemplate } from '../core/templates/apply.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import applyTemplateSchema from '#functions/core/api/validators/apply-template.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { applyTemplate } from '#functions/core/templates/apply.ts';
 
 /** Spec 4.4: `{success: true, reloadPlan: [{flowId, tokenId, context}]}`. */
 export const handler = httpHandler(

@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createAgentSchema from '../core/api/validators/create-agent.cjs';
-import { tenantOf } from '../core/auth/principals.ts';
-import { createAgent } from '../core/agents/agents.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createAgentSchema from '#functions/core/api/validators/create-agent.cjs';
+import { tenantOf } from '#functions/core/auth/principals.ts';
+import { createAgent } from '#functions/core/agents/agents.ts';
 
 /** The new agent's token is in this answer only. */
 export const handler = httpHandler(

@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createAlertSchema from '../core/api/validators/create-alert.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { createAlert } from '../core/alerts/alerts.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createAlertSchema from '#functions/core/api/validators/create-alert.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { createAlert } from '#functions/core/alerts/alerts.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => ({

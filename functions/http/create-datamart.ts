@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createDatamartSchema from '../core/api/validators/create-datamart.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { createDatamart, describeOneDatamart } from '../core/datamarts/datamarts.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createDatamartSchema from '#functions/core/api/validators/create-datamart.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { createDatamart, describeOneDatamart } from '#functions/core/datamarts/datamarts.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => {

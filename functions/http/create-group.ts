@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createGroupSchema from '../core/api/validators/create-group.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { createGroup } from '../core/directory/groups.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createGroupSchema from '#functions/core/api/validators/create-group.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { createGroup } from '#functions/core/directory/groups.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => {

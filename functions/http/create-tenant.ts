@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createTenantSchema from '../core/api/validators/create-tenant.cjs';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { createTenant } from '../core/tenants/tenants.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createTenantSchema from '#functions/core/api/validators/create-tenant.cjs';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { createTenant } from '#functions/core/tenants/tenants.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => ({

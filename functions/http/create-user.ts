@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import createUserSchema from '../core/api/validators/create-user.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { createUser, describeUser } from '../core/directory/users.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import createUserSchema from '#functions/core/api/validators/create-user.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { createUser, describeUser } from '#functions/core/directory/users.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => ({

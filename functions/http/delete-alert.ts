@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { deleteAlert } from '../core/alerts/alerts.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { deleteAlert } from '#functions/core/alerts/alerts.ts';
 
 export const handler = httpHandler(async (request) => {
   await deleteAlert(tenantIdOf(request.principal), idParameter(request, 'id'));

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { deleteDatamart } from '../core/datamarts/datamarts.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { deleteDatamart } from '#functions/core/datamarts/datamarts.ts';
 
 export const handler = httpHandler(async (request) => {
   await deleteDatamart(tenantIdOf(request.principal), idParameter(request, 'id'));

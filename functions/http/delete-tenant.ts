@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import deleteTenantSchema from '../core/api/validators/delete-tenant.cjs';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { deleteTenant } from '../core/tenants/tenants.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import deleteTenantSchema from '#functions/core/api/validators/delete-tenant.cjs';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { deleteTenant } from '#functions/core/tenants/tenants.ts';
 
 /** Serves both DELETE /tenants and POST /tenants/delete (spec 4.3): one code path. */
 export const handler = httpHandler(

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { removeUser } from '../core/directory/directory.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { removeUser } from '#functions/core/directory/directory.ts';
 
 /** Unlinks the user: their login tokens and sessions stop working at once. */
 export const handler = httpHandler(async (request) => {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { errorBody, internalErrorBody } from '../core/errors.ts';
+import { errorBody, internalErrorBody } from '#functions/core/errors.ts';
 
 /**
  * The files this route serves, by name, with their content types: Swagger UI's script and styles,

@@ -1,4 +1,4 @@
-import { httpHandler } from '../core/api/http-handler.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
 
 /**
  * Everything the page loads comes from this service: Swagger UI's script and styles from

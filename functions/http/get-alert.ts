@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeAlert, findAlert } from '../core/alerts/alerts.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { describeAlert, findAlert } from '#functions/core/alerts/alerts.ts';
 
 export const handler = httpHandler(async (request) => ({
   status: 200,

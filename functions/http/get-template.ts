@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { describeTemplate } from '../core/templates/catalogue.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { describeTemplate } from '#functions/core/templates/catalogue.ts';
 
 export const handler = httpHandler(async (request) => ({
   status: 200,

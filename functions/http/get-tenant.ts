@@ -1,6 +1,6 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeOwnTenant } from '../core/tenants/tenants.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { describeOwnTenant } from '#functions/core/tenants/tenants.ts';
 
 export const handler = httpHandler(async ({ principal }) => ({
   status: 200,

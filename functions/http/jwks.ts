@@ -1,5 +1,5 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { currentKeyring, jwksOf } from '../core/sso/signing-keys.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { currentKeyring, jwksOf } from '#functions/core/sso/signing-keys.ts';
 
 /** The public keys that verify login tokens (RFC 7517), cacheable for five minutes. */
 export const handler = httpHandler(async () => ({

@@ -1,5 +1,5 @@
-import { type ApiResponse, httpHandler } from '../core/api/http-handler.ts';
-import { LandingError, type LandingProblem, land } from '../core/sso/landing.ts';
+import { type ApiResponse, httpHandler } from '#functions/core/api/http-handler.ts';
+import { LandingError, type LandingProblem, land } from '#functions/core/sso/landing.ts';
 
 const pages: Record<LandingProblem, { status: number; title: string; text: string }> = {
   expired: {

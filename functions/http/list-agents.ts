@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listAgents } from '../core/agents/agent-repository.ts';
-import { describeAgent } from '../core/agents/agents.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listAgents } from '#functions/core/agents/agent-repository.ts';
+import { describeAgent } from '#functions/core/agents/agents.ts';
 
 export const handler = httpHandler(async ({ principal }) => {
   const now = Date.now();

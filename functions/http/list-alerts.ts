@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listAlerts } from '../core/alerts/alerts.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listAlerts } from '#functions/core/alerts/alerts.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);

@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listDatamarts } from '../core/datamarts/datamarts.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listDatamarts } from '#functions/core/datamarts/datamarts.ts';
 
 /** Spec 4.7: `{status, data: [datamart]}` with tables, columns and owners; paginated. */
 export const handler = httpHandler(async (request) => {

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listAlertDeliveries } from '../core/alerts/deliveries.ts';
+import { httpHandler, idParameter, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listAlertDeliveries } from '#functions/core/alerts/deliveries.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);

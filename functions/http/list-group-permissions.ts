@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listPermissions } from '../core/datamarts/permissions.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listPermissions } from '#functions/core/datamarts/permissions.ts';
 
 /** GET /tenant/datamart/{id}/group (spec 4.9): every group permission record of the datamart. */
 export const handler = httpHandler(async (request) => {

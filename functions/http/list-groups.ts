@@ -1,6 +1,6 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeGroups } from '../core/directory/groups.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { describeGroups } from '#functions/core/directory/groups.ts';
 
 export const handler = httpHandler(async ({ principal }) => ({
   status: 200,

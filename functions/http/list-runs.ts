@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listRuns } from '../core/reload/runs.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listRuns } from '#functions/core/reload/runs.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);

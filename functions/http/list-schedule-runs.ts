@@ -1,6 +1,6 @@
-import { httpHandler, idParameter, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listRuns } from '../core/schedules/schedules.ts';
+import { httpHandler, idParameter, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listRuns } from '#functions/core/schedules/schedules.ts';
 
 /** The schedule's fires, newest first, each with what became of its flows. */
 export const handler = httpHandler(async (request) => {

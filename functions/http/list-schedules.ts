@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listSchedules } from '../core/schedules/schedules.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listSchedules } from '#functions/core/schedules/schedules.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);

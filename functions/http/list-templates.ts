@@ -1,6 +1,6 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { listTemplates } from '../core/templates/catalogue.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { listTemplates } from '#functions/core/templates/catalogue.ts';
 
 /** Spec 4.2: `{status, data: [{id, nome}]}`. */
 export const handler = httpHandler(async ({ principal }) => ({

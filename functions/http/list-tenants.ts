@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { listTenants } from '../core/tenants/tenants.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { listTenants } from '#functions/core/tenants/tenants.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);

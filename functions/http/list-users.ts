@@ -1,6 +1,6 @@
-import { httpHandler, pageParameters } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { listUsersWithAccess } from '../core/directory/directory.ts';
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { listUsersWithAccess } from '#functions/core/directory/directory.ts';
 
 /** Spec 4.10 GET /tenant/users: every user with their groups and effective permissions, paginated. */
 export const handler = httpHandler(async (request) => {

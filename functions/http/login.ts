@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import loginSchema from '../core/api/validators/login.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { createLogin } from '../core/sso/login.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import loginSchema from '#functions/core/api/validators/login.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { createLogin } from '#functions/core/sso/login.ts';
 
 /** Spec 4.6: `{success: true, token, url}`. */
 export const handler = httpHandler(

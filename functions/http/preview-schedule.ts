@@ -1,6 +1,6 @@
-import { httpHandler, idParameter, integerQueryParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { previewFires } from '../core/schedules/schedules.ts';
+import { httpHandler, idParameter, integerQueryParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { previewFires } from '#functions/core/schedules/schedules.ts';
 
 /** The next `count` fire instants (its range and default are the route row's), in UTC and in the schedule's time zone. */
 export const handler = httpHandler(async (request) => {

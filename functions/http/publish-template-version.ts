@@ -1,8 +1,8 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import templateBundleSchema from '../core/api/validators/template-bundle.cjs';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { parseYamlBody } from '../core/api/yaml-body.ts';
-import { publishNextVersion } from '../core/templates/catalogue.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import templateBundleSchema from '#functions/core/api/validators/template-bundle.cjs';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import { publishNextVersion } from '#functions/core/templates/catalogue.ts';
 
 export const handler = httpHandler(
   async (request) => ({

@@ -1,9 +1,9 @@
-import { httpHandler, idParameter, ifMatchHeader } from '../core/api/http-handler.ts';
-import scheduleV2Schema from '../core/api/validators/schedule.v2.cjs';
-import { parseYamlBody } from '../core/api/yaml-body.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
+import { httpHandler, idParameter, ifMatchHeader } from '#functions/core/api/http-handler.ts';
+import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
+import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { scheduleResponse } from './schedule-response.ts';
-import { putSchedule } from '../core/schedules/schedules.ts';
+import { putSchedule } from '#functions/core/schedules/schedules.ts';
 
 /** 201 with the stored file when created, 200 when replaced (or unchanged); ETag = its version. */
 export const handler = httpHandler(

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { redeliver } from '../core/alerts/deliveries.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { redeliver } from '#functions/core/alerts/deliveries.ts';
 
 export const handler = httpHandler(async (request) => ({
   status: 202,

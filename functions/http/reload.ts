@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import reloadSchema from '../core/api/validators/reload.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { requestReload } from '../core/reload/reload.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import reloadSchema from '#functions/core/api/validators/reload.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { requestReload } from '#functions/core/reload/reload.ts';
 
 /** Spec 4.5: `{success: true, results: [{tokenId, tenantId, status}]}`, one per item in request order. */
 export const handler = httpHandler(

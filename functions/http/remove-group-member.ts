@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { removeMember } from '../core/directory/groups.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { removeMember } from '#functions/core/directory/groups.ts';
 
 /** DELETE /tenant/groups/{id}/members/{userId}: idempotent, removing a non-member is fine. */
 export const handler = httpHandler(async (request) => {

@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { removePermissions } from '../core/datamarts/permissions.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { removePermissions } from '#functions/core/datamarts/permissions.ts';
 
 /** DELETE /tenant/datamart/{id}/user/{userId}: the user has no record on the datamart any more. */
 export const handler = httpHandler(async (request) => {

@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import setPermissionsSchema from '../core/api/validators/set-permissions.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { replacePermissions } from '../core/datamarts/permissions.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import setPermissionsSchema from '#functions/core/api/validators/set-permissions.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { replacePermissions } from '#functions/core/datamarts/permissions.ts';
 
 /** PUT /tenant/datamart/{id}/user/{userId}: the user's records on the datamart become the body's. */
 export const handler = httpHandler(

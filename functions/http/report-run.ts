@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import reportRunSchema from '../core/api/validators/report-run.cjs';
-import { agentOf } from '../core/auth/principals.ts';
-import { describeRun, reportRun } from '../core/reload/runs.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import reportRunSchema from '#functions/core/api/validators/report-run.cjs';
+import { agentOf } from '#functions/core/auth/principals.ts';
+import { describeRun, reportRun } from '#functions/core/reload/runs.ts';
 
 export const handler = httpHandler(
   async (request) => {

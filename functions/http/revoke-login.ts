@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import revokeLoginSchema from '../core/api/validators/revoke-login.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { revokeLogins } from '../core/directory/users.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import revokeLoginSchema from '#functions/core/api/validators/revoke-login.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { revokeLogins } from '#functions/core/directory/users.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => {

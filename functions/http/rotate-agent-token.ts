@@ -1,6 +1,6 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { rotateAgentToken } from '../core/agents/agents.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { rotateAgentToken } from '#functions/core/agents/agents.ts';
 
 /** A new token for one of the tenant's agents (how the default agent's token is obtained). */
 export const handler = httpHandler(async (request) => ({

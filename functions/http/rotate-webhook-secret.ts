@@ -1,6 +1,6 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { rotateSigningSecret } from '../core/alerts/settings.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { rotateSigningSecret } from '#functions/core/alerts/settings.ts';
 
 export const handler = httpHandler(async ({ principal }) => ({
   status: 200,

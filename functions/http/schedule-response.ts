@@ -1,8 +1,8 @@
 /** The answer of the routes that return a schedule file (get-schedule, put-schedule): HTTP, so beside its handlers, not in core. */
-import type { ApiRequest, ApiResponse } from '../core/api/http-handler.ts';
-import { prefersYaml, toYaml } from '../core/api/yaml-body.ts';
-import type { ScheduleRecord } from '../core/schedules/schedule-repository.ts';
-import { etagOf } from '../core/schedules/schedules.ts';
+import type { ApiRequest, ApiResponse } from '#functions/core/api/http-handler.ts';
+import { prefersYaml, toYaml } from '#functions/core/api/yaml-body.ts';
+import type { ScheduleRecord } from '#functions/core/schedules/schedule-repository.ts';
+import { etagOf } from '#functions/core/schedules/schedules.ts';
 
 /** A schedule file as the API answers with it: YAML or JSON by Accept, with its version as ETag. */
 export function scheduleResponse(request: Pick<ApiRequest, 'headers'>, record: ScheduleRecord, status: number): ApiResponse {

@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import alertDeliverySchema from '../core/api/validators/alert-delivery.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { queueDelivery } from '../core/alerts/deliveries.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import alertDeliverySchema from '#functions/core/api/validators/alert-delivery.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { queueDelivery } from '#functions/core/alerts/deliveries.ts';
 
 /** POST /tenant/alerts/{id}/send (a user's force-send): 202 with the queued delivery. */
 export const handler = httpHandler(

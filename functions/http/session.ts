@@ -1,6 +1,6 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import { unauthorized } from '../core/errors.ts';
-import { readSession } from '../core/sso/sessions.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { unauthorized } from '#functions/core/errors.ts';
+import { readSession } from '#functions/core/sso/sessions.ts';
 
 /** GET /auth/session: who the BI session cookie belongs to, and the UI flags (what the BI front end reads). */
 export const handler = httpHandler(async (request) => {

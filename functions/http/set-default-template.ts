@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import setDefaultTemplateSchema from '../core/api/validators/set-default-template.cjs';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { setDefaultTemplate } from '../core/templates/catalogue.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import setDefaultTemplateSchema from '#functions/core/api/validators/set-default-template.cjs';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { setDefaultTemplate } from '#functions/core/templates/catalogue.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => ({

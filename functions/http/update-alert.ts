@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import updateAlertSchema from '../core/api/validators/update-alert.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { updateAlert } from '../core/alerts/alerts.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import updateAlertSchema from '#functions/core/api/validators/update-alert.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { updateAlert } from '#functions/core/alerts/alerts.ts';
 
 export const handler = httpHandler(
   async (request) => ({

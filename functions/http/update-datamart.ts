@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import updateDatamartSchema from '../core/api/validators/update-datamart.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeOneDatamart, updateDatamart } from '../core/datamarts/datamarts.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import updateDatamartSchema from '#functions/core/api/validators/update-datamart.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { describeOneDatamart, updateDatamart } from '#functions/core/datamarts/datamarts.ts';
 
 export const handler = httpHandler(
   async (request) => {

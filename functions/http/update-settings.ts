@@ -1,7 +1,7 @@
-import { httpHandler } from '../core/api/http-handler.ts';
-import updateSettingsSchema from '../core/api/validators/update-settings.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { patchSettings } from '../core/alerts/settings.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import updateSettingsSchema from '#functions/core/api/validators/update-settings.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { patchSettings } from '#functions/core/alerts/settings.ts';
 
 export const handler = httpHandler(
   async ({ principal, body }) => ({

@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import setSchedulingGranularitySchema from '../core/api/validators/set-scheduling-granularity.cjs';
-import { clientIdOf } from '../core/auth/principals.ts';
-import { setSchedulingGranularity } from '../core/schedules/schedules.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import setSchedulingGranularitySchema from '#functions/core/api/validators/set-scheduling-granularity.cjs';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { setSchedulingGranularity } from '#functions/core/schedules/schedules.ts';
 
 /** PATCH /tenants/{id}: the client's settings of a tenant (today, its scheduling granularity). */
 export const handler = httpHandler(

@@ -1,7 +1,7 @@
-import { httpHandler, idParameter } from '../core/api/http-handler.ts';
-import updateUserSchema from '../core/api/validators/update-user.cjs';
-import { tenantIdOf } from '../core/auth/principals.ts';
-import { describeUser, updateUser } from '../core/directory/users.ts';
+import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import updateUserSchema from '#functions/core/api/validators/update-user.cjs';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { describeUser, updateUser } from '#functions/core/directory/users.ts';
 
 export const handler = httpHandler(
   async (request) => ({

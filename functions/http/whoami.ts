@@ -1,4 +1,4 @@
-import { httpHandler } from '../core/api/http-handler.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
 
 /** Only the token lookup: useful to check a token, and the baseline the benchmarks compare against. */
 export const handler = httpHandler(async ({ principal }) => ({

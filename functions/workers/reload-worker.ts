@@ -1,9 +1,9 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/observability/logger.ts';
-import { workerHandler } from '../core/api/worker-handler.ts';
-import type { LoadMessage } from '../core/reload/reload.ts';
-import { recordDispatchedRun } from '../core/reload/runs.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { workerHandler } from '#functions/core/api/worker-handler.ts';
+import type { LoadMessage } from '#functions/core/reload/reload.ts';
+import { recordDispatchedRun } from '#functions/core/reload/runs.ts';
 
 /** A message that is not a load is a failure: retried, then left in the DLQ for an operator. */
 function parseLoad(body: string): LoadMessage {

@@ -1,7 +1,7 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { workerHandler } from '../core/api/worker-handler.ts';
-import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
-import { dispatchDueSchedules } from '../core/schedules/dispatcher.ts';
+import { workerHandler } from '#functions/core/api/worker-handler.ts';
+import { dispatchSettings } from '#functions/core/schedules/dispatch-settings.ts';
+import { dispatchDueSchedules } from '#functions/core/schedules/dispatcher.ts';
 
 // Settings out of their limits fail at cold start.
 dispatchSettings();

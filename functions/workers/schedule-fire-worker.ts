@@ -1,9 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/observability/logger.ts';
-import { workerHandler } from '../core/api/worker-handler.ts';
-import { dispatchSettings } from '../core/schedules/dispatch-settings.ts';
-import { fireDueSchedules, type FlowTargetsCache, parseFireMessage } from '../core/schedules/fire.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { workerHandler } from '#functions/core/api/worker-handler.ts';
+import { dispatchSettings } from '#functions/core/schedules/dispatch-settings.ts';
+import { fireDueSchedules, type FlowTargetsCache, parseFireMessage } from '#functions/core/schedules/fire.ts';
 
 // Settings out of their limits fail at cold start.
 dispatchSettings();

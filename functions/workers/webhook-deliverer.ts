@@ -1,12 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/observability/logger.ts';
-import { workerHandler } from '../core/api/worker-handler.ts';
-import { attemptDelivery } from '../core/alerts/deliverer.ts';
-import type { DeliveryMessage } from '../core/alerts/deliveries.ts';
-import { webhookConfig } from '../core/alerts/webhook-config.ts';
-import { deadLetterQueueUrl, queueUrl, sqs } from '../core/store/queues.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { workerHandler } from '#functions/core/api/worker-handler.ts';
+import { attemptDelivery } from '#functions/core/alerts/deliverer.ts';
+import type { DeliveryMessage } from '#functions/core/alerts/deliveries.ts';
+import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
+import { deadLetterQueueUrl, queueUrl, sqs } from '#functions/core/store/queues.ts';
 
 // A function missing its webhook configuration fails at cold start.
 webhookConfig();

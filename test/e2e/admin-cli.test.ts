@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, inject, test } from 'vitest';
-import { api, expectErrorEnvelope } from '../support/api.ts';
-import { runToEnd } from '../support/processes.ts';
+import { api, expectErrorEnvelope } from '#test/support/api.ts';
+import { runToEnd } from '#test/support/processes.ts';
 
 /** The CLI's AWS mode (TABLE_NAME set), pointed at the test run's DynamoDB Local like a deployed table. */
 const againstTable = { TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint') };

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from 'vitest';
-import { launchChromium } from '../support/browser.ts';
-import { api, newClient, newTenant } from '../support/api.ts';
+import { launchChromium } from '#test/support/browser.ts';
+import { api, newClient, newTenant } from '#test/support/api.ts';
 
 /** The integrator's page, on another site than the tenant domain: the BI is a third-party iframe. */
 async function serveHostPage(loginUrl: string) {

@@ -1,11 +1,11 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
-import datamartSchema from '../../schemas/responses/datamart.schema.json' with { type: 'json' };
-import groupPermissionSchema from '../../schemas/responses/group-permission.schema.json' with { type: 'json' };
-import userPermissionSchema from '../../schemas/responses/user-permission.schema.json' with { type: 'json' };
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
-import { publish, retailBundle } from '../support/templates.ts';
+import datamartSchema from '#schemas/responses/datamart.schema.json' with { type: 'json' };
+import groupPermissionSchema from '#schemas/responses/group-permission.schema.json' with { type: 'json' };
+import userPermissionSchema from '#schemas/responses/user-permission.schema.json' with { type: 'json' };
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
+import { publish, retailBundle } from '#test/support/templates.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 addFormats(ajv);

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { expect, inject, test } from 'vitest';
-import { docsAssets } from '../../functions/http/docs-asset.ts';
-import { routes } from '../../functions/routes.ts';
-import { openApiFile } from '../../tools/openapi/openapi-json.ts';
-import { launchChromium } from '../support/browser.ts';
-import { api, expectErrorEnvelope } from '../support/api.ts';
-import { expectDocumented } from '../support/documented.ts';
+import { docsAssets } from '#functions/http/docs-asset.ts';
+import { routes } from '#functions/routes.ts';
+import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { launchChromium } from '#test/support/browser.ts';
+import { api, expectErrorEnvelope } from '#test/support/api.ts';
+import { expectDocumented } from '#test/support/documented.ts';
 
 test('GET /openapi.json serves the committed document, without a token', async () => {
   const answer = await api('GET', '/openapi.json');

@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type Route, routeKey, routes } from '../../functions/routes.ts';
-import { api, type ApiAnswer, newClient, newTenant } from '../support/api.ts';
-import { agentToken, publish, retailBundle } from '../support/templates.ts';
+import { type Route, routeKey, routes } from '#functions/routes.ts';
+import { api, type ApiAnswer, newClient, newTenant } from '#test/support/api.ts';
+import { agentToken, publish, retailBundle } from '#test/support/templates.ts';
 
 interface Party {
   client: { token: string };

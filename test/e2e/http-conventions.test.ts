@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 
 describe('authentication (spec 5)', () => {
   test('a missing token is 401 with WWW-Authenticate: Bearer', async () => {

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { javaMissingMessage } from '../../local/dynamodb-local.ts';
-import { answers, runToEnd, startTwinProcess } from '../support/processes.ts';
+import { javaMissingMessage } from '#local/dynamodb-local.ts';
+import { answers, runToEnd, startTwinProcess } from '#test/support/processes.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'twin-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

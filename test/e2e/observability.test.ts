@@ -5,8 +5,8 @@
  * a secret, a login token or a session cookie, whatever the request did with them.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTwinProcess, type TwinProcess } from '../support/processes.ts';
-import { cookiesOf, getOnTenantHost } from '../support/tenant-host.ts';
+import { startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
+import { cookiesOf, getOnTenantHost } from '#test/support/tenant-host.ts';
 
 let twin: TwinProcess;
 const clientToken = `cli_logs_${crypto.randomUUID()}`;

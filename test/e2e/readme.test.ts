@@ -1,6 +1,6 @@
 import { expect, inject, test } from 'vitest';
-import { freePort } from '../../local/ports.ts';
-import { runReadmeSession as runSession } from '../support/readme.ts';
+import { freePort } from '#local/ports.ts';
+import { runReadmeSession as runSession } from '#test/support/readme.ts';
 
 const runReadmeSession = (name: string, replacements: Record<string, string> = {}) =>
   runSession(name, { url: inject('twinUrl'), clientToken: inject('localClientToken') }, replacements);

@@ -6,9 +6,9 @@
  * other than the row's, an integer query parameter the row does not declare.
  */
 import { beforeAll, expect, test } from 'vitest';
-import { type QueryParameter, queryParametersOf, type Route, routeKey, routes } from '../../functions/routes.ts';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
-import { agentToken } from '../support/templates.ts';
+import { type QueryParameter, queryParametersOf, type Route, routeKey, routes } from '#functions/routes.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
+import { agentToken } from '#test/support/templates.ts';
 
 const tokens: Record<string, string> = {};
 beforeAll(async () => {

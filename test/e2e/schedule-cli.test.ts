@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { runToEnd } from '../support/processes.ts';
+import { runToEnd } from '#test/support/processes.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'schedule-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

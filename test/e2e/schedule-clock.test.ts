@@ -4,8 +4,8 @@
  */
 import { parse } from 'yaml';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { runReadmeSession } from '../support/readme.ts';
-import { startTwinProcess, type TwinProcess } from '../support/processes.ts';
+import { runReadmeSession } from '#test/support/readme.ts';
+import { startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
 
 let twin: TwinProcess;
 beforeAll(async () => {

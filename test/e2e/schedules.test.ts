@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import { describe, expect, test } from 'vitest';
-import { api, expectErrorEnvelope } from '../support/api.ts';
-import { scheduleFile, tenantWithFlows } from '../support/schedules.ts';
+import { api, expectErrorEnvelope } from '#test/support/api.ts';
+import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
 
 const yamlSchedule = (id: number, flowId: number) => `fileName: nightly.yaml
 header:

@@ -1,5 +1,5 @@
 import { expect, inject, test } from 'vitest';
-import { api } from '../support/api.ts';
+import { api } from '#test/support/api.ts';
 
 test('health answers through the twin and the local client token works', async () => {
   expect((await api('GET', '/health')).status).toBe(200);

@@ -1,7 +1,7 @@
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect, inject, test } from 'vitest';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
-import { cookiesOf, getOnTenantHost } from '../support/tenant-host.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
+import { cookiesOf, getOnTenantHost } from '#test/support/tenant-host.ts';
 
 const json = (token: string, body: unknown) => ({ token, body });
 

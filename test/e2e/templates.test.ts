@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
-import { agentToken, eventually, publish, retailBundle } from '../support/templates.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
+import { agentToken, eventually, publish, retailBundle } from '#test/support/templates.ts';
 
 const json = (token: string, body: unknown) => ({ token, body });
 

@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
-import { hashToken } from '../../functions/core/auth/tokens.ts';
-import { db, tableName } from '../../functions/core/store/dynamo.ts';
-import { keys } from '../../functions/core/store/keys.ts';
-import { findTenant } from '../../functions/core/tenants/tenant-repository.ts';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 
 /** Templates are published by the templates feature; here one is put straight into the table. */
 async function seedTemplate(clientId: number, templateId: number) {

@@ -4,9 +4,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createClient } from '../../functions/core/clients/clients.ts';
-import { routeKey, routes } from '../../functions/routes.ts';
-import { api, expectErrorEnvelope, newClient, newTenant } from '../support/api.ts';
+import { createClient } from '#functions/core/clients/clients.ts';
+import { routeKey, routes } from '#functions/routes.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 
 const secret = () => randomBytes(32).toString('base64url');
 /** The path with every parameter filled (1 for ids, a name for the docs assets). */

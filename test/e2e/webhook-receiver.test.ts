@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { projectRoot } from '../support/processes.ts';
+import { projectRoot } from '#test/support/processes.ts';
 
 // examples/webhook-receiver/server.mjs as its own process, fed signed webhooks; its downloads come from a
 // local file server that counts requests and can hold an answer back.

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { tableActions } from '../../lib/function-roles.ts';
-import { projectRoot } from '../support/processes.ts';
+import { tableActions } from '#lib/function-roles.ts';
+import { projectRoot } from '#test/support/processes.ts';
 
 /** The IAM action each DynamoDB command class needs (document-client names and low-level ones alike). */
 const actionOf: Record<string, string> = {

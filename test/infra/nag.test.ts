@@ -9,7 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { ServiceStack } from '../../lib/service-stack.ts';
+import { ServiceStack } from '#lib/service-stack.ts';
 
 interface Violation {
   ruleName: string;

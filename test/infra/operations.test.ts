@@ -6,10 +6,10 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { queueDefinitions } from '../../functions/core/store/queue-definitions.ts';
-import { queueConsumers, routes, timedFunctions } from '../../functions/routes.ts';
-import { dispatchSettingLimits, dispatchSettingVariables } from '../../functions/core/schedules/dispatch-settings.ts';
-import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT, FIRE_CONCURRENCY } from '../../lib/deployment-settings.ts';
+import { queueDefinitions } from '#functions/core/store/queue-definitions.ts';
+import { queueConsumers, routes, timedFunctions } from '#functions/routes.ts';
+import { dispatchSettingLimits, dispatchSettingVariables } from '#functions/core/schedules/dispatch-settings.ts';
+import { DEFAULT_API_BURST_LIMIT, DEFAULT_API_RATE_LIMIT, FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
 import {
   API_5XX_MINIMUM_ERRORS,
   FIRE_LATENESS_P99_THRESHOLD_MS,
@@ -19,9 +19,9 @@ import {
   SERVICE_METRIC_NAMES,
   SERVICE_METRICS_DIMENSIONS,
   SERVICE_METRICS_NAMESPACE,
-} from '../../lib/monitoring.ts';
-import { consumerIdOf } from '../../lib/construct-ids.ts';
-import { ServiceStack } from '../../lib/service-stack.ts';
+} from '#lib/monitoring.ts';
+import { consumerIdOf } from '#lib/construct-ids.ts';
+import { ServiceStack } from '#lib/service-stack.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 

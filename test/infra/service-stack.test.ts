@@ -12,13 +12,13 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { queueDefinitions, queueUrlVariable } from '../../functions/core/store/queue-definitions.ts';
-import { tableDefinition } from '../../functions/core/store/table-definition.ts';
-import { queueConsumers, type Route, routeKey, routes, timedFunctions } from '../../functions/routes.ts';
-import { consumerIdOf, functionIdOf } from '../../lib/construct-ids.ts';
-import { tableActions } from '../../lib/function-roles.ts';
-import { ServiceStack } from '../../lib/service-stack.ts';
-import { createTableInput } from '../../local/create-table.ts';
+import { queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
+import { tableDefinition } from '#functions/core/store/table-definition.ts';
+import { queueConsumers, type Route, routeKey, routes, timedFunctions } from '#functions/routes.ts';
+import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
+import { tableActions } from '#lib/function-roles.ts';
+import { ServiceStack } from '#lib/service-stack.ts';
+import { createTableInput } from '#local/create-table.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { applyTemplate } from '../../functions/core/templates/apply.ts';
-import type { TemplateBundle } from '../../functions/core/templates/bundle.ts';
-import { loadResources } from '../../functions/core/templates/template-repository.ts';
-import { db } from '../../functions/core/store/dynamo.ts';
-import { newClient, newTenant } from '../support/api.ts';
-import { publish } from '../support/templates.ts';
+import { applyTemplate } from '#functions/core/templates/apply.ts';
+import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
+import { loadResources } from '#functions/core/templates/template-repository.ts';
+import { db } from '#functions/core/store/dynamo.ts';
+import { newClient, newTenant } from '#test/support/api.ts';
+import { publish } from '#test/support/templates.ts';
 
 /** A bundle of about 3 × `tables` resources: enough BatchWriteItem calls to fail in the middle. */
 function largeBundle(tables: number): TemplateBundle {

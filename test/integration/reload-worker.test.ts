@@ -1,11 +1,11 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, inject, test } from 'vitest';
-import type { LoadMessage } from '../../functions/core/reload/reload.ts';
-import { listRuns } from '../../functions/core/reload/runs.ts';
-import { handler } from '../../functions/workers/reload-worker.ts';
-import { newClient, newTenant } from '../support/api.ts';
-import { eventually } from '../support/templates.ts';
+import type { LoadMessage } from '#functions/core/reload/reload.ts';
+import { listRuns } from '#functions/core/reload/runs.ts';
+import { handler } from '#functions/workers/reload-worker.ts';
+import { newClient, newTenant } from '#test/support/api.ts';
+import { eventually } from '#test/support/templates.ts';
 
 const load = (tenantId: number, flowId: number, batchId = crypto.randomUUID()): LoadMessage => ({
   batchId,

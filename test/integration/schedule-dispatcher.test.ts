@@ -6,20 +6,20 @@
  * ticks the shared twin, so each tick sees only this file's schedules.
  */
 import { describe, expect, test } from 'vitest';
-import { dispatchSettings } from '../../functions/core/schedules/dispatch-settings.ts';
-import { dispatchDueSchedules, type TickSummary } from '../../functions/core/schedules/dispatcher.ts';
+import { dispatchSettings } from '#functions/core/schedules/dispatch-settings.ts';
+import { dispatchDueSchedules, type TickSummary } from '#functions/core/schedules/dispatcher.ts';
 import {
   type DueSchedule,
   findDispatchCursor,
   findSchedule,
   listScheduleRuns,
   shardOf,
-} from '../../functions/core/schedules/schedule-repository.ts';
-import { putSchedule } from '../../functions/core/schedules/schedules.ts';
-import type { ScheduleFile, Trigger } from '../../functions/core/schedules/schedule-types.ts';
-import { api } from '../support/api.ts';
-import { fireQueueDrained, scheduleFile, tenantWithFlows, withProbeFireQueue } from '../support/schedules.ts';
-import { agentToken, eventually } from '../support/templates.ts';
+} from '#functions/core/schedules/schedule-repository.ts';
+import { putSchedule } from '#functions/core/schedules/schedules.ts';
+import type { ScheduleFile, Trigger } from '#functions/core/schedules/schedule-types.ts';
+import { api } from '#test/support/api.ts';
+import { fireQueueDrained, scheduleFile, tenantWithFlows, withProbeFireQueue } from '#test/support/schedules.ts';
+import { agentToken, eventually } from '#test/support/templates.ts';
 
 const at = (iso: string) => Date.parse(iso);
 /** When each test's schedule is written: the first fires follow. */
@@ -165,7 +165,7 @@ describe('schedule dispatcher', () => {
     const due = { tenantId: schedule.tenant.id, scheduleId: 1, dueAt: dailySlot };
     const message = { now: at(dailySlot), startedAt: Date.now(), schedules: [due] };
     // What SQS does when a message is delivered twice, or a consumer loses its receipt.
-    const { sendBatches } = await import('../../functions/core/store/queues.ts');
+    const { sendBatches } = await import('#functions/core/store/queues.ts');
     await sendBatches('fire', [message, message]);
     await fireQueueDrained();
     expect(await schedule.runs()).toHaveLength(1);

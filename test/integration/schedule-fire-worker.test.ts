@@ -7,18 +7,18 @@
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, test } from 'vitest';
-import { emfOf } from '../support/emf.ts';
+import { emfOf } from '#test/support/emf.ts';
 
 // The twin silences EMF; the lateness metric is under test here. Set before the modules read it.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-const { handler } = await import('../../functions/workers/schedule-fire-worker.ts');
-const { db } = await import('../../functions/core/store/dynamo.ts');
-const { findSchedule, listScheduleRuns } = await import('../../functions/core/schedules/schedule-repository.ts');
-const { putSchedule } = await import('../../functions/core/schedules/schedules.ts');
-const { invoke: invokeAsLambda } = await import('../../local/lambda-context.ts');
-const { api } = await import('../support/api.ts');
-const { scheduleFile, tenantWithFlows } = await import('../support/schedules.ts');
-const { agentToken, eventually } = await import('../support/templates.ts');
+const { handler } = await import('#functions/workers/schedule-fire-worker.ts');
+const { db } = await import('#functions/core/store/dynamo.ts');
+const { findSchedule, listScheduleRuns } = await import('#functions/core/schedules/schedule-repository.ts');
+const { putSchedule } = await import('#functions/core/schedules/schedules.ts');
+const { invoke: invokeAsLambda } = await import('#local/lambda-context.ts');
+const { api } = await import('#test/support/api.ts');
+const { scheduleFile, tenantWithFlows } = await import('#test/support/schedules.ts');
+const { agentToken, eventually } = await import('#test/support/templates.ts');
 
 const writtenAt = Date.parse('2021-03-01T00:00:00Z');
 // 06:30 in São Paulo (UTC-03:00).

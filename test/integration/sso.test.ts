@@ -1,11 +1,11 @@
 import { createLocalJWKSet, decodeProtectedHeader, exportSPKI, importJWK, jwtVerify, SignJWT } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { createUser, deleteUser, revokeLogins } from '../../functions/core/directory/users.ts';
-import { LandingError, land, safeRedirectTarget } from '../../functions/core/sso/landing.ts';
-import { issueLoginToken } from '../../functions/core/sso/login-tokens.ts';
-import { readSession } from '../../functions/core/sso/sessions.ts';
-import { currentKeyring, jwksOf, newSigningKey } from '../../functions/core/sso/signing-keys.ts';
-import { newClient, newTenant } from '../support/api.ts';
+import { createUser, deleteUser, revokeLogins } from '#functions/core/directory/users.ts';
+import { LandingError, land, safeRedirectTarget } from '#functions/core/sso/landing.ts';
+import { issueLoginToken } from '#functions/core/sso/login-tokens.ts';
+import { readSession } from '#functions/core/sso/sessions.ts';
+import { currentKeyring, jwksOf, newSigningKey } from '#functions/core/sso/signing-keys.ts';
+import { newClient, newTenant } from '#test/support/api.ts';
 
 const hour = 3600 * 1000;
 

@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
-import { withIdempotency } from '../../functions/core/api/idempotency.ts';
-import { authenticate } from '../../functions/core/auth/principals.ts';
-import { hashToken, newToken } from '../../functions/core/auth/tokens.ts';
-import { findClient, listClients } from '../../functions/core/clients/client-repository.ts';
-import { createClient, rotateClientToken } from '../../functions/core/clients/clients.ts';
-import { ServiceError } from '../../functions/core/errors.ts';
-import { db, nextId, tableName } from '../../functions/core/store/dynamo.ts';
-import { keys } from '../../functions/core/store/keys.ts';
-import { findTenant, insertTenant, type TenantRecord } from '../../functions/core/tenants/tenant-repository.ts';
+import { withIdempotency } from '#functions/core/api/idempotency.ts';
+import { authenticate } from '#functions/core/auth/principals.ts';
+import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
+import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { ServiceError } from '#functions/core/errors.ts';
+import { db, nextId, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
 const getItem = async (key: Record<string, string>) =>
   (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;

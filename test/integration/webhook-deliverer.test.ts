@@ -7,16 +7,16 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type DeliveryRecord, findDelivery } from '../../functions/core/alerts/alert-repository.ts';
-import { finishDelivery, messageText } from '../../functions/core/alerts/deliveries.ts';
-import { webhookConfig } from '../../functions/core/alerts/webhook-config.ts';
-import { db, tableName } from '../../functions/core/store/dynamo.ts';
-import { keys } from '../../functions/core/store/keys.ts';
-import { deadLetterUrlVariable } from '../../functions/core/store/queue-definitions.ts';
-import { handler } from '../../functions/workers/webhook-deliverer.ts';
-import { api, newClient, newTenant } from '../support/api.ts';
-import { eventually } from '../support/templates.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { type DeliveryRecord, findDelivery } from '#functions/core/alerts/alert-repository.ts';
+import { finishDelivery, messageText } from '#functions/core/alerts/deliveries.ts';
+import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
+import { handler } from '#functions/workers/webhook-deliverer.ts';
+import { api, newClient, newTenant } from '#test/support/api.ts';
+import { eventually } from '#test/support/templates.ts';
+import { startReceiver } from '#test/support/webhook-receiver.ts';
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { createClient } from '../../functions/core/clients/clients.ts';
+import { createClient } from '#functions/core/clients/clients.ts';
 import { expectDocumented } from './documented.ts';
 
 export interface ApiAnswer {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { matchRoute } from '../../local/route-matching.ts';
-import { openApiFile } from '../../tools/openapi/openapi-json.ts';
+import { matchRoute } from '#local/route-matching.ts';
+import { openApiFile } from '#tools/openapi/openapi-json.ts';
 
 const document = JSON.parse(readFileSync(openApiFile, 'utf8')) as {
   paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { JavaMissingError, requireJava } from '../../local/dynamodb-local.ts';
-import { startTwin } from '../../local/twin.ts';
+import { JavaMissingError, requireJava } from '#local/dynamodb-local.ts';
+import { startTwin } from '#local/twin.ts';
 import { chromiumExecutable } from './browser.ts';
 
 declare module 'vitest' {

@@ -7,10 +7,10 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { parseFireMessage } from '../../functions/core/schedules/fire.ts';
-import type { DueSchedule } from '../../functions/core/schedules/schedule-repository.ts';
-import type { ScheduleFile, Trigger } from '../../functions/core/schedules/schedule-types.ts';
-import { queueUrlVariable } from '../../functions/core/store/queue-definitions.ts';
+import { parseFireMessage } from '#functions/core/schedules/fire.ts';
+import type { DueSchedule } from '#functions/core/schedules/schedule-repository.ts';
+import type { ScheduleFile, Trigger } from '#functions/core/schedules/schedule-types.ts';
+import { queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { api, newClient, newTenant } from './api.ts';
 import { eventually, publish, retailBundle } from './templates.ts';
 

@@ -1,4 +1,4 @@
-import type { TemplateBundle } from '../../functions/core/templates/bundle.ts';
+import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
 import { api } from './api.ts';
 
 /**

@@ -4,11 +4,11 @@
  * or a type argument needed again), the assertions below would stop compiling, and each
  * `@ts-expect-error` would be reported as unused.
  */
-import { type ApiRequest, type ApiResponse, httpHandler } from '../../functions/core/api/http-handler.ts';
-import { parseYamlBody } from '../../functions/core/api/yaml-body.ts';
-import createTenantSchema, { type CreateTenantBody } from '../../functions/core/api/validators/create-tenant.cjs';
-import type { DeleteTenantBody } from '../../functions/core/api/validators/delete-tenant.cjs';
-import scheduleV2Schema from '../../functions/core/api/validators/schedule.v2.cjs';
+import { type ApiRequest, type ApiResponse, httpHandler } from '#functions/core/api/http-handler.ts';
+import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import createTenantSchema, { type CreateTenantBody } from '#functions/core/api/validators/create-tenant.cjs';
+import type { DeleteTenantBody } from '#functions/core/api/validators/delete-tenant.cjs';
+import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
 
 /** True only when A and B are the same type (`any` equals nothing else). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

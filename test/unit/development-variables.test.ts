@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import createTenantSchema from '../../functions/core/api/validators/create-tenant.cjs';
-import { validateBody } from '../../functions/core/api/validation.ts';
-import { ServiceError } from '../../functions/core/errors.ts';
-import { normalizeDevelopmentVariables } from '../../functions/core/tenants/tenants.ts';
+import createTenantSchema from '#functions/core/api/validators/create-tenant.cjs';
+import { validateBody } from '#functions/core/api/validation.ts';
+import { ServiceError } from '#functions/core/errors.ts';
+import { normalizeDevelopmentVariables } from '#functions/core/tenants/tenants.ts';
 
 const withVariables = (development_variables: unknown) => ({ nome: 'Acme', ativo: true, development_variables });
 

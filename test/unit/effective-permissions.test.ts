@@ -6,7 +6,7 @@ import {
   effectivePermissions,
   type PermissionRecord,
   type RowFilter,
-} from '../../functions/core/datamarts/effective-permissions.ts';
+} from '#functions/core/datamarts/effective-permissions.ts';
 
 const now = new Date('2030-06-15T12:00:00Z');
 const tableId = 7;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { routeFacts } from '../../functions/core/api/route-facts.generated.ts';
-import { routeKey, routes } from '../../functions/routes.ts';
-import { generateRouteFactsModule, routeFactsFile } from '../../tools/route-facts.ts';
+import { routeFacts } from '#functions/core/api/route-facts.generated.ts';
+import { routeKey, routes } from '#functions/routes.ts';
+import { generateRouteFactsModule, routeFactsFile } from '#tools/route-facts.ts';
 
 test('the committed route facts are generated from the current route table (run `npm run generate` if not)', async () => {
   expect(readFileSync(routeFactsFile, 'utf8')).toBe(await generateRouteFactsModule());

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, expect, test, vi } from 'vitest';
-import { httpHandler } from '../../functions/core/api/http-handler.ts';
-import { conflict } from '../../functions/core/errors.ts';
+import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { conflict } from '#functions/core/errors.ts';
 
 const event = (requestId: string): APIGatewayProxyEventV2 =>
   ({

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { keys } from '../../functions/core/store/keys.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** Lists come back in sort-key order: ids must sort as numbers (9 before 10), not as strings. */
 test.each([

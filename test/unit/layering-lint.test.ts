@@ -1,6 +1,6 @@
 import { ESLint } from 'eslint';
 import { expect, test } from 'vitest';
-import { projectRoot } from '../support/processes.ts';
+import { projectRoot } from '#test/support/processes.ts';
 
 const eslint = new ESLint({ cwd: projectRoot });
 
@@ -11,6 +11,19 @@ async function restrictedImports(path: string, source: string): Promise<string[]
 }
 
 test('a core module importing a handler, the twin or the stack fails the lint', async () => {
+  expect(
+    await restrictedImports('functions/core/tenants/x.ts', "export { handler } from '#functions/http/get-tenant.ts';\n"),
+  ).toEqual([expect.stringContaining('must not import a handler')]);
+  expect(
+    await restrictedImports('functions/core/x.ts', "export { handler } from '#functions/workers/reload-worker.ts';\n"),
+  ).toEqual([expect.stringContaining('must not import a handler')]);
+  expect(await restrictedImports('functions/core/api/x.ts', "export { startTwin } from '#local/twin.ts';\n")).toEqual([
+    expect.stringContaining('must not import the local twin'),
+  ]);
+  expect(await restrictedImports('functions/core/api/x.ts', "export * from '#lib/service-stack.ts';\n")).toEqual([
+    expect.stringContaining('or the stack'),
+  ]);
+  // The same by relative path.
   expect(await restrictedImports('functions/core/tenants/x.ts', "export { handler } from '../../http/get-tenant.ts';\n")).toEqual(
     [expect.stringContaining('must not import a handler')],
   );
@@ -30,6 +43,10 @@ test('handlers may import the core, and the core its own modules and the route t
     [],
   );
   expect(await restrictedImports('functions/core/api/x.ts', "export { routes } from '../../routes.ts';\n")).toEqual([]);
+  expect(await restrictedImports('functions/core/api/x.ts', "export { routes } from '#functions/routes.ts';\n")).toEqual([]);
+  expect(await restrictedImports('functions/core/api/x.ts', "export { db } from '#functions/core/store/dynamo.ts';\n")).toEqual(
+    [],
+  );
   expect(await restrictedImports('functions/core/api/x.ts', "export { logger } from '../observability/logger.ts';\n")).toEqual(
     [],
   );

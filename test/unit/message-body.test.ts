@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { messageBody } from '../../functions/core/store/queues.ts';
+import { messageBody } from '#functions/core/store/queues.ts';
 
 test('a queue message body is ASCII only and parses back to the very same value', () => {
   const value = { name: '🚨 Vendas do mês', text: 'naïve 東京 \uffff \ufffe \u2028', control: '\u0001\u007f' };

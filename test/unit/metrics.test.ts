@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { afterEach, expect, test, vi } from 'vitest';
-import { emfOf } from '../support/emf.ts';
+import { emfOf } from '#test/support/emf.ts';
 
 // The twin silences EMF; here it is what is under test. Set before the modules read it.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-const { httpHandler } = await import('../../functions/core/api/http-handler.ts');
-const { workerHandler } = await import('../../functions/core/api/worker-handler.ts');
-const { count } = await import('../../functions/core/observability/metrics.ts');
+const { httpHandler } = await import('#functions/core/api/http-handler.ts');
+const { workerHandler } = await import('#functions/core/api/worker-handler.ts');
+const { count } = await import('#functions/core/observability/metrics.ts');
 
 const event = (routeKey: string, path: string) =>
   ({

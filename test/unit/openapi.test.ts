@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
-import { generateOpenApiJson, openApiFile } from '../../tools/openapi/openapi-json.ts';
-import { routeKey, routes } from '../../functions/routes.ts';
+import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
+import { routeKey, routes } from '#functions/routes.ts';
 
 type Json = Record<string, unknown>;
 type Operation = {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { maxBodyBytes, parseBody } from '../../functions/core/api/request-body.ts';
-import { parseYamlBody } from '../../functions/core/api/yaml-body.ts';
-import { ServiceError } from '../../functions/core/errors.ts';
+import { maxBodyBytes, parseBody } from '#functions/core/api/request-body.ts';
+import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import { ServiceError } from '#functions/core/errors.ts';
 
 const json = (body: string, contentType = 'application/json') => ({
   body,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { routeKey, routes } from '../../functions/routes.ts';
-import { requestSchemas } from '../../schemas/index.ts';
+import { routeKey, routes } from '#functions/routes.ts';
+import { requestSchemas } from '#schemas/index.ts';
 
 test('every route key is unique', () => {
   const keys = routes.map(routeKey);

@@ -8,7 +8,7 @@ import {
   webhookUrlProblem,
   type PostResult,
   type Resolver,
-} from '../../functions/core/webhooks/safe-sender.ts';
+} from '#functions/core/webhooks/safe-sender.ts';
 
 const publicAddress = '93.184.216.34';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { scheduleFileErrors } from '../../functions/core/schedules/schedule-file.ts';
+import { scheduleFileErrors } from '#functions/core/schedules/schedule-file.ts';
 
 /** A valid file with one trigger of each kind; each case below breaks exactly one rule of it. */
 function validFile(): Record<string, any> /* eslint-disable-line @typescript-eslint/no-explicit-any -- cases edit any field */ {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import templateBundleSchema from '../../functions/core/api/validators/template-bundle.cjs';
-import { validateBody } from '../../functions/core/api/validation.ts';
-import { type FieldError, ServiceError } from '../../functions/core/errors.ts';
-import { type BundleFlow, checkBundle, flowDependencyOrder, type TemplateBundle } from '../../functions/core/templates/bundle.ts';
+import templateBundleSchema from '#functions/core/api/validators/template-bundle.cjs';
+import { validateBody } from '#functions/core/api/validation.ts';
+import { type FieldError, ServiceError } from '#functions/core/errors.ts';
+import { type BundleFlow, checkBundle, flowDependencyOrder, type TemplateBundle } from '#functions/core/templates/bundle.ts';
 
 /** Every list present, so tests can push to them. */
 type FullBundle = Required<TemplateBundle>;

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { tenantDomain } from '../../functions/core/tenants/tenants.ts';
+import { tenantDomain } from '#functions/core/tenants/tenants.ts';
 
 test.each([
   ['Acme', 7, 'acme-7.bi.example.com'],

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { AgentRecord } from '../../functions/core/agents/agent-repository.ts';
-import { reloadPlan } from '../../functions/core/reload/plan.ts';
-import type { TemplateBundle } from '../../functions/core/templates/bundle.ts';
+import type { AgentRecord } from '#functions/core/agents/agent-repository.ts';
+import { reloadPlan } from '#functions/core/reload/plan.ts';
+import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
 import {
   computeChanges,
   type IdCounter,
@@ -9,7 +9,7 @@ import {
   newIdsNeeded,
   type StoredOf,
   type StoredResource,
-} from '../../functions/core/templates/tenant-resources.ts';
+} from '#functions/core/templates/tenant-resources.ts';
 
 const bundle = (columns: Array<[string, string, string]>, extra: Partial<TemplateBundle> = {}): TemplateBundle => ({
   nome: 'T',

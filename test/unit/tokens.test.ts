@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { hashToken, newToken } from '../../functions/core/auth/tokens.ts';
+import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 
 test('tokens carry their kind as a prefix and 32 random bytes', () => {
   for (const [kind, prefix] of [

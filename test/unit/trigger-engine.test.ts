@@ -1,14 +1,8 @@
 import fc from 'fast-check';
 import { DateTime, Settings } from 'luxon';
 import { describe, expect, test } from 'vitest';
-import type {
-  DayTrigger,
-  MonthTrigger,
-  Trigger,
-  WeekTrigger,
-  WindowTrigger,
-} from '../../functions/core/schedules/schedule-types.ts';
-import { nextFire, nextFires, parseLocalTime, parseStartWhen } from '../../functions/core/schedules/trigger-engine.ts';
+import type { DayTrigger, MonthTrigger, Trigger, WeekTrigger, WindowTrigger } from '#functions/core/schedules/schedule-types.ts';
+import { nextFire, nextFires, parseLocalTime, parseStartWhen } from '#functions/core/schedules/trigger-engine.ts';
 
 const NY = 'America/New_York'; // EST -05:00, EDT -04:00; changes at 02:00 local
 const BERLIN = 'Europe/Berlin'; // CET +01:00, CEST +02:00; changes at 01:00 UTC

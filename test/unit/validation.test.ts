@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import createTenantSchema from '../../functions/core/api/validators/create-tenant.cjs';
-import { validateBody } from '../../functions/core/api/validation.ts';
-import { ServiceError } from '../../functions/core/errors.ts';
+import createTenantSchema from '#functions/core/api/validators/create-tenant.cjs';
+import { validateBody } from '#functions/core/api/validation.ts';
+import { ServiceError } from '#functions/core/errors.ts';
 
 function fieldErrors(body: unknown) {
   try {

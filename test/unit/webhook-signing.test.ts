@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
-import { retryAfterSeconds } from '../../functions/core/alerts/deliverer.ts';
-import { signatureHeader } from '../../functions/core/alerts/settings.ts';
+import { retryAfterSeconds } from '#functions/core/alerts/deliverer.ts';
+import { signatureHeader } from '#functions/core/alerts/settings.ts';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const body = JSON.stringify({ alert: { nome: 'A', id: 1 }, user: { id: 2 }, content: [], timestamp: '2026-11-22T10:00:00.000Z' });

@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { afterEach, expect, test, vi } from 'vitest';
-import { workerHandler } from '../../functions/core/api/worker-handler.ts';
+import { workerHandler } from '#functions/core/api/worker-handler.ts';
 
 const context = {
   awsRequestId: 'lambda-request',

@@ -4,7 +4,7 @@
  * shape in schemas/. Build-time code, never bundled into a function: `npm run docs`
  * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
  */
-import { docsAssets } from '../../functions/http/docs-asset.ts';
+import { docsAssets } from '#functions/http/docs-asset.ts';
 import {
   type AuthScheme,
   type HttpMethod,
@@ -14,8 +14,8 @@ import {
   type Route,
   type RouteAnswer,
   type RouteDocs,
-} from '../../functions/routes.ts';
-import { errorBody, type FieldError } from '../../functions/core/errors.ts';
+} from '#functions/routes.ts';
+import { errorBody, type FieldError } from '#functions/core/errors.ts';
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { routes } from '../../functions/routes.ts';
-import { requestSchemas } from '../../schemas/index.ts';
-import { responseSchemas } from '../../schemas/responses/index.ts';
+import { routes } from '#functions/routes.ts';
+import { requestSchemas } from '#schemas/index.ts';
+import { responseSchemas } from '#schemas/responses/index.ts';
 import { openApiDocument } from './document.ts';
 import { examples } from './examples.ts';
 

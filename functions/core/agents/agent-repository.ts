@@ -1,8 +1,8 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
-import { hashToken, newToken } from '../auth/tokens.ts';
-import { allocateIds, db, queryAll, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { allocateIds, db, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
 export interface AgentRecord {

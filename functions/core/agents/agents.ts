@@ -1,5 +1,5 @@
-import { newToken } from '../auth/tokens.ts';
-import { conflict, notFound } from '../errors.ts';
+import { newToken } from '#functions/core/auth/tokens.ts';
+import { conflict, notFound } from '#functions/core/errors.ts';
 import { type AgentRecord, allocateAgentId, findAgent, insertAgent, listAgents, replaceAgentToken } from './agent-repository.ts';
 
 export const maxAgentsPerTenant = 50;

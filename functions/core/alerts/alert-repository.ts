@@ -1,8 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { CreateAlertBody } from '../api/validators/create-alert.cjs';
-import type { UpdateAlertBody } from '../api/validators/update-alert.cjs';
-import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
+import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
+import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
 

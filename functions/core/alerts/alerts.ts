@@ -1,8 +1,8 @@
-import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
-import type { AlertWebhookBody, Block } from '../api/validators/alert-webhook.cjs';
-import type { CreateAlertBody } from '../api/validators/create-alert.cjs';
-import type { UpdateAlertBody } from '../api/validators/update-alert.cjs';
-import { badRequest, notFound } from '../errors.ts';
+import type { AlertDeliveryBody } from '#functions/core/api/validators/alert-delivery.cjs';
+import type { AlertWebhookBody, Block } from '#functions/core/api/validators/alert-webhook.cjs';
+import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
+import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
+import { badRequest, notFound } from '#functions/core/errors.ts';
 import {
   type AlertRecord,
   allocateAlertId,

@@ -1,6 +1,6 @@
-import { logger } from '../observability/logger.ts';
-import { count } from '../observability/metrics.ts';
-import { postSafely, type PostResult } from '../webhooks/safe-sender.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { count } from '#functions/core/observability/metrics.ts';
+import { postSafely, type PostResult } from '#functions/core/webhooks/safe-sender.ts';
 import { type Attempt, disableWebhook, findDelivery, findSettings } from './alert-repository.ts';
 import { type DeliveryMessage, deliveryBody, finishDelivery } from './deliveries.ts';
 import { channelProblem, signatureHeader } from './settings.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AlertDeliveryBody } from '../api/validators/alert-delivery.cjs';
-import { conflict, notFound, payloadTooLarge } from '../errors.ts';
-import { deletePayload, getPayload, putPayload } from '../store/payloads.ts';
-import { messageBody, sendMessage } from '../store/queues.ts';
-import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
+import type { AlertDeliveryBody } from '#functions/core/api/validators/alert-delivery.cjs';
+import { conflict, notFound, payloadTooLarge } from '#functions/core/errors.ts';
+import { deletePayload, getPayload, putPayload } from '#functions/core/store/payloads.ts';
+import { messageBody, sendMessage } from '#functions/core/store/queues.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import {
   allocateDeliveryId,
   type Attempt,

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { UpdateSettingsBody } from '../api/validators/update-settings.cjs';
-import { badRequest, conflict } from '../errors.ts';
-import { webhookUrlProblem } from '../webhooks/safe-sender.ts';
+import type { UpdateSettingsBody } from '#functions/core/api/validators/update-settings.cjs';
+import { badRequest, conflict } from '#functions/core/errors.ts';
+import { webhookUrlProblem } from '#functions/core/webhooks/safe-sender.ts';
 import {
   findSettings,
   replaceSettings,

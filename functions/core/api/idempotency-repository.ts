@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { db, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** One Idempotency-Key of one caller on one route: the scope names both, the key is stored only as a hash. */
 export interface IdempotencySlot {

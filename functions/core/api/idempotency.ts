@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { badRequest, conflict } from '../errors.ts';
+import { badRequest, conflict } from '#functions/core/errors.ts';
 import type { ApiResponse } from './http-handler.ts';
 import {
   completeClaim,

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
+import { badRequest, payloadTooLarge, unsupportedMediaType } from '#functions/core/errors.ts';
 
 export const maxBodyBytes = 1024 * 1024;
 export const maxBodyDepth = 32;

@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { badRequest, type FieldError } from '../errors.ts';
+import { badRequest, type FieldError } from '#functions/core/errors.ts';
 
 /**
  * A request schema compiled by `npm run generate` (functions/core/api/validators/<name>.cjs): a

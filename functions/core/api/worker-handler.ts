@@ -1,9 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { config } from '../config.ts';
-import { logger } from '../observability/logger.ts';
-import { publishMetrics } from '../observability/metrics.ts';
+import { config } from '#functions/core/config.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { publishMetrics } from '#functions/core/observability/metrics.ts';
 
 interface WorkerContext extends Context {
   startedAt?: number;

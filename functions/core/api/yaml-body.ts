@@ -1,7 +1,7 @@
 import { parseDocument, stringify } from 'yaml';
 import type { ApiRequest } from './http-handler.ts';
 import { yamlMediaType } from './request-body.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '#functions/core/errors.ts';
 
 /** Bounds YAML alias expansion ("billion laughs"). */
 const maxYamlAliases = 100;

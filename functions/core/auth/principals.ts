@@ -1,5 +1,5 @@
-import type { AuthScheme } from '../../routes.ts';
-import { unauthorized } from '../errors.ts';
+import type { AuthScheme } from '#functions/routes.ts';
+import { unauthorized } from '#functions/core/errors.ts';
 import { findTokenOwner } from './token-repository.ts';
 import { hashToken } from './tokens.ts';
 

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 import { hashToken } from './tokens.ts';
 
 /** Who a token belongs to. */

@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
-import { hashToken } from '../auth/tokens.ts';
-import { db, nextId, queryAll, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
+import { db, nextId, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
 export interface ClientRecord {

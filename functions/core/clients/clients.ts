@@ -1,4 +1,4 @@
-import { hashToken, newToken } from '../auth/tokens.ts';
+import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { allocateClientId, type ClientRecord, findClient, insertClient, replaceClientToken } from './client-repository.ts';
 
 /** Creates a client with a new token (or the given one) and returns the token, shown only here. */

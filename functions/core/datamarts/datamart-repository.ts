@@ -1,6 +1,16 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { allocateIds, db, deleteAll, type Page, putAll, queryAll, queryPage, tableName, writeIf } from '../store/dynamo.ts';
-import { keys, type PermissionSubject } from '../store/keys.ts';
+import {
+  allocateIds,
+  db,
+  deleteAll,
+  type Page,
+  putAll,
+  queryAll,
+  queryPage,
+  tableName,
+  writeIf,
+} from '#functions/core/store/dynamo.ts';
+import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
 import type { PermissionRecord } from './effective-permissions.ts';
 
 export interface DatamartRecord {

@@ -1,10 +1,10 @@
-import type { CreateDatamartBody } from '../api/validators/create-datamart.cjs';
-import type { UpdateDatamartBody } from '../api/validators/update-datamart.cjs';
-import { findUsers, type UserRecord } from '../directory/directory-repository.ts';
-import { badRequest, type FieldError, notFound } from '../errors.ts';
-import type { Page } from '../store/dynamo.ts';
-import { loadResourcesOfType } from '../templates/template-repository.ts';
-import type { StoredOf } from '../templates/tenant-resources.ts';
+import type { CreateDatamartBody } from '#functions/core/api/validators/create-datamart.cjs';
+import type { UpdateDatamartBody } from '#functions/core/api/validators/update-datamart.cjs';
+import { findUsers, type UserRecord } from '#functions/core/directory/directory-repository.ts';
+import { badRequest, type FieldError, notFound } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
+import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
+import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
 import {
   allocateDatamartId,
   type DatamartRecord,

@@ -5,7 +5,7 @@
  * in with the current time; nothing here does I/O or reads the clock, so the rule can be tested
  * exhaustively. Every output array is sorted, so equal inputs in any order give equal results.
  */
-import type { Filter, Permission } from '../api/validators/set-permissions.cjs';
+import type { Filter, Permission } from '#functions/core/api/validators/set-permissions.cjs';
 
 export type RowFilter = Filter;
 

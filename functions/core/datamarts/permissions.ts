@@ -1,10 +1,10 @@
-import { findGroups, findUsers } from '../directory/directory-repository.ts';
-import { groupsByUser, requireGroup } from '../directory/groups.ts';
-import { requireUser } from '../directory/users.ts';
-import { badRequest, type FieldError } from '../errors.ts';
-import type { PermissionSubject } from '../store/keys.ts';
-import { loadResourcesOfType } from '../templates/template-repository.ts';
-import type { StoredOf } from '../templates/tenant-resources.ts';
+import { findGroups, findUsers } from '#functions/core/directory/directory-repository.ts';
+import { groupsByUser, requireGroup } from '#functions/core/directory/groups.ts';
+import { requireUser } from '#functions/core/directory/users.ts';
+import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import type { PermissionSubject } from '#functions/core/store/keys.ts';
+import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
+import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
 import {
   type DatamartStructure,
   deletePermissions,

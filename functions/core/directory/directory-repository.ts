@@ -1,6 +1,16 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { allocateIds, db, deleteAll, getAll, type Page, queryAll, queryPage, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import {
+  allocateIds,
+  db,
+  deleteAll,
+  getAll,
+  type Page,
+  queryAll,
+  queryPage,
+  tableName,
+  transact,
+} from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** A user of the BI, linked to one tenant. `login` is what the tenant backend knows them by. */
 export interface UserRecord {

@@ -1,7 +1,7 @@
-import { deleteSubjectRecords } from '../datamarts/datamart-repository.ts';
-import { effectiveAccess } from '../datamarts/permissions.ts';
-import type { EffectivePermission } from '../datamarts/effective-permissions.ts';
-import type { Page } from '../store/dynamo.ts';
+import { deleteSubjectRecords } from '#functions/core/datamarts/datamart-repository.ts';
+import { effectiveAccess } from '#functions/core/datamarts/permissions.ts';
+import type { EffectivePermission } from '#functions/core/datamarts/effective-permissions.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
 import { deleteGroup, groupsByUser } from './groups.ts';
 import { listUsersPage } from './directory-repository.ts';
 import { deleteUser, describeUser, requireUser } from './users.ts';

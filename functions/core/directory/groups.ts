@@ -1,4 +1,4 @@
-import { notFound } from '../errors.ts';
+import { notFound } from '#functions/core/errors.ts';
 import {
   allocateGroupId,
   deleteGroupMemberships,

@@ -1,6 +1,6 @@
-import type { CreateUserBody } from '../api/validators/create-user.cjs';
-import type { UpdateUserBody } from '../api/validators/update-user.cjs';
-import { conflict, notFound } from '../errors.ts';
+import type { CreateUserBody } from '#functions/core/api/validators/create-user.cjs';
+import type { UpdateUserBody } from '#functions/core/api/validators/update-user.cjs';
+import { conflict, notFound } from '#functions/core/errors.ts';
 import {
   allocateUserId,
   deleteUserAndLogin,

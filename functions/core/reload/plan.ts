@@ -1,7 +1,7 @@
-import type { AgentRecord } from '../agents/agent-repository.ts';
-import type { ReloadBody } from '../api/validators/reload.cjs';
-import { flowDependencyOrder } from '../templates/bundle.ts';
-import { defaultAgentSlot, type StoredOf } from '../templates/tenant-resources.ts';
+import type { AgentRecord } from '#functions/core/agents/agent-repository.ts';
+import type { ReloadBody } from '#functions/core/api/validators/reload.cjs';
+import { flowDependencyOrder } from '#functions/core/templates/bundle.ts';
+import { defaultAgentSlot, type StoredOf } from '#functions/core/templates/tenant-resources.ts';
 
 /** Spec 2.6: one load to queue. `tokenId` is the id of the agent that runs it. */
 export type ReloadItem = ReloadBody['items'][number];

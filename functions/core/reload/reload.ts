@@ -1,13 +1,13 @@
-import { isOnline } from '../agents/agents.ts';
-import { type AgentRecord, listAgents } from '../agents/agent-repository.ts';
-import { count } from '../observability/metrics.ts';
-import { badRequest, type FieldError } from '../errors.ts';
-import { sendToFifoGroup } from '../store/queues.ts';
-import { flowDependencyOrder } from '../templates/bundle.ts';
-import { loadResourcesOfType } from '../templates/template-repository.ts';
-import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
-import type { StoredOf } from '../templates/tenant-resources.ts';
-import type { TenantRecord } from '../tenants/tenant-repository.ts';
+import { isOnline } from '#functions/core/agents/agents.ts';
+import { type AgentRecord, listAgents } from '#functions/core/agents/agent-repository.ts';
+import { count } from '#functions/core/observability/metrics.ts';
+import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import { sendToFifoGroup } from '#functions/core/store/queues.ts';
+import { flowDependencyOrder } from '#functions/core/templates/bundle.ts';
+import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
+import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
+import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { agentForConnection, type ReloadItem } from './plan.ts';
 
 /** The body of a message on the reload queue: one load for one agent. */

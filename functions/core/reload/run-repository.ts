@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ReportRunBody } from '../api/validators/report-run.cjs';
-import { allocateIds, db, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
-import type { TenantRecord } from '../tenants/tenant-repository.ts';
+import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
+import { allocateIds, db, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
 /** `dispatched` until the agent reports the others. */
 export type RunStatus = 'dispatched' | ReportRunBody['status'];

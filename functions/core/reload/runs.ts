@@ -1,7 +1,7 @@
-import type { ReportRunBody } from '../api/validators/report-run.cjs';
-import { conflict, notFound } from '../errors.ts';
-import type { Page } from '../store/dynamo.ts';
-import { findTenant } from '../tenants/tenant-repository.ts';
+import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
+import { conflict, notFound } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
+import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import type { LoadMessage } from './reload.ts';
 import { allocateRunId, insertRun, listRunsPage, loadRecorded, type RunRecord, updateRunStatus } from './run-repository.ts';
 

@@ -1,5 +1,5 @@
-import { logger } from '../observability/logger.ts';
-import { sendBatches } from '../store/queues.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { sendBatches } from '#functions/core/store/queues.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import type { FireMessage } from './fire.ts';
 import {

@@ -1,7 +1,7 @@
-import { logger } from '../observability/logger.ts';
-import { count, duration } from '../observability/metrics.ts';
-import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '../reload/reload.ts';
-import { findTenants, type TenantRecord } from '../tenants/tenant-repository.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import { count, duration } from '#functions/core/observability/metrics.ts';
+import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '#functions/core/reload/reload.ts';
+import { findTenants, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { instantIn } from './instants.ts';
 import {
   advanceSchedule,

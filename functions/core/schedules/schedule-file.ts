@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { IANAZone } from 'luxon';
-import { schemaErrors } from '../api/validation.ts';
-import scheduleV2Schema from '../api/validators/schedule.v2.cjs';
-import type { SetSchedulingGranularityBody } from '../api/validators/set-scheduling-granularity.cjs';
-import type { FieldError } from '../errors.ts';
+import { schemaErrors } from '#functions/core/api/validation.ts';
+import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
+import type { SetSchedulingGranularityBody } from '#functions/core/api/validators/set-scheduling-granularity.cjs';
+import type { FieldError } from '#functions/core/errors.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
 

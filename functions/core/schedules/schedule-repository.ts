@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getAll, type Page, putAll, queryAll, queryPage, tableName, writeIf, transactOrReasons } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import {
+  db,
+  getAll,
+  type Page,
+  putAll,
+  queryAll,
+  queryPage,
+  tableName,
+  writeIf,
+  transactOrReasons,
+} from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import type { SchedulingGranularity } from './schedule-file.ts';
 import type { ScheduleFile } from './schedule-types.ts';

@@ -3,7 +3,7 @@
  * schemas/schedule.v2.schema.json, under the names the code reads them by. Triggers may carry extra
  * properties; the engine reads only the ones their schema names.
  */
-import type { ScheduleV2Body, Trigger } from '../api/validators/schedule.v2.cjs';
+import type { ScheduleV2Body, Trigger } from '#functions/core/api/validators/schedule.v2.cjs';
 
 export type { Trigger };
 

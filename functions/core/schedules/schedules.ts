@@ -1,9 +1,9 @@
-import { headlineDetail } from '../api/validation.ts';
-import { badRequest, conflict, type FieldError, notFound } from '../errors.ts';
-import type { Page } from '../store/dynamo.ts';
-import { loadResourcesOfType } from '../templates/template-repository.ts';
-import { findTenant, tenantNotFound } from '../tenants/tenant-repository.ts';
-import { findClientTenant, summarize } from '../tenants/tenants.ts';
+import { headlineDetail } from '#functions/core/api/validation.ts';
+import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
+import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
+import { findTenant, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
+import { findClientTenant, summarize } from '#functions/core/tenants/tenants.ts';
 import {
   authoredContent,
   defaultSchedulingGranularity,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { errors, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { apiConfig } from '../config.ts';
+import { apiConfig } from '#functions/core/config.ts';
 import { activeSigningKey, currentKeyring, loginTokenLifetimeSeconds, publishedKeys } from './signing-keys.ts';
 
 export interface LoginClaims extends JWTPayload {

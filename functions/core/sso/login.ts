@@ -1,8 +1,8 @@
-import type { LoginBody } from '../api/validators/login.cjs';
-import { findUserByLogin } from '../directory/directory-repository.ts';
-import { userNotFound } from '../directory/users.ts';
-import { apiConfig } from '../config.ts';
-import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
+import type { LoginBody } from '#functions/core/api/validators/login.cjs';
+import { findUserByLogin } from '#functions/core/directory/directory-repository.ts';
+import { userNotFound } from '#functions/core/directory/users.ts';
+import { apiConfig } from '#functions/core/config.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { issueLoginToken } from './login-tokens.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 
 /** The UI flags of spec 4.6, carried from the login URL into the session. */
 export interface UiFlags {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { findUser, type UserRecord } from '../directory/directory-repository.ts';
-import { findTenant, type TenantRecord } from '../tenants/tenant-repository.ts';
+import { findUser, type UserRecord } from '#functions/core/directory/directory-repository.ts';
+import { findTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { findSession, insertSession, type SessionRecord, type UiFlags } from './session-repository.ts';
 
 export const sessionCookieName = 'bi_session';

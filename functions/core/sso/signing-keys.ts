@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '#functions/core/errors.ts';
 
 /** One ES256 key pair of the keyring; the newest key that is not retired signs. */
 export interface SigningKey {

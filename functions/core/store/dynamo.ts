@@ -10,8 +10,8 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.ts';
-import { badRequest } from '../errors.ts';
+import { config } from '#functions/core/config.ts';
+import { badRequest } from '#functions/core/errors.ts';
 import { keys } from './keys.ts';
 import { type IndexName, tableDefinition } from './table-definition.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { listAgents } from '../agents/agent-repository.ts';
-import { conflict } from '../errors.ts';
-import { type ReloadItem, reloadPlan } from '../reload/plan.ts';
-import { findTenant, tenantInactive, tenantNotFound } from '../tenants/tenant-repository.ts';
+import { listAgents } from '#functions/core/agents/agent-repository.ts';
+import { conflict } from '#functions/core/errors.ts';
+import { type ReloadItem, reloadPlan } from '#functions/core/reload/plan.ts';
+import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { latestTemplateVersion } from './catalogue.ts';
 import {
   allocateResourceIds,

@@ -3,8 +3,8 @@
  * the checks its schema cannot express: unique keys, references that resolve, flows without
  * dependency cycles. Pure: the same code serves publishing and, for the flow order, reloads.
  */
-import type { Column, Flow, TemplateBundleBody } from '../api/validators/template-bundle.cjs';
-import type { FieldError } from '../errors.ts';
+import type { Column, Flow, TemplateBundleBody } from '#functions/core/api/validators/template-bundle.cjs';
+import type { FieldError } from '#functions/core/errors.ts';
 
 export type TemplateBundle = TemplateBundleBody;
 export type BundleFlow = Flow;

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../errors.ts';
+import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
   allocateTemplateId,

@@ -1,8 +1,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { payloadTooLarge } from '../errors.ts';
-import { allocateIds, db, nextId, putAll, queryAll, tableName, transact, writeIf } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
+import { payloadTooLarge } from '#functions/core/errors.ts';
+import { allocateIds, db, nextId, putAll, queryAll, tableName, transact, writeIf } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
 import type { IdCounter, ResourceType, StoredOf, StoredResource } from './tenant-resources.ts';
 

@@ -3,7 +3,7 @@
  * changes. Resources are matched by type and key; ids never change once given; nothing absent
  * from the bundle is removed.
  */
-import type { Column, Connection, Widget } from '../api/validators/template-bundle.cjs';
+import type { Column, Connection, Widget } from '#functions/core/api/validators/template-bundle.cjs';
 import type { TemplateBundle } from './bundle.ts';
 
 export const resourceTypes = ['desk', 'table', 'connection', 'flow', 'application', 'dashboard'] as const;

@@ -1,13 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { defaultAgentItems, listAgents } from '../agents/agent-repository.ts';
-import type { VariableValue } from '../api/validators/create-tenant.cjs';
-import { newTokenWrite, revokeTokenWrite } from '../auth/token-repository.ts';
-import { hashToken } from '../auth/tokens.ts';
-import { db, getAll, nextId, type Page, queryPage, tableName, transact } from '../store/dynamo.ts';
-import { keys } from '../store/keys.ts';
-import { conflict, notFound } from '../errors.ts';
-import type { SchedulingGranularity } from '../schedules/schedule-file.ts';
+import { defaultAgentItems, listAgents } from '#functions/core/agents/agent-repository.ts';
+import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
+import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
+import { db, getAll, nextId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { conflict, notFound } from '#functions/core/errors.ts';
+import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
 
 export interface TenantRecord {
   tenantId: number;

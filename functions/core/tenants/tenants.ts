@@ -1,12 +1,12 @@
-import { logger } from '../observability/logger.ts';
-import type { CreateTenantBody, VariableValue } from '../api/validators/create-tenant.cjs';
-import { hashToken, newToken } from '../auth/tokens.ts';
-import { findClient } from '../clients/client-repository.ts';
-import { applyTemplate } from '../templates/apply.ts';
-import { apiConfig } from '../config.ts';
-import { badRequest, conflict, notFound } from '../errors.ts';
-import type { Page } from '../store/dynamo.ts';
-import { loadResources, templateExists } from '../templates/template-repository.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+import type { CreateTenantBody, VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
+import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { findClient } from '#functions/core/clients/client-repository.ts';
+import { applyTemplate } from '#functions/core/templates/apply.ts';
+import { apiConfig } from '#functions/core/config.ts';
+import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
+import { loadResources, templateExists } from '#functions/core/templates/template-repository.ts';
 import {
   allocateTenantId,
   findTenant,
