@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
-import { allocateIds, db, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { allocateIds, db, getItem, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
@@ -51,10 +51,7 @@ export function listAgents(tenantId: number): Promise<AgentRecord[]> {
 }
 
 export async function findAgent(tenantId: number, agentId: number): Promise<AgentRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.agent(tenantId, agentId), ConsistentRead: true }),
-  );
-  return result.Item as AgentRecord | undefined;
+  return getItem<AgentRecord>(keys.agent(tenantId, agentId));
 }
 
 /** The next agent id of the tenant (ids are never reused). */

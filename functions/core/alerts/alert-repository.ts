@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
-import { allocateIds, db, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { allocateIds, db, getItem, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
@@ -25,10 +25,7 @@ export async function insertAlert(record: AlertRecord): Promise<void> {
 }
 
 export async function findAlertRecord(tenantId: number, alertId: number): Promise<AlertRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.alert(tenantId, alertId), ConsistentRead: true }),
-  );
-  return result.Item as AlertRecord | undefined;
+  return getItem<AlertRecord>(keys.alert(tenantId, alertId));
 }
 
 export function listAlertsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<AlertRecord>> {
@@ -188,10 +185,7 @@ export async function insertDelivery(record: DeliveryRecord): Promise<void> {
 }
 
 export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.deliveryKey(tenantId, deliveryId), ConsistentRead: true }),
-  );
-  return result.Item as DeliveryRecord | undefined;
+  return getItem<DeliveryRecord>(keys.deliveryKey(tenantId, deliveryId));
 }
 
 /** A page of the deliveries of one alert, newest first. */

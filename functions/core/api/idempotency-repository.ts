@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** One Idempotency-Key of one caller on one route: the scope names both, the key is stored only as a hash. */
@@ -46,8 +46,7 @@ export function insertClaim(slot: IdempotencySlot, claim: Claim, now: number): P
 }
 
 export async function findIdempotencyRecord(slot: IdempotencySlot): Promise<IdempotencyRecord | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: itemKey(slot), ConsistentRead: true }));
-  return result.Item as IdempotencyRecord | undefined;
+  return getItem<IdempotencyRecord>(itemKey(slot));
 }
 
 /** Stores the answer of the request holding claim `claimId`, and closes the claim. */

@@ -1,5 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { getItem, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { hashToken } from './tokens.ts';
 
@@ -11,8 +10,7 @@ export type TokenOwner =
 
 /** The item that makes a token valid, by the token's SHA-256: deleting it revokes the token at once. */
 export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
-  return result.Item as TokenOwner | undefined;
+  return getItem<TokenOwner>(keys.token(tokenHash));
 }
 
 /** For a caller's transaction: makes a new token valid (and fails if it is already in use). */

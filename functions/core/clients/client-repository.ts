@@ -1,7 +1,6 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
-import { db, nextId, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { getItem, nextId, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
@@ -32,8 +31,7 @@ export function insertClient(client: ClientRecord, token: string): Promise<boole
 }
 
 export async function findClient(clientId: number): Promise<ClientRecord | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.client(clientId), ConsistentRead: true }));
-  return result.Item as ClientRecord | undefined;
+  return getItem<ClientRecord>(keys.client(clientId));
 }
 
 /** Every client, oldest first (an operator's listing; clients are few). */

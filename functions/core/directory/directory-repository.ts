@@ -4,6 +4,7 @@ import {
   db,
   deleteAll,
   getAll,
+  getItem,
   type Page,
   queryAll,
   queryPage,
@@ -67,10 +68,7 @@ export function insertUser(user: UserRecord): Promise<boolean> {
 }
 
 export async function findUser(tenantId: number, userId: number): Promise<UserRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.user(tenantId, userId), ConsistentRead: true }),
-  );
-  return result.Item as UserRecord | undefined;
+  return getItem<UserRecord>(keys.user(tenantId, userId));
 }
 
 /** Several users of the tenant by id (batch reads); missing ones are left out. */
@@ -169,10 +167,7 @@ export async function insertGroup(group: GroupRecord): Promise<void> {
 }
 
 export async function findGroup(tenantId: number, groupId: number): Promise<GroupRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.group(tenantId, groupId), ConsistentRead: true }),
-  );
-  return result.Item as GroupRecord | undefined;
+  return getItem<GroupRecord>(keys.group(tenantId, groupId));
 }
 
 /** Several groups of the tenant by id (batch reads); missing ones are left out. */

@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** The UI flags of spec 4.6, carried from the login URL into the session. */
@@ -22,8 +22,5 @@ export async function insertSession(sessionHash: string, session: SessionRecord)
 }
 
 export async function findSession(sessionHash: string): Promise<SessionRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.session(sessionHash), ConsistentRead: true }),
-  );
-  return result.Item as SessionRecord | undefined;
+  return getItem<SessionRecord>(keys.session(sessionHash));
 }

@@ -4,6 +4,7 @@ import {
   BatchWriteCommand,
   type BatchWriteCommandInput,
   DynamoDBDocumentClient,
+  GetCommand,
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
@@ -116,6 +117,12 @@ export async function queryAll<T>(
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+/** One item by key, read strongly consistent (what was just written is there); undefined when missing. */
+export async function getItem<T>(itemKey: { pk: string; sk: string }): Promise<T | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true }));
+  return result.Item as T | undefined;
 }
 
 /** Many items by key, 100 per BatchGetItem, retrying what DynamoDB leaves unprocessed; missing ones are left out. */

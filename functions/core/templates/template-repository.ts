@@ -1,7 +1,17 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { payloadTooLarge } from '#functions/core/errors.ts';
-import { allocateIds, db, nextId, putAll, queryAll, tableName, transact, writeIf } from '#functions/core/store/dynamo.ts';
+import {
+  allocateIds,
+  db,
+  getItem,
+  nextId,
+  putAll,
+  queryAll,
+  tableName,
+  transact,
+  writeIf,
+} from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
 import type { IdCounter, ResourceType, StoredOf, StoredResource } from './tenant-resources.ts';
@@ -116,10 +126,7 @@ export async function insertNextVersion(template: TemplateRecord, bundle: Templa
 }
 
 export async function findTemplate(clientId: number, templateId: number): Promise<TemplateRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.template(clientId, templateId), ConsistentRead: true }),
-  );
-  return result.Item as TemplateRecord | undefined;
+  return getItem<TemplateRecord>(keys.template(clientId, templateId));
 }
 
 /** Whether `templateId` is a template published by this client (templates are client-scoped). */
@@ -181,10 +188,7 @@ export interface ApplyJournal {
 }
 
 export async function findApplyJournal(tenantId: number): Promise<ApplyJournal | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.applyJournal(tenantId), ConsistentRead: true }),
-  );
-  return result.Item as ApplyJournal | undefined;
+  return getItem<ApplyJournal>(keys.applyJournal(tenantId));
 }
 
 /**

@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { defaultAgentItems, listAgents } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
-import { db, getAll, nextId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
@@ -60,8 +60,7 @@ export async function insertTenant(tenant: TenantRecord, token: string): Promise
 
 /** Consistent read: a tenant just deleted or rotated is seen as such. */
 export async function findTenant(tenantId: number): Promise<TenantRecord | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(tenantId), ConsistentRead: true }));
-  return result.Item as TenantRecord | undefined;
+  return getItem<TenantRecord>(keys.tenant(tenantId));
 }
 
 /** Several tenants by id in one BatchGetItem per hundred (consistent), by id; missing ones are left out. */
