@@ -21,7 +21,8 @@ import { schedulesPerMessage } from '#functions/core/schedules/dispatcher.ts';
 import { queueConsumers } from '#functions/routes.ts';
 import { FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
 import { awsAssumptions, type BurstModel, burstModel } from './burst-model.ts';
-import { type BurstResult, type EngineResult, measureBursts, measureTriggerEngine } from './schedules.ts';
+import { type BurstResult, type EngineResult, measureTriggerEngine } from './schedules.ts';
+import { runForStdout } from './child-process.ts';
 import { measureScaling, measureTemplateOperations, type OperationResult, type ScalingRow } from './templates.ts';
 import { twinData } from './twin-api.ts';
 
@@ -135,20 +136,13 @@ async function runTwinBenchmarks(): Promise<{
   }
 }
 
-/**
- * Bursts of due schedules, on a twin of their own that runs only the fire worker: the loads they
- * queue wait in the reload queue, as on AWS they go to other functions, so the twin's two cores
- * measure the fire path alone (the reload worker's cost is in the operations table). The bench
- * ticks at each burst's minute itself.
- */
+/** The burst benchmark runs in a process of its own, with a twin of its own (bench/bursts.ts says why). */
 async function runBurstBenchmarks(): Promise<BurstResult[]> {
-  const twin = await startTwin({ port: 0, clock: false, consumers: ['fire'] });
-  try {
-    process.stderr.write('  measuring bursts of 100, 1,000 and 10,000 schedules due in one minute (about 5 minutes)...\n');
-    return await measureBursts(twin);
-  } finally {
-    await twin.stop();
-  }
+  const output = await runForStdout(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('bursts.ts', import.meta.url))], {
+    cwd: projectRoot,
+    env: callerEnvironment,
+  });
+  return JSON.parse(output) as BurstResult[];
 }
 
 /** Latency within this factor of the baseline's p50 passes (issue 8's budget for read routes). */

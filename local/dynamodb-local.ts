@@ -47,9 +47,11 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
   child.stderr?.on('data', (chunk) => {
     output += chunk;
   });
+  let stopping = false;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
+    stopping = true;
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await exited;
@@ -78,5 +80,12 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
   } finally {
     probe.destroy();
   }
+  // From here on every request would fail with a bare ECONNREFUSED: say once what died and what it said.
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    process.stderr.write(
+      `DynamoDB Local (port ${port}) exited unexpectedly with ${signal ?? `code ${code}`}; its last output:\n${output.slice(-2000)}\n`,
+    );
+  });
   return { endpoint, stop };
 }

@@ -68,12 +68,19 @@ export function localEnvironment(dynamodbEndpoint: string, tenantBaseDomain = 'l
   };
 }
 
+/** Set by the first startTwin of this process. */
+let twinStarted = false;
+
 /**
  * Starts the whole service on this machine: DynamoDB Local and the table, fauxqs and the queues,
  * the local client, the gateway, a poller per queue consumer and a clock per timed function. Queue messages are kept in
- * memory only (fauxqs), also when the table is persisted.
+ * memory only (fauxqs), also when the table is persisted. Once per process: the functions read their
+ * configuration and create their AWS clients once, as on Lambda, so a second twin's handlers would
+ * still talk to the first one's emulators.
  */
 export async function startTwin(options: TwinOptions): Promise<Twin> {
+  if (twinStarted) throw new Error('A twin was already started in this process: start another one in a process of its own.');
+  twinStarted = true;
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const stops: Array<() => Promise<void>> = [];
