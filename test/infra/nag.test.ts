@@ -4,12 +4,13 @@
  * what is not acknowledged. A finding is either fixed in the stack or acknowledged with
  * `Validations.of(construct).acknowledge({ id, reason })` on the narrowest construct, with a reason.
  */
-import { App, type Stack, Validations } from 'aws-cdk-lib';
+import { type Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { ServiceStack } from '#lib/service-stack.ts';
+import { testApp } from '#test/support/cdk-app.ts';
 
 interface Violation {
   ruleName: string;
@@ -20,7 +21,7 @@ interface Violation {
 
 /** The stack as deployed, optional parts included (tenant domains, the alarm e-mail), synthesized without esbuild. */
 function synthesizedStack(): ServiceStack {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@example.com' } });
+  const app = testApp({ alarmEmail: 'ops@example.com' });
   const stack = new ServiceStack(app, 'Nag', {
     stage: 'prod',
     tenantBaseDomain: 'bi.example.com',

@@ -3,7 +3,6 @@
  * dashboard, and the API stage's throttling and access log. Expectations come from the route table
  * and the queue definitions, so a new function or queue that is not watched fails here.
  */
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queueDefinitions } from '#functions/core/store/queue-definitions.ts';
@@ -22,6 +21,7 @@ import {
 } from '#lib/monitoring.ts';
 import { consumerIdOf } from '#lib/construct-ids.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
+import { testApp } from '#test/support/cdk-app.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 
@@ -62,7 +62,7 @@ type AlarmResource = CfnResource<AlarmProperties>;
 type CompositeAlarmResource = CfnResource<{ AlarmDescription?: string; AlarmActions?: unknown[]; AlarmRule: unknown }>;
 
 function synthesize(context: Record<string, unknown> = {}, props: { tenantCertificateArn?: string } = {}): Template {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const app = testApp(context);
   return Template.fromStack(new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN, ...props }));
 }
 

@@ -4,14 +4,12 @@
  * so adding a route without wiring it (or wiring it with the wrong access) fails here.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { queueConsumers, type Route, routeKey, routes, timedFunctions } from '#functions/routes.ts';
@@ -19,6 +17,7 @@ import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
 import { tableActions } from '#lib/function-roles.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { createTableInput } from '#local/create-table.ts';
+import { testApp } from '#test/support/cdk-app.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 
@@ -49,7 +48,7 @@ interface PolicyStatement {
 
 /** Synthesizes the stack without running esbuild, so template assertions take milliseconds. */
 function synthesizeTemplate(stage: string): Template {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp();
   return Template.fromStack(new ServiceStack(app, 'Test', { stage, tenantBaseDomain: TENANT_BASE_DOMAIN }));
 }
 
@@ -592,7 +591,7 @@ describe('ServiceStack signing keys', () => {
   });
 
   it('answers on every tenant domain when given a wildcard certificate', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = testApp();
     const stack = new ServiceStack(app, 'WithDomains', {
       stage: 'test',
       tenantBaseDomain: TENANT_BASE_DOMAIN,
@@ -637,16 +636,15 @@ describe('ServiceStack bundling', () => {
     );
 
   beforeAll(() => {
-    outdir = mkdtempSync(join(tmpdir(), 'service-stack-synth-'));
     // Asset metadata is what the CLI turns on; without it the function has no 'aws:asset:path'.
-    const app = new App({ outdir, context: { [ASSET_RESOURCE_METADATA_ENABLED_CONTEXT]: true } });
+    const app = testApp({ [ASSET_RESOURCE_METADATA_ENABLED_CONTEXT]: true }, { bundle: true });
+    outdir = app.outdir;
     const stack = new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN });
     const assembly = app.synth();
     functions = Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template).findResources(
       'AWS::Lambda::Function',
     ) as Record<string, LambdaFunction>;
   }, 180_000);
-  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
   it('bundles every function as minified ESM with a source map', () => {
     expect(Object.keys(functions)).toHaveLength(routes.length + queueConsumers.length + timedFunctions.length);
