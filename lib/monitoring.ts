@@ -18,6 +18,12 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import {
+  countMetricNames,
+  durationMetricNames,
+  serviceMetricsNamespace,
+  serviceName,
+} from '#functions/core/observability/names.ts';
 
 /** A function of the service, under a readable name (its construct id) for legends and descriptions. */
 export interface MonitoredFunction {
@@ -40,19 +46,9 @@ export interface ServiceMonitoringProps {
 }
 
 /** The namespace and dimension of the service's own metrics (EMF lines written by functions/core/observability/metrics.ts). */
-export const SERVICE_METRICS_NAMESPACE = 'BiTenantAdmin';
-export const SERVICE_METRICS_DIMENSIONS = { service: 'bi-tenant-admin' };
-export const SERVICE_METRIC_NAMES = [
-  'Requests',
-  'Errors',
-  'WebhookDeliveries',
-  'WebhookRetries',
-  'WebhookFailures',
-  'ScheduleFires',
-  'ScheduleFireLateness',
-  'ReloadEnqueued',
-  'ReloadSkippedOffline',
-] as const;
+export const SERVICE_METRICS_NAMESPACE = serviceMetricsNamespace;
+export const SERVICE_METRICS_DIMENSIONS = { service: serviceName };
+export const SERVICE_METRIC_NAMES = [...countMetricNames, ...durationMetricNames] as const;
 
 /** Schedules firing this late after their slot (p99 over 5 minutes) raise an alarm: the fire workers are not keeping up. */
 export const FIRE_LATENESS_P99_THRESHOLD_MS = 60_000;
@@ -190,6 +186,22 @@ export class ServiceMonitoring extends Construct {
       }),
     );
 
+    // Slots that did not fire: their fires failed, or waited, for an hour (the lateness alarm has no data then).
+    notify(
+      new Alarm(this, 'ScheduleMissesAlarm', {
+        alarmDescription:
+          'At least one schedule slot was not fired in 5 minutes because it was an hour or more late by the time a fire ' +
+          'worker got to it: the dispatcher did not run, the fire workers fell an hour behind, or firing kept failing ' +
+          "(the ScheduleFireFailures metric and the fire worker's log say why; each failure is retried until the hour " +
+          `is up). The schedules moved on to their next slot. docs/schedules.md, section At scale. ${RUNBOOK}`,
+        metric: serviceMetric('ScheduleMisses'),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
     // Timed functions that stop running (the schedule dispatcher: schedules stop firing).
     for (const timed of props.timedFunctions) {
       notify(
@@ -294,7 +306,7 @@ export class ServiceMonitoring extends Construct {
     dashboard.addWidgets(
       graph(
         'Service: schedules and reloads',
-        (['ScheduleFires', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+        (['ScheduleFires', 'ScheduleMisses', 'ScheduleFireFailures', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map((name) => serviceMetric(name, 'Sum', name)),
       ),
       graph('Schedule fire lateness (ms)', [
         serviceMetric('ScheduleFireLateness', 'p50', 'p50'),

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Construct } from 'constructs';
+import { serviceName } from '#functions/core/observability/names.ts';
 
 const resolvePackageFile = createRequire(import.meta.url).resolve;
 
@@ -65,7 +66,7 @@ export class ProjectFunction extends NodejsFunction {
       environment: {
         ...props.environment,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'bi-tenant-admin',
+        POWERTOOLS_SERVICE_NAME: serviceName,
         POWERTOOLS_LOG_LEVEL: 'INFO',
       },
       bundling: {

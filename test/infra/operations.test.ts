@@ -3,6 +3,7 @@
  * dashboard, and the API stage's throttling and access log. Expectations come from the route table
  * and the queue definitions, so a new function or queue that is not watched fails here.
  */
+import { readFileSync } from 'node:fs';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queueDefinitions } from '#functions/core/store/queue-definitions.ts';
@@ -295,6 +296,21 @@ describe('ServiceStack operations', () => {
       });
     });
 
+    it('fires when any schedule slot is missed (ScheduleMisses over 0 in 5 minutes), named as docs/operations.md does', () => {
+      const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', 'MonitoringScheduleMissesAlarm')];
+      expect(alarm?.Properties).toMatchObject({
+        Namespace: SERVICE_METRICS_NAMESPACE,
+        MetricName: 'ScheduleMisses',
+        Dimensions: Object.entries(SERVICE_METRICS_DIMENSIONS).map(([Name, Value]) => ({ Name, Value })),
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: topicAction(),
+      });
+    });
+
     it.each(Object.keys(queueDefinitions))('routes the %s DLQ depth alarm to the topic', (name) => {
       const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
       const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', `${id}DeadLetterAlarm`)];
@@ -551,5 +567,35 @@ describe('ServiceStack operations', () => {
         DependsOn: Match.arrayWith([stageId]),
       });
     });
+  });
+});
+
+describe('docs/operations.md', () => {
+  const guide = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const stack = synthesize(
+    { alarmEmail: 'ops@example.com' },
+    { tenantCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' },
+  );
+  const plain = synthesize().toJSON() as { Resources: Record<string, unknown> };
+  /** A construct's logical id without the hash CDK appends: the name the guide and the console show. */
+  const named = (logicalId: string) => logicalId.replace(/[0-9A-F]{8}$/, '');
+
+  it('lists every output of the stack', () => {
+    const outputs = Object.keys((stack.toJSON() as { Outputs: Record<string, unknown> }).Outputs);
+    expect(outputs.length).toBeGreaterThan(10);
+    for (const output of outputs) expect(guide, output).toContain(`\`${output}\``);
+  });
+
+  it('explains every alarm that notifies the topic, by its name', () => {
+    const notifying = Object.entries({
+      ...stack.findResources('AWS::CloudWatch::Alarm'),
+      ...stack.findResources('AWS::CloudWatch::CompositeAlarm'),
+    }).filter(([, alarm]) => (alarm as { Properties: { AlarmActions?: unknown[] } }).Properties.AlarmActions?.length);
+    expect(notifying.length).toBeGreaterThan(5);
+    for (const [id] of notifying) expect(guide, id).toContain(`\`${named(id)}\``);
+  });
+
+  it('states how many resources the stack has', () => {
+    expect(guide).toContain(`this one has ${Object.keys(plain.Resources).length})`);
   });
 });

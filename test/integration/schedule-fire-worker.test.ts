@@ -13,7 +13,9 @@ import { emfOf } from '#test/support/emf.ts';
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 const { handler } = await import('#functions/workers/schedule-fire-worker.ts');
 const { db } = await import('#functions/core/store/dynamo.ts');
-const { findSchedule, listScheduleRuns } = await import('#functions/core/schedules/schedule-repository.ts');
+const { sqs } = await import('#functions/core/store/queues.ts');
+const { fireDueSchedules } = await import('#functions/core/schedules/fire.ts');
+const { findSchedule, listScheduleRuns, putFailedRun } = await import('#functions/core/schedules/schedule-repository.ts');
 const { putSchedule } = await import('#functions/core/schedules/schedules.ts');
 const { invoke: invokeAsLambda } = await import('#local/lambda-context.ts');
 const { api } = await import('#test/support/api.ts');
@@ -27,6 +29,8 @@ const nextDay = '2021-03-02T09:30:00.000Z';
 
 afterEach(() => {
   db().middlewareStack.remove('simulatedCrash');
+  db().middlewareStack.remove('claimsTogether');
+  sqs().middlewareStack.remove('simulatedQueueFailure');
 });
 
 /** `count` schedules of a new tenant, each starting one flow every day at 06:30, due at `slot`. */
@@ -67,7 +71,7 @@ function record(body: unknown): SQSRecord {
 }
 
 /** A fire message as a tick at `now` sends it, the tick having started `startedAgoMs` before this one is handled. */
-const fireMessage = (schedules: unknown[], now = Date.parse(slot) + 5_000, startedAgoMs = 0) => ({
+const fireMessage = <Schedule>(schedules: Schedule[], now = Date.parse(slot) + 5_000, startedAgoMs = 0) => ({
   now,
   startedAt: Date.now() - startedAgoMs,
   schedules,
@@ -87,6 +91,40 @@ function crashAfterClaims(allowed: number): void {
       return next(args);
     },
     { step: 'initialize', name: 'simulatedCrash' },
+  );
+}
+
+/** Holds every claim (UpdateItem) until `racers` of them are waiting: all racers have read the schedule before any claims it. */
+function claimsTogether(racers: number): void {
+  let waiting = 0;
+  let release: () => void = () => undefined;
+  const allWaiting = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand') {
+        if (++waiting === racers) release();
+        await allWaiting;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'claimsTogether' },
+  );
+}
+
+/** Makes SQS refuse the next `failures` sends of the functions (the flows' loads go to the reload queue). */
+function failQueueSends(failures: number): void {
+  let failed = 0;
+  sqs().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName?.startsWith('SendMessage') && failed < failures) {
+        failed += 1;
+        throw new Error('Simulated SQS outage');
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'simulatedQueueFailure' },
   );
 }
 
@@ -127,13 +165,61 @@ describe('schedule fire worker', () => {
     expect(new Set(loads.map((load) => load.batchId)).size).toBe(12);
   });
 
-  test('a slot that would fire an hour or more late is moved on without firing', async () => {
+  test('a slot that would fire an hour or more late is moved on without firing, and counted as ScheduleMisses', async () => {
     const schedules = await dueSchedules(1);
     // The tick saw it 50 minutes late, and its message waited 15 minutes more.
     const late = fireMessage(schedules.due, Date.parse(slot) + 50 * 60_000, 15 * 60_000);
-    expect(await invoke([record(late)])).toEqual({ batchItemFailures: [] });
+    let answer: unknown;
+    const documents = await emfOf(async () => {
+      answer = await invoke([record(late)]);
+    });
+    expect(answer).toEqual({ batchItemFailures: [] });
     expect(await schedules.runsOf(1)).toEqual([]);
     expect((await findSchedule(schedules.tenant.id, 1))?.nextFireAt).toBe(nextDay);
+    expect(documents.flatMap((document) => document.ScheduleMisses ?? [])).toEqual([1]);
+  });
+
+  test('two workers racing for one slot, both past their read: one claim wins, the slot fires once', async () => {
+    const schedules = await dueSchedules(1);
+    claimsTogether(2);
+    const outcomes = await Promise.all([
+      fireDueSchedules(fireMessage(schedules.due)),
+      fireDueSchedules(fireMessage(schedules.due)),
+    ]);
+    expect(outcomes).toHaveLength(2);
+    expect(outcomes).toEqual(expect.arrayContaining([{ fired: 1 }, { moved_on: 1 }]));
+    expect((await schedules.runsOf(1)).map((run) => [run.slot, run.status])).toEqual([[slot, 'fired']]);
+    expect((await findSchedule(schedules.tenant.id, 1))?.nextFireAt).toBe(nextDay);
+  });
+
+  test('flows that cannot be queued leave the slot unclaimed with a failed run; the retry fires it and replaces the run', async () => {
+    const schedules = await dueSchedules(1);
+    const message = record(fireMessage(schedules.due));
+    failQueueSends(1);
+    let failure: unknown;
+    const documents = await emfOf(async () => {
+      // Its only message failed: Powertools fails the invocation, and SQS retries the batch.
+      failure = await invoke([message]).catch((error: unknown) => error);
+    });
+    sqs().middlewareStack.remove('simulatedQueueFailure');
+    expect(String(failure)).toContain('All records failed processing');
+    expect(documents.flatMap((document) => document.ScheduleFireFailures ?? [])).toEqual([1]);
+    expect((await schedules.runsOf(1)).map((run) => [run.slot, run.status])).toEqual([[slot, 'failed']]);
+    expect((await findSchedule(schedules.tenant.id, 1))?.nextFireAt).toBe(slot);
+
+    // SQS hands the message over again.
+    expect(await invoke([message])).toEqual({ batchItemFailures: [] });
+    expect((await schedules.runsOf(1)).map((run) => [run.slot, run.status])).toEqual([[slot, 'fired']]);
+    expect((await findSchedule(schedules.tenant.id, 1))?.nextFireAt).toBe(nextDay);
+    expect(await loadsWaiting(schedules.agent, 1)).toHaveLength(1);
+  });
+
+  test('a failed run never replaces the fired run of the same slot', async () => {
+    const schedules = await dueSchedules(1);
+    expect(await invoke([record(fireMessage(schedules.due))])).toEqual({ batchItemFailures: [] });
+    const [fired] = await schedules.runsOf(1);
+    await putFailedRun({ ...(fired as NonNullable<typeof fired>), status: 'failed', flows: [], error: 'late duplicate' });
+    expect(await schedules.runsOf(1)).toEqual([fired]);
   });
 
   test('a message that is not a fire message fails alone; the rest of the batch fires', async () => {

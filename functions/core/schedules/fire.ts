@@ -7,6 +7,7 @@ import {
   advanceSchedule,
   type DueSchedule,
   findSchedules,
+  putFailedRun,
   putRuns,
   scheduleKey,
   type ScheduleRecord,
@@ -29,7 +30,7 @@ export interface FireMessage {
 }
 
 /** `moved_on`: fired by another message for the same slot, edited or deleted since the tick listed it. */
-export type FireOutcome = 'fired' | 'failed' | 'missed' | 'tenant_inactive' | 'tenant_gone' | 'moved_on';
+export type FireOutcome = 'fired' | 'missed' | 'tenant_inactive' | 'tenant_gone' | 'moved_on';
 
 const isDueSchedule = (value: unknown): value is DueSchedule => {
   const due = value as Partial<DueSchedule> | null;
@@ -64,8 +65,9 @@ export type FlowTargetsCache = Map<number, Promise<FlowTargets>>;
  * 1. reads them and their tenants (a BatchGetItem each) and queues the flows of those that fire;
  * 2. writes their runs (BatchWriteItem);
  * 3. moves each schedule on from the next fire the tick saw (a conditional UpdateItem: the claim).
- * A worker that dies anywhere loses nothing: until step 3 the schedule is still due, so the message
- * (or the next tick) comes back to it; its flows are queued again under the same deduplication ids,
+ * A worker that dies anywhere, or whose flows could not be queued (a run `failed` says so), loses
+ * nothing: until step 3 the schedule is still due, so the message (or the next tick) comes back to
+ * it until its slot is an hour late; its flows are queued again under the same deduplication ids,
  * made from the slot, which the reload queue and the reload worker both take once; its run is
  * written again under the same key. A message delivered twice, or a schedule listed by two ticks,
  * fires once: only one claim can move the schedule on from a slot. Throws when any schedule could
@@ -82,8 +84,12 @@ export async function fireDueSchedules(
     findTenants(message.schedules.map((due) => due.tenantId)),
   ]);
   const targetsOf = (tenantId: number) => {
-    const loaded = targets.get(tenantId) ?? loadFlowTargets(tenantId);
+    const cached = targets.get(tenantId);
+    if (cached) return cached;
+    const loaded = loadFlowTargets(tenantId);
     targets.set(tenantId, loaded);
+    // A failed read is not kept: the tenant's other schedules, and the retry, read again.
+    loaded.catch(() => targets.delete(tenantId));
     return loaded;
   };
   const errors: unknown[] = [];
@@ -167,34 +173,34 @@ async function planFire(
   const slot = instantIn(fire, record.file.body.timezone);
   const batchId = `schedule-${record.tenantId}-${record.scheduleId}-${fire / minuteMs}`;
   const requested = record.file.body.flows.map((flow) => ({ flowId: flow.flow_etl_id, context: flow.context }));
-  let flows: FlowStart[] = [];
-  let queued = true;
-  try {
-    flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
-  } catch (error) {
-    // The slot is claimed all the same (a slot fires at most once); the run says why nothing was queued.
-    logger.error('Queueing the flows of a schedule failed', { ...scheduleOf(record), slot: slot.utc, error: error as Error });
-    queued = false;
-  }
-  const run: ScheduleRunRecord = {
+  const run = (status: ScheduleRunRecord['status'], flows: FlowStart[]): ScheduleRunRecord => ({
     tenantId: record.tenantId,
     scheduleId: record.scheduleId,
     slot: slot.utc,
     slotLocal: slot.local,
     firedAt: new Date().toISOString(),
     scheduleVersion: record.version,
-    status: queued ? 'fired' : 'failed',
+    status,
     flows,
-    ...(queued ? {} : { error: 'The flows could not be queued; see the service logs' }),
     expiresAt: Math.floor(Date.now() / 1000) + scheduleRunRetentionDays * 24 * 3600,
-  };
-  return { due, record, outcome: queued ? 'fired' : 'failed', nextFireAt, run, fire };
+  });
+  try {
+    const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
+    return { due, record, outcome: 'fired', nextFireAt, run: run('fired', flows), fire };
+  } catch (error) {
+    // Not claimed: the slot is tried again (its flows under the same deduplication ids) until it is an
+    // hour late. Meanwhile its run says so, unless another message fired it already.
+    count('ScheduleFireFailures');
+    await putFailedRun({ ...run('failed', []), error: 'The flows could not be queued yet; retrying' });
+    throw error;
+  }
 }
 
 /** Moves the schedule on; a schedule that moved on meanwhile is `moved_on` (its run, if any, was written all the same). */
 async function claim(plan: FirePlan, clock: () => number): Promise<FireOutcome> {
   if (plan.outcome === 'moved_on' || !(await advanceSchedule(plan.record, plan.nextFireAt))) return 'moved_on';
   if (plan.outcome === 'missed') {
+    count('ScheduleMisses');
     logger.warn('Schedule slot missed by an hour or more; not fired', {
       ...scheduleOf(plan.record),
       slot: plan.record.nextFireAt,

@@ -234,7 +234,10 @@ export interface ScheduleRunRecord {
   slotLocal: string;
   firedAt: string;
   scheduleVersion: number;
-  /** `failed`: the flows could not be queued (`error` says so). `firing`: left by earlier versions, which wrote a run before its flows. */
+  /**
+   * `failed`: the flows could not be queued (`error` says so) and the slot is being retried until an hour late; a
+   * later fire replaces it. `firing`: left by earlier versions, which wrote a run before its flows.
+   */
   status: 'firing' | 'fired' | 'failed';
   flows: Array<{ flowId: number; context: string; tokenId?: number; status: string }>;
   error?: string;
@@ -250,6 +253,24 @@ export const scheduleRunRetentionDays = 90;
  */
 export function putRuns(runs: readonly ScheduleRunRecord[]): Promise<void> {
   return putAll(runs.map((run) => ({ ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run })));
+}
+
+/**
+ * Writes the run of a slot whose flows could not be queued, unless a run of that slot says it fired
+ * (another message for the same slot got there first): a failure never hides a fire.
+ */
+export async function putFailedRun(run: ScheduleRunRecord): Promise<void> {
+  await writeIf(() =>
+    db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run },
+        ConditionExpression: 'attribute_not_exists(pk) OR #status <> :fired',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':fired': 'fired' },
+      }),
+    ),
+  );
 }
 
 /**
