@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
 import { withIdempotency } from '#functions/core/api/idempotency.ts';
 import { authenticate } from '#functions/core/auth/principals.ts';
@@ -7,12 +6,9 @@ import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { db, nextId, tableName } from '#functions/core/store/dynamo.ts';
+import { getAll, getItem, nextId, nextTenantId } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
-
-const getItem = async (key: Record<string, string>) =>
-  (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 
 describe('atomic counters', () => {
   test('concurrent callers never get the same id', async () => {
@@ -21,6 +17,29 @@ describe('atomic counters', () => {
     expect(new Set(ids).size).toBe(50);
     expect(Math.min(...ids)).toBe(1);
     expect(Math.max(...ids)).toBe(50);
+  });
+
+  test("a tenant's counters are its own: each starts at 1, apart from the same name elsewhere", async () => {
+    const name = `test-${crypto.randomUUID()}`;
+    const [first, second] = [1_000_001, 1_000_002];
+    const [a, b, elsewhere] = await Promise.all([
+      nextTenantId(first, name),
+      nextTenantId(first, name),
+      nextTenantId(second, name),
+    ]);
+    expect([a, b].sort()).toEqual([1, 2]);
+    expect(elsewhere).toBe(1);
+    expect(await nextTenantId(second, name)).toBe(2);
+  });
+});
+
+describe('batch reads', () => {
+  test('a key asked for twice is read once (BatchGetItem refuses duplicate keys); missing keys are left out', async () => {
+    const name = `test-${crypto.randomUUID()}`;
+    await nextId(name);
+    const counter = keys.counter(name);
+    const items = await getAll<{ value: number }>([counter, { ...counter }, keys.counter(`${name}-missing`)]);
+    expect(items).toEqual([expect.objectContaining({ ...counter, value: 1 })]);
   });
 });
 

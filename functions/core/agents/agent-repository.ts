@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
-import { allocateIds, db, getItem, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { nextTenantId, db, getItem, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
@@ -19,10 +19,7 @@ export interface AgentRecord {
 
 const defaultAgentName = 'default';
 
-/**
- * The items that create an agent and its token, for a transaction. The first agent of a tenant
- * also creates the tenant's agent counter, so that its id (1) costs no extra round trip.
- */
+/** The items that create an agent and its token, for a transaction. */
 function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, token: string, createdAt: string) {
   const record: AgentRecord = { ...agent, tokenHash: hashToken(token), createdAt };
   return [
@@ -37,7 +34,10 @@ function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, toke
   ];
 }
 
-/** The items that give a new tenant its default agent (id 1), for the tenant's transaction. */
+/**
+ * The items that give a new tenant its default agent (id 1), for the tenant's transaction; they also
+ * start the tenant's agent counter at 1, so that this id costs no extra round trip.
+ */
 export function defaultAgentItems(tenantId: number, clientId: number, createdAt: string) {
   const token = newToken('agent');
   return [
@@ -55,9 +55,8 @@ export async function findAgent(tenantId: number, agentId: number): Promise<Agen
 }
 
 /** The next agent id of the tenant (ids are never reused). */
-export async function allocateAgentId(tenantId: number): Promise<number> {
-  const [agentId] = (await allocateIds(keys.tenantCounter(tenantId, 'agent'), 1)) as [number];
-  return agentId;
+export function allocateAgentId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'agent');
 }
 
 /** Writes a new agent and its token together; `false` when either already exists. */

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
-import { allocateIds, db, getItem, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
@@ -13,9 +13,8 @@ export interface AlertRecord extends CreateAlertBody {
   updatedAt: string;
 }
 
-export async function allocateAlertId(tenantId: number): Promise<number> {
-  const [alertId] = (await allocateIds(keys.tenantCounter(tenantId, 'alert'), 1)) as [number];
-  return alertId;
+export function allocateAlertId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'alert');
 }
 
 export async function insertAlert(record: AlertRecord): Promise<void> {
@@ -102,10 +101,7 @@ export interface SettingsRecord {
 
 /** The tenant's settings; a tenant that never set any has none (and an empty `updatedAt`). */
 export async function findSettings(tenantId: number): Promise<SettingsRecord> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.tenantSettings(tenantId), ConsistentRead: true }),
-  );
-  return (result.Item as SettingsRecord | undefined) ?? { tenantId, updatedAt: '' };
+  return (await getItem<SettingsRecord>(keys.tenantSettings(tenantId))) ?? { tenantId, updatedAt: '' };
 }
 
 /** Writes the record if nobody changed it since `seen` was read; false otherwise. */
@@ -124,7 +120,6 @@ export function replaceSettings(record: SettingsRecord, seen: SettingsRecord): P
 
 /** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
 export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
-  // A failed condition: the URL changed since, and the new channel is left alone.
   await writeIf(() =>
     db().send(
       new UpdateCommand({
@@ -170,9 +165,8 @@ export interface DeliveryRecord {
   expiresAt: number;
 }
 
-export async function allocateDeliveryId(tenantId: number): Promise<number> {
-  const [deliveryId] = (await allocateIds(keys.tenantCounter(tenantId, 'delivery'), 1)) as [number];
-  return deliveryId;
+export function allocateDeliveryId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'delivery');
 }
 
 export async function insertDelivery(record: DeliveryRecord): Promise<void> {

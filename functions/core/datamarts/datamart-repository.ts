@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  allocateIds,
   db,
   deleteAll,
+  getItem,
+  nextTenantId,
   type Page,
   putAll,
   queryAll,
@@ -52,9 +53,8 @@ export async function findStructure(tenantId: number, datamartId: number): Promi
   };
 }
 
-export async function allocateDatamartId(tenantId: number): Promise<number> {
-  const [datamartId] = (await allocateIds(keys.tenantCounter(tenantId, 'datamart'), 1)) as [number];
-  return datamartId;
+export function allocateDatamartId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'datamart');
 }
 
 /** Adds tables and owners to a datamart's collection. */
@@ -121,10 +121,7 @@ export function updateDatamartRecord(record: DatamartRecord): Promise<boolean> {
 }
 
 export async function datamartExists(tenantId: number, datamartId: number): Promise<boolean> {
-  const existing = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.datamart(tenantId, datamartId), ConsistentRead: true }),
-  );
-  return existing.Item !== undefined;
+  return (await getItem(keys.datamart(tenantId, datamartId))) !== undefined;
 }
 
 /** Deletes the record first (the datamart is gone at once), then the rest of its collection. */

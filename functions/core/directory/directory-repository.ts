@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  allocateIds,
+  nextTenantId,
   db,
   deleteAll,
   getAll,
@@ -39,9 +39,8 @@ export interface MembershipRecord {
   userId: number;
 }
 
-export async function allocateUserId(tenantId: number): Promise<number> {
-  const [userId] = (await allocateIds(keys.tenantCounter(tenantId, 'user'), 1)) as [number];
-  return userId;
+export function allocateUserId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'user');
 }
 
 /** The item that makes a login unique in its tenant and points at its user. */
@@ -78,10 +77,8 @@ export function findUsers(tenantId: number, userIds: readonly number[]): Promise
 
 /** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare case-insensitively. */
 export async function findUserByLogin(tenantId: number, login: string): Promise<UserRecord | undefined> {
-  const entry = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.userLogin(tenantId, login), ConsistentRead: true }),
-  );
-  return entry.Item ? findUser(tenantId, entry.Item.userId as number) : undefined;
+  const entry = await getItem<{ userId: number }>(keys.userLogin(tenantId, login));
+  return entry ? findUser(tenantId, entry.userId) : undefined;
 }
 
 /**
@@ -151,9 +148,8 @@ export function listUsersPage(tenantId: number, limit: number, cursor: string | 
   return queryPage<UserRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.usersPrefix, limit, cursor });
 }
 
-export async function allocateGroupId(tenantId: number): Promise<number> {
-  const [groupId] = (await allocateIds(keys.tenantCounter(tenantId, 'group'), 1)) as [number];
-  return groupId;
+export function allocateGroupId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'group');
 }
 
 export async function insertGroup(group: GroupRecord): Promise<void> {

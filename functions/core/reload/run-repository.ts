@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
-import { allocateIds, db, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { db, getItem, nextTenantId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
@@ -28,15 +28,11 @@ const recordedLoadRetentionSeconds = 7 * 24 * 60 * 60;
 
 /** Whether the queued load of this deduplication id was already turned into a run. */
 export async function loadRecorded(tenantId: number, deduplicationId: string): Promise<boolean> {
-  const seen = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.recordedLoad(tenantId, deduplicationId), ConsistentRead: true }),
-  );
-  return seen.Item !== undefined;
+  return (await getItem(keys.recordedLoad(tenantId, deduplicationId))) !== undefined;
 }
 
-export async function allocateRunId(tenantId: number): Promise<number> {
-  const [runId] = (await allocateIds(keys.tenantCounter(tenantId, 'run'), 1)) as [number];
-  return runId;
+export function allocateRunId(tenantId: number): Promise<number> {
+  return nextTenantId(tenantId, 'run');
 }
 
 /**

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   getAll,
+  getItem,
   type Page,
   putAll,
   queryAll,
   queryPage,
   tableName,
-  writeIf,
   transactOrReasons,
+  writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
@@ -47,20 +48,17 @@ export function scheduleItem(record: ScheduleRecord) {
 }
 
 export async function findSchedule(tenantId: number, scheduleId: number): Promise<ScheduleRecord | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.schedule(tenantId, scheduleId), ConsistentRead: true }),
-  );
-  return result.Item && withoutKeys(result.Item);
+  const item = await getItem<Record<string, unknown>>(keys.schedule(tenantId, scheduleId));
+  return item && withoutKeys(item);
 }
 
 /** Several schedules in one BatchGetItem per hundred (consistent), by `tenantId:scheduleId`; missing ones are left out. */
 export async function findSchedules(
   wanted: readonly Pick<ScheduleRecord, 'tenantId' | 'scheduleId'>[],
 ): Promise<Map<string, ScheduleRecord>> {
-  const unique = new Map(
-    wanted.map((schedule) => [scheduleKey(schedule), keys.schedule(schedule.tenantId, schedule.scheduleId)]),
+  const items = await getAll<Record<string, unknown>>(
+    wanted.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)),
   );
-  const items = await getAll<Record<string, unknown>>([...unique.values()]);
   return new Map(items.map(withoutKeys).map((record) => [scheduleKey(record), record]));
 }
 
@@ -209,10 +207,7 @@ export async function dueSchedulesPage(
 
 /** Where the previous tick stopped listing a shard, when it ran out of time before the end. */
 export async function findDispatchCursor(shard: number): Promise<string | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.dispatchCursor(shard), ConsistentRead: true }),
-  );
-  return result.Item?.after as string | undefined;
+  return (await getItem<{ after: string }>(keys.dispatchCursor(shard)))?.after;
 }
 
 export async function saveDispatchCursor(shard: number, after: string): Promise<void> {

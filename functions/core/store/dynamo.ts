@@ -34,6 +34,12 @@ export async function nextId(counterName: string): Promise<number> {
   return id as number;
 }
 
+/** Next integer id of one of a tenant's counters (agents, alerts, users, …), atomically. */
+export async function nextTenantId(tenantId: number, counterName: string): Promise<number> {
+  const [id] = await allocateIds(keys.tenantCounter(tenantId, counterName), 1);
+  return id as number;
+}
+
 /** `count` consecutive ids from a counter item in one round trip. */
 export async function allocateIds(counterKey: { pk: string; sk: string }, count: number): Promise<number[]> {
   if (count === 0) return [];
@@ -51,27 +57,16 @@ export async function allocateIds(counterKey: { pk: string; sk: string }, count:
   return Array.from({ length: count }, (_, index) => last - count + 1 + index);
 }
 
-/**
- * The key condition of a query: one partition, and optionally sort keys starting with `prefix`
- * or, with `upTo`, sort keys up to and including that value.
- */
+/** The key condition of a query: one partition, and optionally sort keys starting with `prefix`. */
 function keyCondition(
   keyNames: { partition: string; sort: string },
   partition: string,
   prefix: string | undefined,
-  upTo?: string,
 ): {
   KeyConditionExpression: string;
   ExpressionAttributeNames: Record<string, string>;
   ExpressionAttributeValues: Record<string, string>;
 } {
-  if (upTo !== undefined) {
-    return {
-      KeyConditionExpression: '#pk = :pk AND #sk <= :upTo',
-      ExpressionAttributeNames: { '#pk': keyNames.partition, '#sk': keyNames.sort },
-      ExpressionAttributeValues: { ':pk': partition, ':upTo': upTo },
-    };
-  }
   const withPrefix = prefix !== undefined && prefix !== '';
   return {
     KeyConditionExpression: withPrefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
@@ -91,13 +86,12 @@ function keyNamesOf(indexName: IndexName | undefined) {
 
 /**
  * Every item of a partition (of the table, or of a global index) whose sort key starts with
- * `prefix` ('' for all) or, with `upTo`, is at most that; all pages. Reads of the table are
- * consistent; index reads cannot be.
+ * `prefix` ('' for all); all pages. Reads of the table are consistent; index reads cannot be.
  */
 export async function queryAll<T>(
   partition: string,
   prefix: string,
-  options: { projection?: string; index?: IndexName; upTo?: string } = {},
+  options: { projection?: string; index?: IndexName } = {},
 ): Promise<T[]> {
   const names = keyNamesOf(options.index);
   const items: T[] = [];
@@ -107,7 +101,7 @@ export async function queryAll<T>(
       new QueryCommand({
         TableName: tableName(),
         IndexName: names.indexName,
-        ...keyCondition(names, partition, prefix, options.upTo),
+        ...keyCondition(names, partition, prefix),
         ProjectionExpression: options.projection,
         ExclusiveStartKey: startKey,
         ConsistentRead: names.indexName ? undefined : true,
@@ -120,16 +114,20 @@ export async function queryAll<T>(
 }
 
 /** One item by key, read strongly consistent (what was just written is there); undefined when missing. */
-export async function getItem<T>(itemKey: { pk: string; sk: string }): Promise<T | undefined> {
+export async function getItem<T = Record<string, unknown>>(itemKey: { pk: string; sk: string }): Promise<T | undefined> {
   const result = await db().send(new GetCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true }));
   return result.Item as T | undefined;
 }
 
-/** Many items by key, 100 per BatchGetItem, retrying what DynamoDB leaves unprocessed; missing ones are left out. */
+/**
+ * Many items by key, 100 per BatchGetItem, retrying what DynamoDB leaves unprocessed; missing ones
+ * are left out. A key asked for twice is read once (BatchGetItem refuses duplicate keys).
+ */
 export async function getAll<T>(itemKeys: readonly { pk: string; sk: string }[]): Promise<T[]> {
+  const unique = [...new Map(itemKeys.map(({ pk, sk }) => [`${pk}\u0000${sk}`, { pk, sk }])).values()];
   const items: T[] = [];
-  for (let start = 0; start < itemKeys.length; start += 100) {
-    let pending: Record<string, unknown>[] = itemKeys.slice(start, start + 100).map(({ pk, sk }) => ({ pk, sk }));
+  for (let start = 0; start < unique.length; start += 100) {
+    let pending: Record<string, unknown>[] = unique.slice(start, start + 100);
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === 8) throw new Error(`DynamoDB left ${pending.length} reads unprocessed after ${attempt} attempts`);
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));

@@ -65,7 +65,7 @@ export async function findTenant(tenantId: number): Promise<TenantRecord | undef
 
 /** Several tenants by id in one BatchGetItem per hundred (consistent), by id; missing ones are left out. */
 export async function findTenants(tenantIds: readonly number[]): Promise<Map<number, TenantRecord>> {
-  const tenants = await getAll<TenantRecord>([...new Set(tenantIds)].map((tenantId) => keys.tenant(tenantId)));
+  const tenants = await getAll<TenantRecord>(tenantIds.map((tenantId) => keys.tenant(tenantId)));
   return new Map(tenants.map((tenant) => [tenant.tenantId, tenant]));
 }
 
