@@ -160,7 +160,7 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
       if (Boolean(route.yaml) !== Boolean(options.yaml)) {
         throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
       }
-      if (route.body && options.body?.schemaName !== route.body) {
+      if (route.body !== options.body?.schemaName) {
         throw new Error(
           `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
         );
