@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
+import { operationIds } from '#tools/openapi/document.ts';
 import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
 import { routeKey, routes } from '#functions/routes.ts';
 
@@ -52,6 +53,13 @@ test('every route of the table is there with its method, and nothing else', () =
   expect(documented.sort()).toEqual(routes.map(routeKey).sort());
   const ids = routes.map((route) => operationOf(route).operationId);
   expect(new Set(ids).size).toBe(ids.length);
+});
+
+test('two routes of one handler and one method are refused: they would share an operation id', () => {
+  const [route] = routes;
+  if (!route) throw new Error('no routes');
+  expect(() => operationIds([route, { ...route, path: `${route.path}/again` }])).toThrow(/would share the operation id/);
+  expect(operationIds([route, { ...route, method: route.method === 'GET' ? 'POST' : 'GET' }]).size).toBe(2);
 });
 
 test('every $ref resolves inside the document', () => {

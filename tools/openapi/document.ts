@@ -76,8 +76,8 @@ const camelCase = (words: string[]) =>
 
 /**
  * `createTenant` from the handler `create-tenant`; a handler that serves several routes adds the
- * method (`deleteTenantPost`), then the path segments that tell its routes apart
- * (`datamartPermissionsGetGroup`).
+ * method (`deleteTenantPost`). Two routes of one handler and one method would share an id: each
+ * behaviour has a handler of its own (docs/architecture.md), so that is refused.
  */
 export function operationIds(routes: readonly Route[]): Map<Route, string> {
   const ids = new Map<Route, string>();
@@ -85,17 +85,10 @@ export function operationIds(routes: readonly Route[]): Map<Route, string> {
     const siblings = routes.filter((other) => other.handler === route.handler);
     const words = kebabWords(route.handler);
     if (siblings.length > 1) words.push(route.method);
-    const sameMethod = siblings.filter((other) => other.method === route.method);
-    if (sameMethod.length > 1) {
-      const literals = (path: string) => path.split('/').filter((segment) => segment && !segment.startsWith('{'));
-      const common = sameMethod.map((other) => literals(other.path)).reduce((a, b) => a.filter((segment) => b.includes(segment)));
-      words.push(
-        ...literals(route.path)
-          .filter((segment) => !common.includes(segment))
-          .flatMap(kebabWords),
-      );
-    }
-    ids.set(route, camelCase(words));
+    const id = camelCase(words);
+    if ([...ids.values()].includes(id))
+      throw new Error(`Two routes would share the operation id ${id}: give each a handler of its own`);
+    ids.set(route, id);
   }
   return ids;
 }
