@@ -250,4 +250,39 @@ describe('a burst of due schedules', () => {
     await tickAndFire(tick + 40_000);
     for (const set of tenants) for (const id of set.ids) expect(await set.runsOf(id)).toHaveLength(1);
   });
+
+  test('a shard that cannot be listed fails the tick only after the other shards have sent theirs', async () => {
+    const writtenAt = at('2020-07-15T00:00:00Z');
+    const tick = at('2020-07-15T11:00:00Z');
+    await tickAndFire(tick);
+    const schedules = await burst(2, writtenAt, [weekly(3)]);
+    const ownShard = shardOf(schedules.tenant.id);
+    const brokenShard = (ownShard + 1) % shards().length;
+    const { db } = await import('#functions/core/store/dynamo.ts');
+    const queriesShard = (input: unknown, shard: number) => JSON.stringify(input).includes(`SCHEDULES#DUE#${shard}"`);
+    db().middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand' && queriesShard(args.input, brokenShard)) {
+          throw new Error('Simulated outage of one index shard');
+        }
+        // The tenant's shard answers late: a tick that gave up at the first failure would be gone by then.
+        if (context.commandName === 'QueryCommand' && queriesShard(args.input, ownShard)) {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'brokenShard' },
+    );
+    try {
+      const sentBeforeFailing = await withProbeFireQueue(async (sent) => {
+        await expect(dispatchDueSchedules(tick + 1_000)).rejects.toThrow(/^1 of \d+ shards could not be listed$/);
+        return sent();
+      });
+      expect(sentBeforeFailing.map((due) => due.scheduleId).sort()).toEqual(schedules.ids);
+    } finally {
+      db().middlewareStack.remove('brokenShard');
+    }
+    await tickAndFire(tick + 2_000);
+    for (const id of schedules.ids) expect(await schedules.runsOf(id)).toHaveLength(1);
+  });
 });

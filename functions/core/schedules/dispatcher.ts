@@ -78,7 +78,10 @@ export async function dispatchDueSchedules(now = Date.now(), options: TickOption
     }
     if (cursor) await clearDispatchCursor(shard);
   };
-  await Promise.all(Array.from({ length: dueShards }, (_, shard) => listShard(shard)));
+  // Every shard finishes (its cursor saved or cleared) before a failed one fails the tick.
+  const listed = await Promise.allSettled(Array.from({ length: dueShards }, (_, shard) => listShard(shard)));
+  const failures = listed.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${dueShards} shards could not be listed`);
   if (summary.listed > 0 || summary.continued > 0) logger.info('Dispatcher tick', { ...summary });
   if (summary.continued > 0) {
     logger.warn('The tick ran out of time before listing every due schedule; the next tick continues', { ...summary });
