@@ -17,8 +17,6 @@ export async function chromiumExecutable(): Promise<string> {
   }
   if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
   const { default: packaged } = await import('@sparticuz/chromium');
-  // No WebGL in these pages: its software renderer need not be unpacked.
-  packaged.setGraphicsMode = false;
   return packaged.executablePath();
 }
 

@@ -125,7 +125,7 @@ export const keys = {
   dueSchedulesShard: (shard: number) => `SCHEDULES#DUE#${shard}`,
   /** Where the dispatcher stopped listing a shard of that index when a tick ran out of time. */
   dispatchCursor: (shard: number) => ({ pk: 'DISPATCHER', sk: `CURSOR#${shard}` }),
-  /** One fire of a schedule; the key is the slot, so writing it claims the slot (at most one fire per slot). */
+  /** One fire of a schedule; the key is the slot, so a slot has one run however often it is written. */
   scheduleRun: (tenantId: number, scheduleId: number, slot: string) => ({
     pk: `TENANT#${tenantId}`,
     sk: `SCHEDRUN#${sortable(scheduleId)}#${slot}`,
