@@ -4,8 +4,9 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * What functions/core/ must not import: it is imported by the handlers, the twin and the stack. Imports
- * name them by alias (`#functions/http/…`, `#local/…`, package.json `imports`) or by a relative path.
+ * What functions/core/ must not import: it is imported by the handlers, the twin and the stack, and
+ * never needs the tools, scripts, benchmarks or tests. Imports name them by alias (`#functions/http/…`,
+ * `#local/…`, package.json `imports`) or by a relative path.
  */
 const layeringPatterns = [
   {
@@ -15,6 +16,10 @@ const layeringPatterns = [
   {
     regex: '^(#|(\\.\\./)+)(local|lib)/',
     message: 'functions/core/ must not import the local twin (local/) or the stack (lib/): they import the core.',
+  },
+  {
+    regex: '^(#|(\\.\\./)+)(bin|tools|bench|test)/',
+    message: 'functions/core/ must not import the scripts, tools, benchmarks or tests (bin/, tools/, bench/, test/).',
   },
 ];
 
@@ -33,22 +38,33 @@ export default tseslint.config(
   {
     // The domain knows nothing of how it is served or deployed: handlers, the twin and the stack import it, never the reverse.
     files: ['functions/core/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: layeringPatterns }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: layeringPatterns }],
+      // The same for `import()`, which no-restricted-imports does not see.
+      'no-restricted-syntax': [
+        'error',
+        ...layeringPatterns.map(({ regex, message }) => ({
+          // esquery's regular expressions end at the first slash: escape them.
+          selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+          message,
+        })),
+      ],
+    },
   },
   {
     // Only the table plumbing (store/) and each folder's repository build DynamoDB requests; the domain calls them.
-    // ESLint replaces a rule's options per block, so this block restates the layering patterns.
     files: ['functions/core/**/*.ts'],
     ignores: ['functions/core/store/**', 'functions/core/**/*-repository.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: ['@aws-sdk/lib-dynamodb', '@aws-sdk/client-dynamodb'].map((name) => ({
-            name,
-            message: "functions/core/ reaches DynamoDB through store/ and its folder's *-repository.ts module, not the SDK.",
-          })),
-          patterns: layeringPatterns,
+          patterns: [
+            {
+              regex: '^@aws-sdk/(lib|client|util)-dynamodb(/|$)',
+              message: "functions/core/ reaches DynamoDB through store/ and its folder's *-repository.ts module, not the SDK.",
+            },
+          ],
         },
       ],
     },
