@@ -917,6 +917,8 @@ export interface TimedFunction {
   handler: string;
   /** Runs at every whole multiple of this many minutes. */
   everyMinutes: number;
+  /** Lambda's timeout for one run (the twin's clock gives it the same). */
+  timeoutSeconds: number;
   table: TableAccess;
   sends?: readonly QueueName[];
   summary: string;
@@ -926,6 +928,7 @@ export const timedFunctions: readonly TimedFunction[] = [
   {
     handler: 'schedule-dispatcher',
     everyMinutes: 1,
+    timeoutSeconds: 60,
     table: 'readWrite',
     sends: ['fire'],
     summary: 'Finds the schedules that are due and sends them to the fire queue, oldest first',

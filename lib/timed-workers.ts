@@ -27,7 +27,7 @@ export class TimedWorkers {
         entry: `functions/workers/${timed.handler}.ts`,
         description: `Every ${timed.everyMinutes} minute(s): ${timed.summary}`,
         environment: { ...props.table.environment, ...props.queues.urlVariables(sends) },
-        timeoutSeconds: 60,
+        timeoutSeconds: timed.timeoutSeconds,
         role: props.roles.roleFor({ table: timed.table, sends }),
       });
       new Rule(stack, `${id}Rule`, {

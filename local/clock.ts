@@ -33,7 +33,7 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
       detail: {},
     } as ScheduledEvent;
     const invocation = handlerModule
-      .then(({ handler }) => invoke(handler, event, timed.handler, 60_000))
+      .then(({ handler }) => invoke(handler, event, timed.handler, timed.timeoutSeconds * 1000))
       .then((result) => {
         if (options.log) console.log(`${timed.handler} ${event.time} ${JSON.stringify(result)}`);
       })

@@ -453,6 +453,17 @@ describe('ServiceStack queues', () => {
     },
   );
 
+  it.each([...queueConsumers, ...timedFunctions].map((worker) => [worker.handler, worker] as const))(
+    "gives %s its row's timeout; a queue hides a message at least six times that long, as AWS advises",
+    (_name, worker) => {
+      const fn = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function')[workerLogicalIdOf(template, worker)];
+      expect((fn?.Properties as { Timeout?: number }).Timeout).toBe(worker.timeoutSeconds);
+      if ('queue' in worker) {
+        expect(queueDefinitions[worker.queue].visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * worker.timeoutSeconds);
+      }
+    },
+  );
+
   it.each(timedFunctions.map((timed) => [timed.handler, timed] as const))(
     'runs %s from an EventBridge rule at its rate, with exactly its table access and queues',
     (_name, timed) => {

@@ -35,12 +35,12 @@ export const queueDefinitions = {
    * Alert deliveries. The deliverer sets each failed message's visibility to the next retry delay
    * and moves it to the DLQ itself after the last attempt; maxReceiveCount is only a backstop
    * (above the 8 attempts) for a deliverer that keeps crashing. Retention outlasts the ~28 hours
-   * of retries.
+   * of retries. Visibility, until the deliverer sets it, is six times its 30-second timeout.
    */
   webhook: {
     fifo: false,
     highThroughput: false,
-    visibilityTimeoutSeconds: 60,
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 12,
     retentionDays: 4,
     deadLetterRetentionDays: 14,
