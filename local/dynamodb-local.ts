@@ -5,19 +5,31 @@ import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { freePort } from './ports.ts';
 
-export const javaMissingMessage =
-  'Java 17+ is required for DynamoDB Local and was not found on PATH: install it with `sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu) or `brew install openjdk@17` (macOS).';
+const installJava =
+  'install it with `sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu) or `brew install openjdk@17` (macOS).';
+export const javaMissingMessage = `Java 17+ is required for DynamoDB Local and was not found on PATH: ${installJava}`;
+export const javaTooOldMessage = (version: number) =>
+  `Java 17+ is required for DynamoDB Local; the java on PATH is Java ${version}: ${installJava}`;
 
+/** No Java fit for DynamoDB Local: none on PATH, or one older than 17. */
 export class JavaMissingError extends Error {
-  constructor() {
-    super(javaMissingMessage);
+  constructor(message = javaMissingMessage) {
+    super(message);
     this.name = 'JavaMissingError';
   }
 }
 
-/** Throws {@link JavaMissingError} when no `java` is on PATH: DynamoDB Local is a Java program. */
+/**
+ * Throws {@link JavaMissingError} when no `java` is on PATH, or one older than 17 (DynamoDB Local is
+ * a Java 17 program). A version it cannot read is left for DynamoDB Local to judge.
+ */
 export function requireJava(): void {
-  if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error) throw new JavaMissingError();
+  // `openjdk version "17.0.9"`, or `java version "1.8.0_392"` before Java 9.
+  const [, first, second] = /version "(\d+)(?:\.(\d+))?/.exec(`${probe.stderr}${probe.stdout}`) ?? [];
+  const major = first === '1' ? Number(second) : Number(first);
+  if (major < 17) throw new JavaMissingError(javaTooOldMessage(major));
 }
 
 export interface DynamoDbLocal {

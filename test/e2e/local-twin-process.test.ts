@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { javaMissingMessage } from '#local/dynamodb-local.ts';
+import { javaMissingMessage, javaTooOldMessage } from '#local/dynamodb-local.ts';
 import { answers, runToEnd, startTwinProcess } from '#test/support/processes.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'twin-test-'));
@@ -58,6 +58,17 @@ describe('npm start (the local twin as its own process)', () => {
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(javaMissingMessage);
   });
+
+  test('with a Java older than 17 it fails with one line naming the version found', async () => {
+    for (const [banner, version] of [
+      ['openjdk version "11.0.20" 2023-07-18', 11],
+      ['java version "1.8.0_392"', 8],
+    ] as const) {
+      const result = await runToEnd('bin/local.ts', ['--in-memory'], { PATH: pathWithoutJava(banner), PORT: '0' });
+      expect(result.code, banner).toBe(1);
+      expect(result.output.trim(), banner).toBe(javaTooOldMessage(version));
+    }
+  });
 });
 
 describe('npm test without Java', () => {
@@ -74,11 +85,31 @@ describe('npm test without Java', () => {
   });
 });
 
-/** A PATH holding only `node`. */
-function pathWithoutJava(): string {
-  const binDir = join(scratch, 'bin-without-java');
+describe('npm test without a browser', () => {
+  test('fails the browser tests alone, each saying why and what to set', async () => {
+    const result = await runToEnd(
+      'node_modules/vitest/vitest.mjs',
+      ['run', '--project', 'connected', 'test/e2e/docs-page.test.ts', 'test/e2e/smoke.test.ts'],
+      { CHROMIUM_PATH: join(scratch, 'no-such-chromium'), NO_COLOR: '1', FORCE_COLOR: undefined },
+    );
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('No browser for this test (Error: CHROMIUM_PATH is ');
+    expect(result.output).toMatch(/Tests\s+1 failed \| \d+ passed/);
+  });
+});
+
+/**
+ * A PATH holding only `node`, and a `java` printing `javaBanner` for `java -version` (on stderr, as
+ * an installed Java does) when one is given.
+ */
+function pathWithoutJava(javaBanner?: string): string {
+  const binDir = join(scratch, javaBanner ? 'bin-with-old-java' : 'bin-without-java');
   rmSync(binDir, { recursive: true, force: true });
   mkdirSync(binDir);
   symlinkSync(process.execPath, join(binDir, 'node'));
+  if (javaBanner) {
+    writeFileSync(join(binDir, 'java'), `#!/bin/sh\necho '${javaBanner}' >&2\n`);
+    chmodSync(join(binDir, 'java'), 0o755);
+  }
   return binDir;
 }

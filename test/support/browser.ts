@@ -37,5 +37,9 @@ const chromiumArgs = [
 
 /** A headless Chromium; the caller closes it. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: inject('chromiumPath'), args: chromiumArgs });
+  const found = inject('chromium');
+  if ('problem' in found) {
+    throw new Error(`No browser for this test (${found.problem}); set CHROMIUM_PATH to a Chromium or Chrome executable.`);
+  }
+  return chromium.launch({ executablePath: found.path, args: chromiumArgs });
 }

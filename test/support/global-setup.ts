@@ -12,7 +12,8 @@ declare module 'vitest' {
     queueUrls: Record<string, string>;
     deadLetterQueueUrls: Record<string, string>;
     twinEnvironment: Record<string, string>;
-    chromiumPath: string;
+    /** The browser the browser tests drive, or why there is none (only those tests then fail, saying so). */
+    chromium: { path: string } | { problem: string };
   }
 }
 
@@ -35,16 +36,19 @@ export default async function setup(project: TestProject) {
     console.error(error.message);
     process.exit(1);
   }
-  const [twin, chromiumPath] = await Promise.all([
+  const [twin, chromium] = await Promise.all([
     startTwin({
       port: 0,
       queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds,
       clock: false,
       webhookRetryDelaysSeconds: testWebhookRetryDelaysSeconds,
     }),
-    chromiumExecutable(),
+    chromiumExecutable().then(
+      (path) => ({ path }),
+      (error: unknown) => ({ problem: String(error) }),
+    ),
   ]);
-  project.provide('chromiumPath', chromiumPath);
+  project.provide('chromium', chromium);
   project.provide('twinUrl', twin.url);
   project.provide('dynamodbEndpoint', twin.dynamodbEndpoint);
   project.provide('localClientToken', twin.clientToken);
