@@ -1,7 +1,7 @@
 import { httpHandler, idParameter, ifMatchHeader } from '#functions/core/api/http-handler.ts';
 import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
 import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
-import { tenantIdOf } from '#functions/core/auth/principals.ts';
+import { principalScope, tenantIdOf } from '#functions/core/auth/principals.ts';
 import { scheduleResponse } from './schedule-response.ts';
 import { putSchedule } from '#functions/core/schedules/schedules.ts';
 
@@ -11,7 +11,7 @@ export const handler = httpHandler(
     const tenantId = tenantIdOf(request.principal);
     const { record, created } = await putSchedule(tenantId, idParameter(request, 'id'), request.body, {
       ifMatch: ifMatchHeader(request),
-      actor: `tenant:${tenantId}`,
+      actor: principalScope(request.principal),
     });
     return scheduleResponse(request, record, created ? 201 : 200);
   },

@@ -4,6 +4,10 @@
  * shape in schemas/. Build-time code, never bundled into a function: `npm run docs`
  * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
  */
+import { maxWebhookBodyBytes } from '#functions/core/alerts/deliveries.ts';
+import { responseTimeoutMs } from '#functions/core/alerts/deliverer.ts';
+import { defaultRetryDelaysSeconds } from '#functions/core/alerts/webhook-config.ts';
+import { idempotencyKeyPattern, idempotencyRetentionHours } from '#functions/core/api/idempotency.ts';
 import { docsAssets } from '#functions/http/docs-asset.ts';
 import {
   type AuthScheme,
@@ -73,6 +77,12 @@ const stringHeaders = (headers: Readonly<Record<string, string>>) =>
 const kebabWords = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean);
 const camelCase = (words: string[]) =>
   words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]?.toUpperCase() + word.slice(1).toLowerCase())).join('');
+
+/** `5 s`, `30 min`, `2 h`: a delay as the description states it. */
+const duration = (seconds: number) =>
+  seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
+/** `a, b and c`. */
+const inWords = (items: readonly string[]) => `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 
 /**
  * `createTenant` from the handler `create-tenant`; a handler that serves several routes adds the
@@ -290,9 +300,9 @@ function components(sources: OpenApiSources): Json {
         in: 'header',
         required: false,
         description:
-          'Makes the request safe to retry: within 24 hours the same key answers the first answer again; ' +
+          `Makes the request safe to retry: within ${idempotencyRetentionHours} hours the same key answers the first answer again; ` +
           'with another request it is refused (409).',
-        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        schema: { type: 'string', pattern: idempotencyKeyPattern.source },
       },
       ...Object.fromEntries(pageQuery.map((parameter) => [parameter.name, queryParameter(parameter)])),
     },
@@ -379,7 +389,7 @@ function description(route: Route): string | undefined {
   if (route.auth.length > 1) notes.push(`Takes a ${route.auth.join(' or a ')} token.`);
   if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
   if (route.maxBodyBytes) notes.push(`Bodies up to ${route.maxBodyBytes / (1024 * 1024)} MiB.`);
-  if (route.idempotent) notes.push('Honours an `Idempotency-Key` header for 24 hours.');
+  if (route.idempotent) notes.push(`Honours an \`Idempotency-Key\` header for ${idempotencyRetentionHours} hours.`);
   if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
   if (route.paginated) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
   return notes.length > 0 ? notes.join(' ') : undefined;
@@ -433,8 +443,8 @@ function webhooks(sources: OpenApiSources): Json {
           'Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` ' +
           'with the signing secret `PATCH /tenant/settings` or `POST /tenant/settings/webhook/secret` showed (during a ' +
           'rotation, one signature per secret). The ' +
-          'receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`. ' +
-          'At most 4 MB.',
+          `receiver has ${responseTimeoutMs / 1000} seconds to answer. Retried at ${inWords(defaultRetryDelaysSeconds.map(duration))}; ` +
+          `dedupe on \`webhook-id\`. At most ${maxWebhookBodyBytes / (1024 * 1024)} MB.`,
         operationId: 'alertWebhook',
         security: [],
         parameters: [

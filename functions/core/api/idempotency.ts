@@ -9,12 +9,14 @@ import {
   releaseClaim,
 } from './idempotency-repository.ts';
 
-const retentionSeconds = 24 * 60 * 60;
+/** How long a key answers with its first answer (the API description says so too). */
+export const idempotencyRetentionHours = 24;
+const retentionSeconds = idempotencyRetentionHours * 60 * 60;
 /** Longer than any function's time-out: a claim older than this belongs to a request that died. */
 const claimLifetimeMs = 60_000;
 const waitForOtherRequestMs = 5_000;
 const pollIntervalMs = 100;
-const keyPattern = /^[\x21-\x7e]{1,255}$/;
+export const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotentCall {
   /** Who is calling which route: keys never collide across callers or routes. */
@@ -33,7 +35,7 @@ export interface IdempotentCall {
  */
 export async function withIdempotency(call: IdempotentCall, execute: () => Promise<ApiResponse>): Promise<ApiResponse> {
   if (call.key === undefined) return execute();
-  if (!keyPattern.test(call.key)) {
+  if (!idempotencyKeyPattern.test(call.key)) {
     throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters', [
       { location: 'header', pointer: '/idempotency-key', message: 'is invalid' },
     ]);
