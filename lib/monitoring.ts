@@ -15,7 +15,6 @@ import {
   Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
@@ -24,21 +23,16 @@ import {
   serviceMetricsNamespace,
   serviceName,
 } from '#functions/core/observability/names.ts';
-
-/** A function of the service, under a readable name (its construct id) for legends and descriptions. */
-export interface MonitoredFunction {
-  name: string;
-  fn: IFunction;
-}
+import type { NamedFunction } from './project-function.ts';
 
 export interface ServiceMonitoringProps {
   api: HttpApi;
   /** Every function of the service. */
-  functions: readonly MonitoredFunction[];
+  functions: readonly NamedFunction[];
   /** The functions run by a timer: each gets an alarm when it stops running. */
-  timedFunctions: readonly (MonitoredFunction & { everyMinutes: number })[];
+  timedFunctions: readonly (NamedFunction & { everyMinutes: number })[];
   /** The queue consumers, for their error graph. */
-  queueConsumers: readonly MonitoredFunction[];
+  queueConsumers: readonly NamedFunction[];
   queues: readonly { name: string; queue: IQueue; deadLetterQueue: IQueue }[];
   /** Alarms made elsewhere (the DLQ depths), shown in the dashboard's alarm list. */
   otherAlarms: readonly IAlarm[];
@@ -306,7 +300,9 @@ export class ServiceMonitoring extends Construct {
     dashboard.addWidgets(
       graph(
         'Service: schedules and reloads',
-        (['ScheduleFires', 'ScheduleMisses', 'ScheduleFireFailures', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+        (['ScheduleFires', 'ScheduleMisses', 'ScheduleFireFailures', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map(
+          (name) => serviceMetric(name, 'Sum', name),
+        ),
       ),
       graph('Schedule fire lateness (ms)', [
         serviceMetric('ScheduleFireLateness', 'p50', 'p50'),
@@ -330,7 +326,7 @@ function serviceMetric(metricName: (typeof SERVICE_METRIC_NAMES)[number], statis
 }
 
 function metricOf(
-  member: MonitoredFunction,
+  member: NamedFunction,
   kind: 'Errors' | 'Throttles' | 'Duration',
   options: { period: Duration; statistic: string; label?: string },
 ) {

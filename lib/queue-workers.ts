@@ -21,10 +21,8 @@ export interface QueueWorkersProps {
 
 /** One function per queue consumer of the route table, fed by its queue through an event source mapping. */
 export class QueueWorkers {
-  /** Under their construct ids. */
-  readonly functions: NamedFunction[] = [];
-  /** The same functions under their handler names (`reload-worker`), as the dashboard shows them. */
-  readonly byHandler: NamedFunction[] = [];
+  /** Under their construct ids, with their handler names (`reload-worker`), as the dashboard shows them. */
+  readonly functions: (NamedFunction & { handler: string })[] = [];
 
   constructor(stack: Stack, props: QueueWorkersProps) {
     const { queues, payloads, roles } = props;
@@ -63,8 +61,7 @@ export class QueueWorkers {
           ...(concurrency ? { maxConcurrency: concurrency } : {}),
         }),
       );
-      this.functions.push({ name: consumerIdOf(consumer.handler), fn });
-      this.byHandler.push({ name: consumer.handler, fn });
+      this.functions.push({ name: consumerIdOf(consumer.handler), handler: consumer.handler, fn });
     }
   }
 }

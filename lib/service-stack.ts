@@ -70,7 +70,7 @@ export class ServiceStack extends Stack {
       api: api.api,
       functions,
       timedFunctions: timedWorkers.functions,
-      queueConsumers: queueWorkers.byHandler,
+      queueConsumers: queueWorkers.functions.map(({ handler, fn }) => ({ name: handler, fn })),
       queues: queues.all,
       otherAlarms: queues.deadLetterAlarms,
       alarmAction: alarmTopic.action,
