@@ -1,4 +1,4 @@
-import { type ApiResponse, httpHandler } from '#functions/core/api/http-handler.ts';
+import { type ApiResponse, httpHandler, queryParameter } from '#functions/core/api/http-handler.ts';
 import { LandingError, type LandingProblem, land } from '#functions/core/sso/landing.ts';
 
 const pages: Record<LandingProblem, { status: number; title: string; text: string }> = {
@@ -32,7 +32,11 @@ const html = (title: string, text: string) =>
 /** GET /auth/api/{token}: opens a session and redirects into the BI, or says plainly why not. */
 export const handler = httpHandler(async (request): Promise<ApiResponse> => {
   try {
-    const { location, cookie } = await land(request.pathParameters.token ?? '', request.host, request.query);
+    const { location, cookie } = await land(request.pathParameters.token ?? '', request.host, {
+      ref: queryParameter(request, 'ref'),
+      showMenu: queryParameter(request, 'showMenu'),
+      showDesksIcon: queryParameter(request, 'showDesksIcon'),
+    });
     return {
       status: 302,
       body: '',

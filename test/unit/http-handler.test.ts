@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, expect, test, vi } from 'vitest';
-import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { type ApiRequest, httpHandler, queryParameter } from '#functions/core/api/http-handler.ts';
 import { conflict } from '#functions/core/errors.ts';
 
 const event = (requestId: string): APIGatewayProxyEventV2 =>
@@ -70,4 +70,15 @@ test('an event for a route missing from the table is a 500, not a silent pass', 
   const handler = httpHandler(async () => ({ status: 200, body: {} }));
   const result = await handler({ ...event('req-x'), routeKey: 'GET /nowhere' }, context);
   expect(result.statusCode).toBe(500);
+});
+
+test('a handler reads only the query parameters its row declares: another is a wiring error, not silence', () => {
+  const request = {
+    route: { key: 'GET /auth/api/{token}', query: [{ name: 'ref', schema: { type: 'string' } }] },
+    query: { ref: 'desk-1', showMenu: '0' },
+  } as unknown as ApiRequest<unknown>;
+  expect(queryParameter(request, 'ref')).toBe('desk-1');
+  expect(() => queryParameter(request, 'showMenu')).toThrow(
+    'GET /auth/api/{token}: the route table declares no query parameter showMenu',
+  );
 });

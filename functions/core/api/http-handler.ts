@@ -23,6 +23,7 @@ export interface ApiRequest<Body = unknown> {
   principal: Principal;
   body: Body;
   pathParameters: Record<string, string | undefined>;
+  /** The declared query parameters: read them with queryParameter, integerQueryParameter or pageParameters. */
   query: Record<string, string | undefined>;
   headers: Record<string, string | undefined>;
   cookies: string[];
@@ -207,7 +208,18 @@ export function idParameter(request: ApiRequest<unknown>, name: string): number 
 
 /** `limit` and `cursor` of a paginated list; on a route whose row is not `paginated`, an error (a 500). */
 export function pageParameters(request: ApiRequest<unknown>): { limit: number; cursor: string | undefined } {
-  return { limit: integerQueryParameter(request, 'limit'), cursor: request.query.cursor };
+  return { limit: integerQueryParameter(request, 'limit'), cursor: queryParameter(request, 'cursor') };
+}
+
+/**
+ * A query parameter the route's row declares, as sent (undefined when absent). One the row does not
+ * declare is an error (a 500), so the table cannot leave out a parameter a handler reads.
+ */
+export function queryParameter(request: ApiRequest<unknown>, name: string): string | undefined {
+  if (!(request.route.query ?? []).some((parameter) => parameter.name === name)) {
+    throw new Error(`${request.route.key}: the route table declares no query parameter ${name}`);
+  }
+  return request.query[name];
 }
 
 /**

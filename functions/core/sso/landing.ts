@@ -46,7 +46,7 @@ export function safeRedirectTarget(route: string | undefined, flags: UiFlags): s
 export async function land(
   token: string,
   host: string,
-  query: Record<string, string | undefined>,
+  query: { ref?: string; showMenu?: string; showDesksIcon?: string },
   now = Date.now(),
 ): Promise<{ location: string; cookie: string }> {
   const claims = await verifyLoginToken(token, host, now).catch((error: { problem?: TokenProblem }) => {
