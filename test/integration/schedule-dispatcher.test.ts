@@ -285,4 +285,32 @@ describe('a burst of due schedules', () => {
     await tickAndFire(tick + 2_000);
     for (const id of schedules.ids) expect(await schedules.runsOf(id)).toHaveLength(1);
   });
+
+  test('a lower dueShards loses nothing: ticks keep listing as many shards as any deployment wrote to', async () => {
+    const { deleteAll, getItem, putAll } = await import('#functions/core/store/dynamo.ts');
+    const { keys } = await import('#functions/core/store/keys.ts');
+    const { dispatchShardCount, scheduleItem } = await import('#functions/core/schedules/schedule-repository.ts');
+    const configured = shards().length;
+    const tick = at('2020-07-22T11:00:00Z');
+    await tickAndFire(tick);
+    const schedules = await burst(1, at('2020-07-22T00:00:00Z'), [weekly(3)]);
+    // As a deployment with more shards left it: its index entry on a shard above the current count.
+    const record = await findSchedule(schedules.tenant.id, 1);
+    if (!record?.nextFireAt) throw new Error('the schedule has no next fire');
+    const higherShard = configured + 3;
+    await putAll([{ ...scheduleItem(record), ...keys.dueSchedulesIndex(higherShard, record.nextFireAt, record.tenantId, 1) }]);
+    try {
+      // That deployment raised the count it recorded; this one, configured lower, keeps it.
+      expect(await dispatchShardCount(configured + 8)).toBe(configured + 8);
+      expect(await dispatchShardCount(configured)).toBe(configured + 8);
+      await tickAndFire(tick + 1_000);
+      expect((await schedules.runsOf(1)).map((run) => run.status)).toEqual(['fired']);
+      // Once fired, its entry moved to the shard this deployment computes.
+      const moved = await getItem(keys.schedule(record.tenantId, 1));
+      expect(moved?.nextFireAt).not.toBe(record.nextFireAt);
+      expect(moved?.gsi1pk).toBe(keys.dueSchedulesShard(shardOf(record.tenantId)));
+    } finally {
+      await deleteAll([keys.dispatchShards()]);
+    }
+  });
 });

@@ -7,8 +7,9 @@ export interface DispatchSettings {
   /**
    * Partitions of the due-schedules index. Each fire rewrites its schedule's index entry on its
    * shard, and one index partition takes about 1,000 writes a second, so this bounds the fires a
-   * second the table absorbs; each tick reads every shard. Raise only: schedules already written
-   * stay on their shard, and a lower count would stop reading the shards above it.
+   * second the table absorbs; each tick reads every shard. Lowering it is safe: the tick keeps
+   * reading as many shards as any deployment wrote to (schedule-repository.ts, dispatchShardCount),
+   * and entries move to the lower shards as they fire.
    */
   dueShards: number;
   /** Index entries one Query of a shard returns: the tick sends each page to the fire queue before reading the next. */

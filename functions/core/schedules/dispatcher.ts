@@ -4,6 +4,7 @@ import { dispatchSettings } from './dispatch-settings.ts';
 import type { FireMessage } from './fire.ts';
 import {
   clearDispatchCursor,
+  dispatchShardCount,
   type DueSchedule,
   dueSchedulesPage,
   findDispatchCursor,
@@ -49,7 +50,8 @@ export interface TickOptions {
 export async function dispatchDueSchedules(now = Date.now(), options: TickOptions = {}): Promise<TickSummary> {
   const startedAt = Date.now();
   const tickIso = new Date(Math.floor(now / minuteMs) * minuteMs).toISOString();
-  const { dueShards, duePageSize } = dispatchSettings();
+  const { dueShards: configuredShards, duePageSize } = dispatchSettings();
+  const dueShards = await dispatchShardCount(configuredShards);
   const pageSize = options.pageSize ?? duePageSize;
   const summary: TickSummary = { tick: tickIso, listed: 0, messages: 0, continued: 0 };
   const send = async (schedules: DueSchedule[]) => {

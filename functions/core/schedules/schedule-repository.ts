@@ -210,6 +210,30 @@ export async function findDispatchCursor(shard: number): Promise<string | undefi
   return (await getItem<{ after: string }>(keys.dispatchCursor(shard)))?.after;
 }
 
+/**
+ * How many due-index shards a tick lists: the highest count any deployment has written to, raised
+ * to `configured` when that is higher (kept in the table, so a lower setting never stops the listing
+ * of shards that still hold entries; they move to the lower shards as they fire).
+ */
+export async function dispatchShardCount(configured: number): Promise<number> {
+  const stored = (await getItem<{ count: number }>(keys.dispatchShards()))?.count ?? 0;
+  if (stored >= configured) return stored;
+  // A concurrent tick raising it as well, or higher, is as good.
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.dispatchShards(),
+        UpdateExpression: 'SET #count = :configured',
+        ConditionExpression: 'attribute_not_exists(#count) OR #count < :configured',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':configured': configured },
+      }),
+    ),
+  );
+  return configured;
+}
+
 export async function saveDispatchCursor(shard: number, after: string): Promise<void> {
   await db().send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.dispatchCursor(shard), after, savedAt: new Date().toISOString() } }),

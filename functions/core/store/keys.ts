@@ -125,6 +125,8 @@ export const keys = {
   dueSchedulesShard: (shard: number) => `SCHEDULES#DUE#${shard}`,
   /** Where the dispatcher stopped listing a shard of that index when a tick ran out of time. */
   dispatchCursor: (shard: number) => ({ pk: 'DISPATCHER', sk: `CURSOR#${shard}` }),
+  /** The highest number of due-index shards any deployment has written to: the dispatcher lists them all. */
+  dispatchShards: () => ({ pk: 'DISPATCHER', sk: 'SHARDS' }),
   /** One fire of a schedule; the key is the slot, so a slot has one run however often it is written. */
   scheduleRun: (tenantId: number, scheduleId: number, slot: string) => ({
     pk: `TENANT#${tenantId}`,
