@@ -313,4 +313,25 @@ describe('a burst of due schedules', () => {
       await deleteAll([keys.dispatchShards()]);
     }
   });
+
+  test('a cursor left by a tick at a later instant does not apply to an earlier one: nothing before it is skipped', async () => {
+    const { saveDispatchCursor, clearDispatchCursor } = await import('#functions/core/schedules/schedule-repository.ts');
+    const tick = at('2020-07-29T11:00:00Z');
+    await tickAndFire(tick);
+    const schedules = await burst(1, at('2020-07-29T00:00:00Z'), [weekly(3)]);
+    const shard = shardOf(schedules.tenant.id);
+    // Where a tick a day later stopped in this shard (the clock went back, or ticks ran out of order).
+    await saveDispatchCursor(shard, `2020-07-30T11:00:00.000Z#${'9'.repeat(12)}`);
+    try {
+      const listed = await withProbeFireQueue(async (sent) => {
+        await dispatchDueSchedules(tick + 1_000);
+        return sent();
+      });
+      expect(listed).toContainEqual(expect.objectContaining({ tenantId: schedules.tenant.id, scheduleId: 1 }));
+    } finally {
+      await clearDispatchCursor(shard);
+    }
+    await tickAndFire(tick + 2_000);
+    expect(await schedules.runsOf(1)).toHaveLength(1);
+  });
 });
