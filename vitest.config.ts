@@ -17,8 +17,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          // No native add-ons or process state in these files: threads start faster than forks.
+          // No native add-ons or process state in these files: threads start faster than forks, and
+          // the files can share each thread's module cache (isolate: false) instead of importing
+          // the handlers and the SDK again for each file (about a third of the run).
           pool: 'threads',
+          isolate: false,
           include: ['test/unit/**/*.test.ts'],
           env: {
             TABLE_NAME: 'unit-tests-reach-no-table',
