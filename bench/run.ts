@@ -6,7 +6,7 @@
  * function's bundle size and cold-start load time, with the budgets shown as pass or fail. It is
  * a report, not a test: nothing here fails on a slow number.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { type BurstResult, type EngineResult, measureTriggerEngine } from './sch
 import { runForStdout } from './child-process.ts';
 import { measureScaling, measureTemplateOperations, type OperationResult, type ScalingRow } from './templates.ts';
 import { twinData } from './twin-api.ts';
+import { measureParsers, type ParserCost, parserBudgetRatio } from './parsers.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
@@ -182,10 +183,11 @@ interface Results {
   engine: EngineResult[];
   deliveries: DeliveryResult;
   bundles: BundleMeasurements;
+  parsers: ParserCost[];
 }
 
 function report(results: Results): string {
-  const { latency, dynamo, templates, scaling, bursts, engine, deliveries, bundles } = results;
+  const { latency, dynamo, templates, scaling, bursts, engine, deliveries, bundles, parsers } = results;
   const [baseline] = latency;
   const baseP50 = baseline?.p50Ms ?? Number.NaN;
   const reads = latency.filter((result) => result.read);
@@ -218,6 +220,14 @@ function report(results: Results): string {
           `on the twin, lateness p99 of ${twinBudgetDue.toLocaleString('en')} schedules due in one minute under ${lateBudgetSeconds} s`,
           pass(Boolean(twinBurst && twinBurst.latenessP99Ms < lateBudgetSeconds * 1000)),
           twinBurst ? `p99 ${fixed(twinBurst.latenessP99Ms / 1000, 1)} s` : '',
+        ],
+        [
+          `every parser the API exposes takes at most ${parserBudgetRatio}x the time for 2n items as for n`,
+          pass(parsers.every(parserWithinBudget)),
+          parsers
+            .filter((cost) => !parserWithinBudget(cost))
+            .map((cost) => cost.parser)
+            .join(', '),
         ],
       ],
     ),
@@ -293,6 +303,7 @@ function report(results: Results): string {
       ['deliveries', 'queued in ms', 'all received in ms', 'deliveries / s'],
       [[deliveries.deliveries, fixed(deliveries.queueMs, 0), fixed(deliveries.totalMs, 0), fixed(deliveries.perSecond, 1)]],
     ),
+    parserSection(parsers),
     `## Functions: bundle size and cold-start load\n\nindex.mjs as \`cdk synth\` bundles it (1 KB = 1024 bytes); load = median time a fresh Node.js process takes to import it, against a bare bundle that only creates the DynamoDB client (${fixed(bundles.baselineLoadMs, 1)} ms).`,
     markdownTable(
       ['function', 'KB', 'budget', 'load ms', 'load vs bare'],
@@ -308,6 +319,43 @@ function report(results: Results): string {
     ),
   ];
   return `${sections.join('\n\n')}\n`;
+}
+
+const parserWithinBudget = (cost: ParserCost) => cost.twiceNMs <= cost.nMs * parserBudgetRatio;
+
+/** The cost of each parser at n and 2n items (bench/parsers.ts), with the linearity budget. */
+function parserSection(parsers: readonly ParserCost[]): string {
+  return [
+    `${parserCostHeading}\n\nEach parser as its route runs it (the error answer built when the body is refused), at n and 2n items in the same run: the best of 3 medians of 7. Linear code takes about 2x for twice the items; the budget is ${parserBudgetRatio}x. \`npm run bench -- parsers\` measures this section alone and rewrites only it.`,
+    markdownTable(
+      ['parser', 'items', 'n', 'n ms', '2n ms', '2n / n', 'budget'],
+      parsers.map((cost) => [
+        cost.parser,
+        cost.items,
+        cost.n.toLocaleString('en'),
+        fixed(cost.nMs, 1),
+        fixed(cost.twiceNMs, 1),
+        ratio(cost.twiceNMs, cost.nMs),
+        pass(parserWithinBudget(cost)),
+      ]),
+    ),
+  ].join('\n\n');
+}
+const parserCostHeading = '## Parser cost';
+
+/** `npm run bench -- parsers`: only the parser section, measured now and put in place of the report's. */
+async function rewriteParserSection(): Promise<void> {
+  const section = parserSection(measureParsers());
+  console.log(`\n${section}\n`);
+  const markdown = await readFile(reportFile, 'utf8');
+  const start = markdown.indexOf(`${parserCostHeading}\n`);
+  const end = start === -1 ? -1 : markdown.indexOf('\n## ', start + parserCostHeading.length);
+  const rewritten =
+    start === -1
+      ? `${markdown.trimEnd()}\n\n${section}\n`
+      : `${markdown.slice(0, start)}${section}\n${end === -1 ? '' : markdown.slice(end)}`;
+  await writeFile(reportFile, rewritten);
+  console.log(`Parser cost written to ${relative(projectRoot, reportFile)}`);
 }
 
 /** The model's inputs, assumptions and result, as bench/results.md shows them. */
@@ -354,12 +402,20 @@ const loadAverage = loadavg()[0] ?? 0;
 console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average ${fixed(loadAverage, 2)} at start`);
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
+const section = process.argv[2];
+if (section !== undefined && section !== 'parsers')
+  throw new Error(`Unknown bench section ${section}: the one to run alone is parsers`);
+if (section === 'parsers') {
+  await rewriteParserSection();
+  process.exit(0);
+}
 const twinResults = await runTwinBenchmarks();
 const bursts = await runBurstBenchmarks();
 const engine = measureTriggerEngine();
 process.stderr.write('  synthesizing the stack, then loading every bundle in fresh processes (about a minute)...\n');
 const bundles = await measureBundles(projectRoot, callerEnvironment);
-const results: Results = { ...twinResults, bursts, engine, bundles };
+process.stderr.write('  measuring the parsers at n and 2n items...\n');
+const results: Results = { ...twinResults, bursts, engine, bundles, parsers: measureParsers() };
 const markdown = report(results);
 console.log(`\n${markdown}`);
 await writeFile(reportFile, markdown);

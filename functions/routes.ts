@@ -109,6 +109,13 @@ export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idem
   query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
 }
 
+/**
+ * Every route's function times out after this long (under API Gateway's 30-second integration
+ * limit); the twin gives its invocations the same. Locks and idempotency claims a request takes
+ * last until its function's deadline, so one whose holder died frees itself within this time.
+ */
+export const routeTimeoutSeconds = 15;
+
 /** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
 const alertRequestBytes = 5 * 1024 * 1024;
 
@@ -932,6 +939,15 @@ export const timedFunctions: readonly TimedFunction[] = [
     table: 'readWrite',
     sends: ['fire'],
     summary: 'Finds the schedules that are due and sends them to the fire queue, oldest first',
+  },
+  {
+    handler: 'follow-up-sweeper',
+    everyMinutes: 1,
+    timeoutSeconds: 60,
+    table: 'readWrite',
+    sends: ['webhook'],
+    summary:
+      "Finishes what requests left behind after their main write: a tenant's pending template, a delivery to queue, a deletion's sweep",
   },
 ];
 

@@ -196,15 +196,32 @@ export class ServiceMonitoring extends Construct {
       }),
     );
 
+    // Work requests left behind that the sweeper cannot finish: it retries every minute, so this is a stuck one.
+    notify(
+      new Alarm(this, 'FollowUpFailuresAlarm', {
+        alarmDescription:
+          'The follow-up sweeper failed to finish work that requests left behind (a pending template to apply, a ' +
+          'delivery to queue, a deletion to sweep) in each of 3 runs of 5 minutes: it retries every minute, so one is ' +
+          `stuck. Its log ("A follow-up could not be finished") names the follow-up and the error. ${RUNBOOK}`,
+        metric: serviceMetric('FollowUpFailures'),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
     // Timed functions that stop running (the schedule dispatcher: schedules stop firing).
     for (const timed of props.timedFunctions) {
       notify(
         new Alarm(this, `${timed.name}NotRunningAlarm`, {
           alarmDescription:
             `${timed.name} (every ${timed.everyMinutes} minute(s)) has not been invoked for 5 runs in a row. For the ` +
-            'schedule dispatcher this means no schedule fires. Check that its EventBridge rule is enabled and the ' +
-            "function's throttles and errors; when it runs again, each schedule fires only its latest missed slot, and " +
-            `only if that slot is less than an hour late. ${RUNBOOK}`,
+            'schedule dispatcher this means no schedule fires (when it runs again, each schedule fires only its latest ' +
+            'missed slot, and only if that slot is less than an hour late); for the follow-up sweeper, work that ' +
+            "requests left behind stays unfinished until it runs. Check that its EventBridge rule is enabled and the function's " +
+            `throttles and errors. ${RUNBOOK}`,
           metric: timed.fn.metricInvocations({ period: Duration.minutes(timed.everyMinutes), statistic: 'Sum' }),
           threshold: 1,
           comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
@@ -308,6 +325,10 @@ export class ServiceMonitoring extends Construct {
         serviceMetric('ScheduleFireLateness', 'p50', 'p50'),
         serviceMetric('ScheduleFireLateness', 'p99', 'p99'),
       ]),
+      graph(
+        'Service: follow-ups finished by the sweeper',
+        (['FollowUpsFinished', 'FollowUpFailures'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+      ),
       new AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms, ...props.otherAlarms], width: 16, height: 6 }),
     );
   }

@@ -8,6 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Construct } from 'constructs';
 import { serviceName } from '#functions/core/observability/names.ts';
+import { routeTimeoutSeconds } from '#functions/routes.ts';
 
 const resolvePackageFile = createRequire(import.meta.url).resolve;
 
@@ -24,7 +25,7 @@ export interface ProjectFunctionProps {
   entry: string;
   description: string;
   environment: Record<string, string>;
-  /** Default 15 s: under API Gateway's 30 s integration limit. */
+  /** Default: a route's (routeTimeoutSeconds, under API Gateway's 30 s integration limit). */
   timeoutSeconds?: number;
   /** The execution role, shared by the functions that need exactly the same permissions. */
   role: IRole;
@@ -57,8 +58,8 @@ export class ProjectFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
-      // The idempotency claim (60 s) and every queue's visibility timeout outlive it.
-      timeout: Duration.seconds(props.timeoutSeconds ?? 15),
+      // Locks and idempotency claims last until the function's deadline; every queue's visibility timeout outlives it.
+      timeout: Duration.seconds(props.timeoutSeconds ?? routeTimeoutSeconds),
       reservedConcurrentExecutions: props.reservedConcurrency,
       tracing: Tracing.ACTIVE,
       logGroup,

@@ -1,15 +1,14 @@
-import { isUtf8 } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type Route, routeKey } from '#functions/routes.ts';
+import { type Route, routeTimeoutSeconds } from '#functions/routes.ts';
+import { accessLine } from './access-log.ts';
+import { apiGatewayEvent } from './api-gateway-event.ts';
 import { invoke } from './lambda-context.ts';
 import { matchRoute } from './route-matching.ts';
 
 /** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
 const gatewayPayloadLimit = 10 * 1024 * 1024;
-const functionTimeoutMs = 29_000;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -50,7 +49,7 @@ export async function startGateway(options: {
         if (!response.headersSent) send(response, 500, { message: 'Internal Server Error' });
       })
       .finally(() => {
-        if (options.log) console.log(`${request.method} ${request.url} ${response.statusCode} ${Date.now() - started}ms`);
+        if (options.log) console.log(accessLine(request.method, request.url, response.statusCode, Date.now() - started));
       });
   });
   server.keepAliveTimeout = 5_000;
@@ -104,12 +103,6 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-/** HTTP APIs pass text bodies as they are and base64-encode the rest (and anything not UTF-8). */
-function isTextual(contentType: string | undefined): boolean {
-  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|yaml|xml|x-www-form-urlencoded)$/.test(mediaType);
-}
-
 async function serve(request: IncomingMessage, response: ServerResponse, biStandInHosts: string | undefined): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://gateway.local');
   const method = request.method ?? 'GET';
@@ -127,46 +120,21 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
-  const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const textual = isTextual(headers['content-type']) && isUtf8(body);
-  const requestId = randomUUID();
-  const now = new Date();
-  const key = routeKey(match.route);
-  const event: APIGatewayProxyEventV2 = {
-    version: '2.0',
-    routeKey: key,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    cookies: request.headers.cookie?.split(';').map((cookie) => cookie.trim()),
+  const event = apiGatewayEvent({
+    route: match.route,
+    pathParameters: match.pathParameters,
+    path: url.pathname,
+    rawQuery: url.search.slice(1),
     headers,
-    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
-    pathParameters: Object.keys(match.pathParameters).length > 0 ? match.pathParameters : undefined,
-    requestContext: {
-      accountId: 'local',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
-      http: {
-        method,
-        path: url.pathname,
-        protocol: `HTTP/${request.httpVersion}`,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId,
-      routeKey: key,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body.length === 0 ? undefined : body.toString(textual ? 'utf8' : 'base64'),
-    isBase64Encoded: body.length > 0 && !textual,
-  };
+    cookies: request.headers.cookie?.split(';').map((cookie) => cookie.trim()),
+    body,
+    protocol: `HTTP/${request.httpVersion}`,
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+  });
   const handler = await loadHandler(match.route);
   let result: APIGatewayProxyStructuredResultV2;
   try {
-    result = await invoke(handler, event, match.route.handler, functionTimeoutMs);
+    result = await invoke(handler, event, match.route.handler, routeTimeoutSeconds * 1000);
   } catch (error) {
     console.error(`${match.route.handler} failed`, error);
     return send(response, 500, { message: 'Internal Server Error' });

@@ -1,6 +1,6 @@
 /**
  * Every request-body schema, by the name the route table uses, and the schemas they refer to
- * (`alert-webhook`, the payload sent to receivers).
+ * (`alert-webhook`, the payload sent to receivers; `text`, the rules of names, logins and labels).
  */
 import alertDelivery from './alert-delivery.schema.json' with { type: 'json' };
 import alertWebhook from './alert-webhook.schema.json' with { type: 'json' };
@@ -21,6 +21,7 @@ import setSchedulingGranularity from './set-scheduling-granularity.schema.json' 
 import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
 import templateBundle from './template-bundle.schema.json' with { type: 'json' };
+import text from './text.schema.json' with { type: 'json' };
 import updateAlert from './update-alert.schema.json' with { type: 'json' };
 import updateDatamart from './update-datamart.schema.json' with { type: 'json' };
 import updateSettings from './update-settings.schema.json' with { type: 'json' };
@@ -46,6 +47,7 @@ export const requestSchemas = {
   'set-default-template': setDefaultTemplate,
   'set-permissions': setPermissions,
   'template-bundle': templateBundle,
+  text,
   'update-alert': updateAlert,
   'update-datamart': updateDatamart,
   'update-settings': updateSettings,

@@ -22,13 +22,32 @@ export class ServiceError extends Error {
   }
 }
 
-/** The error envelope every error answer carries (DESIGN.md section 6). */
-export const errorBody = (code: string, message: string, requestId: string, errors: FieldError[] = []) => ({
+/** An answer lists at most this many field errors; `errorCount` says how many there were. */
+export const maxListedErrors = 100;
+/**
+ * The longest message or pointer an answer repeats: both can quote a key of the body, which may be
+ * as long as the body. With the count above, an error answer stays under 200 KB, far from Lambda's
+ * 6 MB response limit, whatever was sent (a 1 MB body of 120k unknown keys once got a 7.8 MB 400).
+ */
+export const maxEchoedLength = 500;
+
+/** Cut to `maxEchoedLength`, never between the halves of a surrogate pair. */
+const bounded = (text: string) =>
+  text.length > maxEchoedLength ? `${text.slice(0, maxEchoedLength - 1).replace(/[\uD800-\uDBFF]$/, '')}…` : text;
+
+/**
+ * The error envelope every error answer carries (DESIGN.md section 6), built here for every route,
+ * so no route can answer more than `maxListedErrors` errors of bounded length.
+ */
+export const errorBody = (code: string, message: string, requestId: string, errors: readonly FieldError[] = []) => ({
   status: 'error',
   success: false,
-  message,
+  message: bounded(message),
   code,
-  errors,
+  errors: errors
+    .slice(0, maxListedErrors)
+    .map((error) => ({ ...error, pointer: bounded(error.pointer), message: bounded(error.message) })),
+  errorCount: errors.length,
   requestId,
 });
 
@@ -43,9 +62,16 @@ export const unauthorized = (message: string, challenge = 'Bearer') =>
 
 export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
 
-export const conflict = (message: string, code = 'conflict', errors: FieldError[] = []) =>
-  new ServiceError(409, code, message, errors);
+export const conflict = (message: string, code = 'conflict', errors: FieldError[] = [], headers: Record<string, string> = {}) =>
+  new ServiceError(409, code, message, errors, headers);
 
 export const payloadTooLarge = (message: string) => new ServiceError(413, 'payload_too_large', message);
 
 export const unsupportedMediaType = (message: string) => new ServiceError(415, 'unsupported_media_type', message);
+
+/**
+ * A later attempt of the same idempotent request (same Idempotency-Key) took over from this one,
+ * which outlived its deadline: that attempt's answer is the one that counts.
+ */
+export const supersededAttempt = () =>
+  conflict('A retry of this request took it over; its answer is the one that counts', 'idempotency_key_in_progress');

@@ -5,9 +5,9 @@ import { applyTemplate } from '#functions/core/templates/apply.ts';
 
 /** Spec 4.4: `{success: true, reloadPlan: [{flowId, tokenId, context}]}`. */
 export const handler = httpHandler(
-  async ({ principal, body }) => ({
+  async ({ principal, body, deadline }) => ({
     status: 200,
-    body: { success: true, reloadPlan: await applyTemplate(tenantIdOf(principal), body.templateId) },
+    body: { success: true, reloadPlan: await applyTemplate(tenantIdOf(principal), body.templateId, { deadline }) },
   }),
   { body: applyTemplateSchema },
 );

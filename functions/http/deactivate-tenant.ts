@@ -4,6 +4,6 @@ import { setTenantActive } from '#functions/core/tenants/tenants.ts';
 
 /** POST /tenants/{id}/deactivate: the tenant's token still reads, but apply, reload, login and schedules refuse (409). */
 export const handler = httpHandler(async (request) => {
-  const tenant = await setTenantActive(clientIdOf(request.principal), idParameter(request, 'id'), false);
+  const tenant = await setTenantActive(clientIdOf(request.principal), idParameter(request, 'id'), false, request.deadline);
   return { status: 200, body: { status: 'success', data: tenant } };
 });

@@ -13,12 +13,14 @@ import { findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { db } from '#functions/core/store/dynamo.ts';
 import { getPayload } from '#functions/core/store/payloads.ts';
 import alertWebhookSchema from '#schemas/alert-webhook.schema.json' with { type: 'json' };
+import textSchema from '#schemas/text.schema.json' with { type: 'json' };
 import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 import { eventually } from '#test/support/templates.ts';
 import { type Received, startReceiver } from '#test/support/webhook-receiver.ts';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);
+ajv.addSchema(textSchema);
 const validatePayload = ajv.compile(alertWebhookSchema);
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

@@ -7,67 +7,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type Route, routeKey, routes } from '#functions/routes.ts';
-import { api, type ApiAnswer, newClient, newTenant } from '#test/support/api.ts';
-import { agentToken, publish, retailBundle } from '#test/support/templates.ts';
-
-interface Party {
-  client: { token: string };
-  tenant: { id: number; token: string };
-  agent: string;
-  templateId: number;
-  ids: Record<string, number>;
-}
+import { routeKey, routes } from '#functions/routes.ts';
+import { api, type ApiAnswer } from '#test/support/api.ts';
+import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
 
 let cases = 0;
 const send = async (method: string, path: string, options: Parameters<typeof api>[2] = {}) => {
   cases++;
   return api(method, path, options);
 };
-
-/** A tenant with one of everything, so that each route's ids point at something real. */
-async function party(extraUsers: number): Promise<Party> {
-  const client = await newClient();
-  const templateId = await publish(client.token, retailBundle());
-  const tenant = await newTenant(client.token, { templateId });
-  const token = tenant.token;
-  const own = (await api('GET', '/tenant', { token })).body.data;
-  const tableIds = own.desks.flatMap((desk: { tables: Array<{ id: number }> }) => desk.tables.map((table) => table.id));
-  let user = 0;
-  for (let index = 0; index <= extraUsers; index++) {
-    user = (await api('POST', '/tenant/users', { token, body: { login: `u${index}@x.io`, nome: `User ${index}` } })).body.data.id;
-  }
-  let group = 0;
-  let datamart = 0;
-  for (let index = 0; index <= extraUsers; index++) {
-    group = (await api('POST', '/tenant/groups', { token, body: { nome: `Group ${index}` } })).body.data.id;
-    datamart = (await api('POST', '/tenant/datamart', { token, body: { nome: `DM ${index}`, tables: tableIds, owners: [user] } }))
-      .body.data.id;
-  }
-  const flow = own.flows[0].id;
-  const schedule = {
-    header: { id: 5 + extraUsers },
-    body: { nome: 'S', ativo: false, timezone: 'UTC', flows: [{ flow_etl_id: flow, context: 'full' }], triggers: [] },
-  };
-  await api('PUT', `/tenant/schedules/${schedule.header.id}`, { token, body: schedule });
-  await api('PATCH', '/tenant/settings', { token, body: { alertChannels: { webhook: { url: 'https://hooks.example.com/x' } } } });
-  let agent = 1;
-  for (let index = 0; index < extraUsers; index++) {
-    agent = (await api('POST', '/tenant/agents', { token, body: { nome: `agent-${index}` } })).body.data.id;
-  }
-  let alert = 0;
-  for (let index = 0; index <= extraUsers; index++) {
-    alert = (await api('POST', '/tenant/alerts', { token, body: { nome: 'A', channels: { webhook: false }, content: [] } })).body
-      .data.id;
-  }
-  return {
-    client,
-    tenant,
-    agent: await agentToken(token),
-    templateId,
-    ids: { user, group, datamart, schedule: schedule.header.id, alert, agent, tenant: tenant.id, template: templateId },
-  };
-}
 
 let a: Party;
 let b: Party;
@@ -76,53 +24,6 @@ beforeAll(async () => {
   a = await party(0);
   b = await party(3);
 }, 60_000);
-
-/** The path of a route, with each parameter taken from `owner`'s resources. */
-function pathFor(route: Route, owner: Party): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    if (name === 'userId') return String(owner.ids.user);
-    if (name === 'groupId') return String(owner.ids.group);
-    if (name === 'token') return 'not-a-token';
-    const area = route.path.split('/')[2] ?? '';
-    const byArea: Record<string, number | undefined> = {
-      users: owner.ids.user,
-      groups: owner.ids.group,
-      datamart: owner.ids.datamart,
-      schedules: owner.ids.schedule,
-      alerts: owner.ids.alert,
-      templates: owner.ids.template,
-      agents: owner.ids.agent,
-    };
-    return String(route.path.startsWith('/tenants/') && area !== 'templates' ? owner.ids.tenant : (byArea[area] ?? 1));
-  });
-}
-
-const tokenFor = (route: Route, owner: Party) =>
-  route.auth.includes('tenant') ? owner.tenant.token : route.auth.includes('client') ? owner.client.token : owner.agent;
-
-/** A state snapshot of a party: everything its tokens can read. */
-async function snapshot(owner: Party) {
-  const read = async (path: string, token: string) => {
-    const body = (await api('GET', path, { token })).body;
-    return JSON.stringify(body, (key, value) =>
-      key === 'requestId' || key === 'lastSeenAt' || key === 'online' ? undefined : value,
-    );
-  };
-  const tenant = owner.tenant.token;
-  return Promise.all([
-    read('/tenants', owner.client.token),
-    read('/tenants/templates', owner.client.token),
-    ...[
-      '/tenant',
-      '/tenant/users',
-      '/tenant/groups',
-      '/tenant/datamart',
-      '/tenant/schedules',
-      '/tenant/alerts',
-      '/tenant/settings',
-    ].map((path) => read(path, tenant)),
-  ]);
-}
 
 function expectRefusal(answer: ApiAnswer, what: string) {
   expect(answer.status, `${what}: ${JSON.stringify(answer.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
@@ -200,6 +101,10 @@ describe('hostile input, over every route', () => {
           },
         ],
         ['not JSON', { token, rawBody: '{"a":', headers: { 'content-type': 'application/json' } }],
+        ['lone surrogate', { token, rawBody: '{"nome":"\\ud800"}', headers: { 'content-type': 'application/json' } }],
+        ['NUL', { token, rawBody: '{"nome":"a\\u0000"}', headers: { 'content-type': 'application/json' } }],
+        ['UTF-16 charset', { token, rawBody: '{}', headers: { 'content-type': 'application/json; charset=utf-16' } }],
+        ['constructor naming a type', { token, body: { constructor: { name: 'Set' } } }],
         ['wrong content type', { token, rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
         [
           'too large',

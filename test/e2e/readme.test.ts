@@ -18,7 +18,13 @@ test('the README tenant session works as written', async () => {
   const [created, own, listed, deleted, afterDelete] = answers;
   expect(created.data).toMatchObject({ nome: 'Acme', ativo: true });
   expect(own.data).toMatchObject({ id: created.data.id, applications: [], desks: [] });
-  expect(listed.data).toContainEqual({ id: created.data.id, nome: 'Acme', dominio: created.data.dominio, ativo: true });
+  expect(listed.data).toContainEqual({
+    id: created.data.id,
+    nome: 'Acme',
+    dominio: created.data.dominio,
+    ativo: true,
+    pendingTemplateId: null,
+  });
   expect(deleted).toEqual({ status: 'success', data: true });
   expect(afterDelete).toMatchObject({ status: 'error', code: 'unauthorized' });
 });

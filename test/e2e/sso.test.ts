@@ -147,6 +147,20 @@ describe('POST /tenant/login (spec 4.6)', () => {
     ]) {
       expectErrorEnvelope(await api('POST', '/tenant/login', json(tenant.token, body)), 400);
     }
+    // Routes that only leave the site once resolved: refused at /route, never signed into a URL.
+    for (const route of [
+      '/.//evil.example',
+      '/..//evil.example',
+      '/%2e//evil.example',
+      '/a/..//evil.example',
+      '/%2F/evil.example',
+    ]) {
+      const refused = expectErrorEnvelope(
+        await api('POST', '/tenant/login', json(tenant.token, { login: 'ana@acme.com', route })),
+        400,
+      );
+      expect(refused.errors, route).toEqual([expect.objectContaining({ pointer: '/route' })]);
+    }
   });
 
   test('an unknown login, a login of another tenant and a deleted user are all "Usuário não encontrado"', async () => {
@@ -199,10 +213,15 @@ describe('the landing and the session, over HTTP on the tenant host', () => {
   test('a ref leading off-site lands on /; a broken ref is a 400 page; a bad token a 401 page saying which', async () => {
     const { tenant } = await tenantWithUsers('ana@acme.com');
     const { url } = (await api('POST', '/tenant/login', json(tenant.token, { login: 'ana@acme.com' }))).body;
-    for (const route of ['//evil.example', 'https://evil.example', 'javascript:alert(1)']) {
-      const landing = await getOnTenantHost(`${url}?ref=${encodeURIComponent(Buffer.from(route).toString('base64'))}`);
-      expect(landing.headers.location).toBe('/');
+    const offSite = ['//evil.example', 'https://evil.example', 'javascript:alert(1)', '/.//evil.example', '/..//evil.example'];
+    for (const route of [...offSite, '/%2e//evil.example', '/a/..//evil.example', '/%5C%5Cevil.example', '/\t/evil.example']) {
+      for (const ref of [Buffer.from(route).toString('base64'), Buffer.from(route).toString('base64url')]) {
+        const landing = await getOnTenantHost(`${url}?ref=${encodeURIComponent(ref)}`);
+        expect([landing.status, landing.headers.location], route).toEqual([302, '/']);
+      }
     }
+    const onSite = await getOnTenantHost(`${url}?ref=${Buffer.from('/apps/../sales/%2e/q').toString('base64url')}`);
+    expect(onSite.headers.location).toBe('/sales/q');
     const broken = await getOnTenantHost(`${url}?ref=%25%25not-base64`);
     expect(broken.status).toBe(400);
     expect(broken.headers['content-type']).toMatch(/^text\/html/);

@@ -183,7 +183,11 @@ describe('reload (spec 4.5)', () => {
     const client = await newClient();
     const templateId = await publish(client.token, retailBundle());
     const tenant = await newTenant(client.token, { templateId, ativo: false });
-    expect((await api('GET', '/tenant', { token: tenant.token })).body.data.template).toMatchObject({ id: templateId });
+    // Spec 3: applying needs an active tenant, so the template chosen at creation waits for activation.
+    expect((await api('GET', '/tenant', { token: tenant.token })).body.data).toMatchObject({
+      template: null,
+      pendingTemplateId: templateId,
+    });
     const apply = expectErrorEnvelope(await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId })), 409);
     expect(apply).toMatchObject({ code: 'tenant_inactive', message: 'Tenant is inactive' });
     const items = [{ flowId: 1, tokenId: 1, context: 'full' }];
@@ -194,9 +198,34 @@ describe('reload (spec 4.5)', () => {
     expectErrorEnvelope(await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId })), 401);
     expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: agent }), 401);
   });
+
+  test('a tenant created inactive with a template gets it when activated, and its first apply plans it', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    const tenant = await newTenant(client.token, { templateId, ativo: false });
+    const activated = await api('POST', `/tenants/${tenant.id}/activate`, { token: client.token });
+    expect(activated.body.data).toMatchObject({ ativo: true, pendingTemplateId: null });
+    const own = (await api('GET', '/tenant', { token: tenant.token })).body.data;
+    expect(own.template).toMatchObject({ id: templateId, version: 1 });
+    expect(own.flows.length).toBeGreaterThan(0);
+    const apply = await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId }));
+    expect(apply.body.reloadPlan).toHaveLength(own.flows.length);
+  });
 });
 
 describe('the template catalogue', () => {
+  test('publishing the latest version again (a retry whose answer was lost) makes no new version', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    const next = { ...retailBundle(), nome: 'Retail 2' };
+    const first = await api('PUT', `/tenants/templates/${templateId}`, json(client.token, next));
+    const again = await api('PUT', `/tenants/templates/${templateId}`, json(client.token, next));
+    expect(first.body.data).toEqual({ id: templateId, nome: 'Retail 2', version: 2 });
+    expect(again.body.data).toEqual(first.body.data);
+    const history = (await api('GET', `/tenants/templates/${templateId}`, { token: client.token })).body.data.versions;
+    expect(history.map((entry: { version: number }) => entry.version)).toEqual([1, 2]);
+  });
+
   test('GET /tenants/templates lists exactly {id, nome} of this client; GET one shows its history', async () => {
     const client = await newClient();
     const other = await newClient();

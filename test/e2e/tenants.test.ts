@@ -1,15 +1,11 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
-
-/** Templates are published by the templates feature; here one is put straight into the table. */
-async function seedTemplate(clientId: number, templateId: number) {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.template(clientId, templateId), nome: 'Seeded' } }));
-}
+import { publish } from '#test/support/templates.ts';
 
 describe('POST /tenants (spec 4.1)', () => {
   test('creates the tenant and answers exactly {status, data:{id, nome, token, dominio, ativo}} with 201', async () => {
@@ -44,6 +40,7 @@ describe('POST /tenants (spec 4.1)', () => {
         nome: 'Beta',
         dominio: tenant.dominio,
         ativo: false,
+        pendingTemplateId: null,
         template: null,
         schedulingGranularity: 'hours',
         applications: [],
@@ -116,14 +113,14 @@ describe('POST /tenants (spec 4.1)', () => {
   test('templateId must be a template of this client, else 404 Template not found', async () => {
     const client = await newClient();
     const other = await newClient();
-    await seedTemplate(client.clientId, 7);
-    await seedTemplate(other.clientId, 8);
+    const own = await publish(client.token, { nome: 'Own' });
+    const foreign = await publish(other.token, { nome: 'Foreign' });
 
-    const withOwn = await api('POST', '/tenants', { token: client.token, body: { nome: 'T', ativo: true, templateId: 7 } });
+    const withOwn = await api('POST', '/tenants', { token: client.token, body: { nome: 'T', ativo: true, templateId: own } });
     expect(withOwn.status).toBe(201);
-    expect((await findTenant(withOwn.body.data.id))?.templateId).toBe(7);
+    expect((await findTenant(withOwn.body.data.id))?.templateId).toBe(own);
 
-    for (const templateId of [8, 999999]) {
+    for (const templateId of [foreign, 999999]) {
       const error = expectErrorEnvelope(
         await api('POST', '/tenants', { token: client.token, body: { nome: 'T', ativo: true, templateId } }),
         404,
@@ -152,7 +149,9 @@ describe('GET /tenants', () => {
       seen.push(...page.body.data);
       cursor = page.body.nextCursor;
     } while (cursor);
-    const expected = mine.filter((_, index) => index !== 1).map(({ id, nome, dominio, ativo }) => ({ id, nome, dominio, ativo }));
+    const expected = mine
+      .filter((_, index) => index !== 1)
+      .map(({ id, nome, dominio, ativo }) => ({ id, nome, dominio, ativo, pendingTemplateId: null }));
     expect(seen).toEqual(expected);
   });
 
@@ -220,7 +219,7 @@ describe('activation and token rotation', () => {
     const off = await api('POST', `/tenants/${tenant.id}/deactivate`, { token: client.token });
     expect(off.body).toEqual({
       status: 'success',
-      data: { id: tenant.id, nome: tenant.nome, dominio: tenant.dominio, ativo: false },
+      data: { id: tenant.id, nome: tenant.nome, dominio: tenant.dominio, ativo: false, pendingTemplateId: null },
     });
     expect((await api('GET', '/tenant', { token: tenant.token })).body.data.ativo).toBe(false);
     const on = await api('POST', `/tenants/${tenant.id}/activate`, { token: client.token });

@@ -48,13 +48,15 @@ describe('apply converges after a failure half-way', () => {
     const tenant = await newTenant(client.token);
 
     failBatchWritesAfter(3);
-    await expect(applyTemplate(tenant.id, templateId)).rejects.toThrow('injected network failure');
+    await expect(applyTemplate(tenant.id, templateId, { deadline: Date.now() + 30_000 })).rejects.toThrow(
+      'injected network failure',
+    );
     db().middlewareStack.remove(injectedFault);
     const partial = await loadResources(tenant.id);
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.length).toBeLessThan(302);
 
-    const plan = await applyTemplate(tenant.id, templateId);
+    const plan = await applyTemplate(tenant.id, templateId, { deadline: Date.now() + 30_000 });
     const after = await loadResources(tenant.id);
     expect(after).toHaveLength(302);
     // Resources written before the failure kept their ids.
@@ -64,6 +66,6 @@ describe('apply converges after a failure half-way', () => {
     // Every table was created by one attempt or the other: every flow is in the plan, once.
     expect(plan).toHaveLength(100);
     expect(new Set(plan.map((item) => item.flowId)).size).toBe(100);
-    expect(await applyTemplate(tenant.id, templateId)).toEqual([]);
+    expect(await applyTemplate(tenant.id, templateId, { deadline: Date.now() + 30_000 })).toEqual([]);
   });
 });

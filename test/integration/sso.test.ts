@@ -1,11 +1,11 @@
 import { createLocalJWKSet, decodeProtectedHeader, exportSPKI, importJWK, jwtVerify, SignJWT } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { createUser, deleteUser, revokeLogins } from '#functions/core/directory/users.ts';
+import { createUser, deleteUser, revokeLogins, updateUser } from '#functions/core/directory/users.ts';
 import { LandingError, land, safeRedirectTarget } from '#functions/core/sso/landing.ts';
 import { issueLoginToken } from '#functions/core/sso/login-tokens.ts';
 import { readSession } from '#functions/core/sso/sessions.ts';
 import { currentKeyring, jwksOf, newSigningKey } from '#functions/core/sso/signing-keys.ts';
-import { newClient, newTenant } from '#test/support/api.ts';
+import { api, newClient, newTenant } from '#test/support/api.ts';
 
 const hour = 3600 * 1000;
 
@@ -145,6 +145,33 @@ describe('login tokens', () => {
     });
     expect(await readSession([cookieValue(cookie)], 'someone-else-3.localhost')).toBeUndefined();
     expect(await readSession(['bi_session=forged'], tenant.dominio)).toBeUndefined();
+  });
+
+  test("a session ends when its user's login changes, also when it changes back", async () => {
+    const { tenant, user, subject } = await tenantWithUser();
+    const { cookie } = await land(await issueLoginToken(subject), tenant.dominio, {});
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeDefined();
+    await updateUser(tenant.id, user.userId, { login: 'ana.souza@acme.com' });
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeUndefined();
+    await updateUser(tenant.id, user.userId, { login: subject.login });
+    // Back to the old login, the session opened under it still holds: it is the same identity again.
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeDefined();
+    await updateUser(tenant.id, user.userId, { nome: 'Ana Souza' });
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toMatchObject({ user: { nome: 'Ana Souza' } });
+  });
+
+  test('tokens and sessions from before a deactivation stay void after the reactivation; later ones work', async () => {
+    const { client, tenant, subject } = await tenantWithUser();
+    const token = await issueLoginToken(subject);
+    const { cookie } = await land(token, tenant.dominio, {});
+    expect((await api('POST', `/tenants/${tenant.id}/deactivate`, { token: client.token })).status).toBe(200);
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeUndefined();
+    expect((await api('POST', `/tenants/${tenant.id}/activate`, { token: client.token })).status).toBe(200);
+    expect(await refusal(land(token, tenant.dominio, {}))).toBe('revoked');
+    expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeUndefined();
+    // Whole seconds, as a token's iat: one issued in the second of the deactivation is void too.
+    const later = Date.now() + 1000;
+    expect((await land(await issueLoginToken(subject, later), tenant.dominio, {}, later)).location).toBe('/');
   });
 });
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { withIdempotency } from '#functions/core/api/idempotency.ts';
 import { authenticate } from '#functions/core/auth/principals.ts';
@@ -6,7 +6,7 @@ import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { getAll, getItem, nextId, nextTenantId } from '#functions/core/store/dynamo.ts';
+import { getAll, getItem, nextId, nextTenantId, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
@@ -83,7 +83,7 @@ describe('tenant writes hold together', () => {
       createdAt: new Date().toISOString(),
       updatedAt: new Date().toISOString(),
     };
-    await expect(insertTenant(tenant, takenToken)).rejects.toThrow();
+    await expect(insertTenant(tenant, takenToken, [])).rejects.toThrow();
     expect(await findTenant(tenantId)).toBeUndefined();
     expect((await getItem(keys.token(hashToken(takenToken))))?.kind).toBe('client');
   });
@@ -91,7 +91,13 @@ describe('tenant writes hold together', () => {
 
 describe('idempotency', () => {
   const scope = `test:${crypto.randomUUID()}`;
-  const call = (key: string, request = 'same request') => ({ scope, key, request });
+  const call = (key: string, request = 'same request') => ({
+    scope,
+    key,
+    request,
+    deadline: Date.now() + 15_000,
+    requestId: crypto.randomUUID(),
+  });
 
   test('concurrent calls with one key run the work once and share its answer', async () => {
     let runs = 0;
@@ -138,6 +144,57 @@ describe('idempotency', () => {
     await expect(withIdempotency(call(key, 'another request'), async () => ({ status: 201, body: 'x' }))).rejects.toSatisfy(
       (error) => error instanceof ServiceError && error.status === 409,
     );
+  });
+
+  test('an answer stored by the last transaction is replayed, and a later attempt past the deadline resumes from the checkpoint', async () => {
+    const key = crypto.randomUUID();
+    const soon = { ...call(key), deadline: Date.now() - 1 };
+    // The first attempt checkpoints, then stops (as if killed) before its last write.
+    await withIdempotency(soon, async (attempt) => {
+      const record = attempt.resumable<{ n: number }, { step: number }>((result) => ({ status: 201, body: result }));
+      expect(record.resumeFrom).toBeUndefined();
+      await transact(record.checkpoint({ step: 1 }));
+      throw new Error('stopped');
+    }).catch(() => undefined);
+    const resumed = await withIdempotency(call(key), async (attempt) => {
+      const record = attempt.resumable<{ n: number }, { step: number }>((result) => ({ status: 201, body: result }));
+      await transact(record.finish({ n: record.resumeFrom?.step ?? 0 }));
+      return { status: 201, body: { n: -1 } };
+    });
+    // The answer the last transaction stored is what counts, also for this attempt's own replay.
+    expect(resumed.body).toEqual({ n: -1 });
+    const replayed = await withIdempotency(call(key), async () => ({ status: 201, body: 'never' }));
+    expect(replayed.body).toEqual({ n: 1 });
+    expect(replayed.headers?.['idempotent-replayed']).toBe('true');
+  });
+
+  test('an attempt whose claim was taken over cannot complete: its transaction is refused (409)', async () => {
+    const key = crypto.randomUUID();
+    let release: () => void = () => undefined;
+    const stalled = withIdempotency({ ...call(key), deadline: Date.now() + 50 }, async (attempt) => {
+      const record = attempt.resumable<string>((result) => ({ status: 201, body: result }));
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await transact(record.finish('late'));
+      return { status: 201, body: 'late' };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const retry = await withIdempotency(call(key), async () => ({ status: 201, body: 'retry' }));
+    expect(retry.body).toBe('retry');
+    release();
+    await expect(stalled).rejects.toMatchObject({ status: 409, code: 'idempotency_key_in_progress' });
+    expect((await withIdempotency(call(key), async () => ({ status: 201, body: 'never' }))).body).toBe('retry');
+  });
+
+  test('an answer too large to keep is not kept: a replay says so instead of running again', async () => {
+    const key = crypto.randomUUID();
+    const large = randomBytes(400 * 1024).toString('base64');
+    expect((await withIdempotency(call(key), async () => ({ status: 201, body: large }))).status).toBe(201);
+    await expect(withIdempotency(call(key), async () => ({ status: 201, body: 'again' }))).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_answer_not_kept',
+    });
   });
 
   test('keys must be printable ASCII of at most 255 characters', async () => {

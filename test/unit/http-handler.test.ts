@@ -42,6 +42,7 @@ test('an unexpected error is a generic 500 with the request id; the details go o
     message: 'Internal server error',
     code: 'internal_error',
     errors: [],
+    errorCount: 0,
     requestId: 'req-500',
   });
   expect(result.body).not.toContain('ECONNREFUSED');

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { maxBodyBytes, parseBody } from '#functions/core/api/request-body.ts';
-import { parseYamlBody } from '#functions/core/api/yaml-body.ts';
+import { maxYamlTokens, parseYamlBody } from '#functions/core/api/yaml-body.ts';
 import { ServiceError } from '#functions/core/errors.ts';
 
 const json = (body: string, contentType = 'application/json') => ({
@@ -10,10 +10,15 @@ const json = (body: string, contentType = 'application/json') => ({
 });
 
 function failure(event: Parameters<typeof parseBody>[0]): { status: number; code: string } {
+  const { status, code } = refusal(event);
+  return { status, code };
+}
+
+function refusal(event: Parameters<typeof parseBody>[0], options: Parameters<typeof parseBody>[1] = {}): ServiceError {
   try {
-    parseBody(event);
+    parseBody(event, options);
   } catch (error) {
-    if (error instanceof ServiceError) return { status: error.status, code: error.code };
+    if (error instanceof ServiceError) return error;
     throw error;
   }
   throw new Error('expected a failure');
@@ -67,6 +72,55 @@ describe('JSON request bodies', () => {
     expect(failure(json('{"__proto__":{"admin":true}}'))).toEqual({ status: 400, code: 'malformed_body' });
     expect(failure(json('{"a":[{"b":{"__proto__":1}}]}'))).toEqual({ status: 400, code: 'malformed_body' });
   });
+
+  test('a charset other than UTF-8 is 415, whatever the bytes', () => {
+    for (const contentType of [
+      'application/json; charset=utf-16',
+      'application/json;charset=UTF-16LE',
+      'application/json; charset="iso-8859-1"',
+      'application/json; Charset=latin1',
+    ]) {
+      expect(failure(json('{"a":1}', contentType)), contentType).toEqual({ status: 415, code: 'unsupported_media_type' });
+    }
+    for (const contentType of [
+      'application/json; charset=utf-8',
+      'application/json; charset="UTF-8"',
+      'application/json;charset=utf8',
+    ]) {
+      expect(parseBody(json('{"a":1}', contentType)), contentType).toEqual({ a: 1 });
+    }
+  });
+
+  test('NUL and lone surrogates, in any string or key at any depth, are 400 at their pointer', () => {
+    for (const [body, pointer] of [
+      ['{"nome":"a\\u0000b"}', '/nome'],
+      ['{"nome":"\\ud800"}', '/nome'],
+      ['{"nome":"x\\udc00y"}', '/nome'],
+      ['{"a":[1,{"b/c":"\\ud83d"}]}', '/a/1/b~1c'],
+      ['{"a":{"k\\u0000":1}}', '/a/k\u0000'],
+      ['"\\u0000"', ''],
+    ] as const) {
+      const error = refusal(json(body));
+      expect([error.status, error.code], body).toEqual([400, 'malformed_body']);
+      expect(
+        error.errors.map((each) => each.pointer),
+        body,
+      ).toEqual([pointer]);
+    }
+    // A surrogate pair is one character (an emoji), not a lone surrogate.
+    expect(parseBody(json('{"nome":"\\ud83d\\ude00 ok"}'))).toEqual({ nome: '😀 ok' });
+  });
+
+  test('a constructor key holding an object is 400 at its pointer; holding anything else it is a plain key', () => {
+    for (const body of ['{"constructor":{"name":"Set"}}', '{"a":[{"constructor":{}}]}']) {
+      const error = refusal(json(body));
+      expect([error.status, error.code], body).toEqual([400, 'malformed_body']);
+      expect(error.errors[0]?.pointer, body).toMatch(/\/constructor$/);
+    }
+    expect(parseBody(json('{"constructor":"x","toString":1,"valueOf":[{"constructor":null}]}'))).toEqual(
+      JSON.parse('{"constructor":"x","toString":1,"valueOf":[{"constructor":null}]}'),
+    );
+  });
 });
 
 describe('YAML request bodies (routes that accept them)', () => {
@@ -102,6 +156,50 @@ describe('YAML request bodies (routes that accept them)', () => {
 
   test('YAML is refused (415) on a route that takes only JSON', () => {
     expect(failure(yaml('a: 1'))).toEqual({ status: 415, code: 'unsupported_media_type' });
+  });
+
+  const keysOf = (count: number) =>
+    Array.from({ length: count }, (_, index) => `k${index.toString(36)}: ${index % 10}`).join('\n');
+  const yamlRefusal = (body: string) => refusal(yaml(body), { yaml: parseYamlBody });
+
+  test('a key repeated in a mapping, at any depth, is 400 naming the key; the same key in other mappings is fine', () => {
+    for (const [body, key] of [
+      ['a: 1\nb: 2\na: 3', 'a'],
+      ['a:\n  b:\n    - c: 1\n      d: 2\n      c: 3', 'c'],
+      ['list:\n  - {x: 1, y: 2, x: 3}', 'x'],
+      [`${keysOf(5000)}\nk2: again`, 'k2'],
+      // `1` and `"1"` become the same property: the later would silently replace the earlier.
+      ['1: a\n"1": b', '1'],
+      ['? null\n: a\n"": b', ''],
+    ] as const) {
+      const error = yamlRefusal(body);
+      expect([error.status, error.code], body).toEqual([400, 'malformed_yaml']);
+      expect(error.message, body).toContain(`the key ${JSON.stringify(key)} appears twice`);
+    }
+    expect(parseBody(yaml('a: {k: 1}\nb: {k: 2}\nc: [{k: 3}, {k: 4}]'), { yaml: parseYamlBody })).toEqual({
+      a: { k: 1 },
+      b: { k: 2 },
+      c: [{ k: 3 }, { k: 4 }],
+    });
+  });
+
+  test('a list, a mapping or an alias as a key is 400: it has no property name', () => {
+    for (const body of ['? [a, b]\n: 1', '? {a: 1}\n: 2', 'x: &k a\n*k : 1']) {
+      expect(yamlRefusal(body).code, body).toBe('malformed_yaml');
+    }
+  });
+
+  test('many distinct keys parse; past the token bound the body is 413 and never reaches the slow part', () => {
+    const many = keysOf(25_000);
+    expect(Object.keys(parseBody(yaml(many), { yaml: parseYamlBody }) as object)).toHaveLength(25_000);
+    // The issue's body: 116k keys in 1 MB took minutes with the library's own duplicate check.
+    const huge = keysOf(116_000);
+    expect(Buffer.byteLength(huge)).toBeLessThan(maxBodyBytes);
+    const error = yamlRefusal(huge);
+    expect([error.status, error.code]).toEqual([413, 'payload_too_large']);
+    expect(error.message).toContain(`${maxYamlTokens} YAML tokens`);
+    // Nesting goes through the same loop, not recursion.
+    expect(yamlRefusal(`${'- '.repeat(5000)}x`).status).toBe(400);
   });
 
   test('custom tags, several documents, duplicate keys and syntax errors are 400', () => {

@@ -19,7 +19,7 @@ import {
   type RouteAnswer,
   type RouteDocs,
 } from '#functions/routes.ts';
-import { errorBody, type FieldError } from '#functions/core/errors.ts';
+import { errorBody, type FieldError, maxEchoedLength, maxListedErrors } from '#functions/core/errors.ts';
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -225,13 +225,23 @@ function components(sources: OpenApiSources): Json {
     'error-envelope': {
       type: 'object',
       description: 'Every error, whatever the status.',
-      required: ['status', 'success', 'message', 'code', 'errors', 'requestId'],
+      required: ['status', 'success', 'message', 'code', 'errors', 'errorCount', 'requestId'],
       properties: {
         status: { const: 'error' },
         success: { const: false },
-        message: { type: 'string', description: 'For people: what went wrong, with the first failing field.' },
+        message: {
+          type: 'string',
+          maxLength: maxEchoedLength,
+          description: 'For people: what went wrong, with the first failing field.',
+        },
         code: { type: 'string', description: 'For programs: `validation_failed`, `not_found`, `tenant_inactive`, …' },
-        errors: { type: 'array', items: schemaRef('field-error'), description: 'Every failing input (400).' },
+        errors: {
+          type: 'array',
+          maxItems: maxListedErrors,
+          items: schemaRef('field-error'),
+          description: `The failing inputs (400), the first ${maxListedErrors} of them; \`errorCount\` says how many there were.`,
+        },
+        errorCount: { type: 'integer', minimum: 0, description: 'How many failing inputs there were, listed or not.' },
         requestId: { type: 'string', description: 'The request in the service logs.' },
       },
     },
@@ -240,8 +250,12 @@ function components(sources: OpenApiSources): Json {
       required: ['location', 'pointer', 'message'],
       properties: {
         location: { enum: ['body', 'path', 'query', 'header'] },
-        pointer: { type: 'string', description: 'JSON pointer (RFC 6901) inside the location; empty for the whole body.' },
-        message: { type: 'string' },
+        pointer: {
+          type: 'string',
+          maxLength: maxEchoedLength,
+          description: `JSON pointer (RFC 6901) inside the location; empty for the whole body. One longer than ${maxEchoedLength} characters is cut, ending with …`,
+        },
+        message: { type: 'string', maxLength: maxEchoedLength },
       },
     },
   };
@@ -300,8 +314,10 @@ function components(sources: OpenApiSources): Json {
         in: 'header',
         required: false,
         description:
-          `Makes the request safe to retry: within ${idempotencyRetentionHours} hours the same key answers the first answer again; ` +
-          'with another request it is refused (409).',
+          `Makes the request safe to retry: within ${idempotencyRetentionHours} hours the same key answers the first answer again, ` +
+          "also after a crash of the service (the answer is stored with the request's last write, and a request that " +
+          'stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs ' +
+          'a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries.',
         schema: { type: 'string', pattern: idempotencyKeyPattern.source },
       },
       ...Object.fromEntries(pageQuery.map((parameter) => [parameter.name, queryParameter(parameter)])),

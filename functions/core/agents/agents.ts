@@ -1,6 +1,15 @@
 import { newToken } from '#functions/core/auth/tokens.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
-import { type AgentRecord, allocateAgentId, findAgent, insertAgent, listAgents, replaceAgentToken } from './agent-repository.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
+import {
+  type AgentRecord,
+  allocateAgentId,
+  findAgent,
+  findAgentCount,
+  insertAgent,
+  listAgents,
+  replaceAgentToken,
+} from './agent-repository.ts';
 
 export const maxAgentsPerTenant = 50;
 /** An agent is online when its last heartbeat is this recent (DESIGN 7). */
@@ -17,18 +26,44 @@ export const describeAgent = (agent: AgentRecord, now = Date.now()) => ({
   lastSeenAt: agent.lastSeenAt ?? null,
 });
 
-/** POST /tenant/agents: a new agent; its token is shown only in this answer. */
-export async function createAgent(tenantId: number, clientId: number, nome: string) {
-  // The name is the slot template connections refer to: two agents with one name would be ambiguous.
-  if ((await listAgents(tenantId)).some((agent) => agent.nome === nome)) {
-    throw conflict(`The tenant already has an agent named ${JSON.stringify(nome)}`, 'agent_name_taken');
+/** POST /tenant/agents' answer: the only one that shows the agent's token. */
+export interface AgentCreated {
+  id: number;
+  nome: string;
+  token: string;
+}
+
+const nameTaken = (nome: string) => conflict(`The tenant already has an agent named ${JSON.stringify(nome)}`, 'agent_name_taken');
+const limitReached = () => conflict(`A tenant has at most ${maxAgentsPerTenant} agents`, 'agent_limit');
+
+/**
+ * POST /tenant/agents: a new agent; its token is shown only in this answer. The name is the slot
+ * that template connections refer to, so two agents with one name would be ambiguous: the name is
+ * claimed, and the tenant's agent count checked, in the agent's own transaction.
+ */
+export async function createAgent(
+  tenantId: number,
+  clientId: number,
+  nome: string,
+  record: Resumable<AgentCreated> = unrecorded(),
+): Promise<AgentCreated> {
+  for (;;) {
+    const counted = (await findAgentCount(tenantId)) !== undefined;
+    const existing = counted ? undefined : await listAgents(tenantId);
+    if (existing?.some((agent) => agent.nome === nome)) throw nameTaken(nome);
+    const agentId = await allocateAgentId(tenantId);
+    const token = newToken('agent');
+    const created: AgentCreated = { id: agentId, nome, token };
+    const outcome = await insertAgent(
+      { agentId, tenantId, clientId, nome, isDefault: false },
+      token,
+      { max: maxAgentsPerTenant, existing },
+      record.finish(created),
+    );
+    if (outcome === 'written') return created;
+    if (outcome === 'name_taken') throw nameTaken(nome);
+    if (outcome === 'limit_reached') throw limitReached();
   }
-  const agentId = await allocateAgentId(tenantId);
-  if (agentId > maxAgentsPerTenant) throw conflict(`A tenant has at most ${maxAgentsPerTenant} agents`, 'agent_limit');
-  const token = newToken('agent');
-  const written = await insertAgent({ agentId, tenantId, clientId, nome, isDefault: false }, token);
-  if (!written) throw new Error(`Agent ${agentId} of tenant ${tenantId} already exists`);
-  return { id: agentId, nome, token };
 }
 
 /** A new token for an agent (the way to obtain the default agent's); the old one stops at once. */

@@ -1,7 +1,17 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
-import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import {
+  db,
+  getItem,
+  nextTenantId,
+  type Page,
+  queryPage,
+  tableName,
+  transact,
+  type TransactItem,
+  writeIf,
+} from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
@@ -17,10 +27,19 @@ export function allocateAlertId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'alert');
 }
 
-export async function insertAlert(record: AlertRecord): Promise<void> {
-  await db().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.alert(record.tenantId, record.alertId), ...record } }),
-  );
+/** Writes a new alert, with `alongside` (the request's answer), in one commit. */
+export async function insertAlert(record: AlertRecord, alongside: readonly TransactItem[]): Promise<void> {
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.alert(record.tenantId, record.alertId), ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...alongside,
+  ]);
+  if (!written) throw new Error(`Alert ${record.alertId} of tenant ${record.tenantId} already exists`);
 }
 
 export async function findAlertRecord(tenantId: number, alertId: number): Promise<AlertRecord | undefined> {
@@ -169,13 +188,36 @@ export function allocateDeliveryId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'delivery');
 }
 
-export async function insertDelivery(record: DeliveryRecord): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
-    }),
-  );
+/**
+ * Writes a new delivery, its body when it is kept in an item (`inlineBody`), and `alongside` (the
+ * follow-up that puts it on the queue, the request's answer), in one commit.
+ */
+export async function insertDelivery(
+  record: DeliveryRecord,
+  inlineBody: string | undefined,
+  alongside: readonly TransactItem[],
+): Promise<void> {
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...(inlineBody === undefined
+      ? []
+      : [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.deliveryBody(record.tenantId, record.deliveryId), body: inlineBody, expiresAt: record.expiresAt },
+            },
+          },
+        ]),
+    ...alongside,
+  ]);
+  if (!written) throw new Error(`Delivery ${record.deliveryId} of tenant ${record.tenantId} already exists`);
 }
 
 export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
@@ -198,13 +240,6 @@ export function listAlertDeliveriesPage(
   });
 }
 
-/** A delivery's body kept in an item of its own (the small ones), expiring with the delivery. */
-export async function insertDeliveryBody(tenantId: number, deliveryId: number, body: string, expiresAt: number) {
-  await db().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.deliveryBody(tenantId, deliveryId), body, expiresAt } }),
-  );
-}
-
 export async function findDeliveryBody(tenantId: number, deliveryId: number): Promise<string | undefined> {
   const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
   return result.Item?.body as string | undefined;
@@ -214,20 +249,29 @@ export async function deleteDeliveryBody(tenantId: number, deliveryId: number): 
   await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
 }
 
-/** Puts a failed delivery back to `queued`, its new round starting at attempt `roundStart`; `false` when it is not failed. */
-export function requeueDelivery(tenantId: number, deliveryId: number, roundStart: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
+/**
+ * Puts a failed delivery back to `queued`, its new round starting at attempt `roundStart`, with
+ * `alongside` (the follow-up that puts it on the queue) in one commit; `false` when it is not failed.
+ */
+export function requeueDelivery(
+  tenantId: number,
+  deliveryId: number,
+  roundStart: number,
+  alongside: readonly TransactItem[],
+): Promise<boolean> {
+  return transact([
+    {
+      Update: {
         TableName: tableName(),
         Key: keys.deliveryKey(tenantId, deliveryId),
         UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
         ConditionExpression: '#status = :failed',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': roundStart },
-      }),
-    ),
-  );
+      },
+    },
+    ...alongside,
+  ]);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AlertWebhookBody, Block } from '#functions/core/api/validators/ale
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
 import { badRequest, notFound } from '#functions/core/errors.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   type AlertRecord,
   allocateAlertId,
@@ -43,13 +44,21 @@ export const describeAlert = ({ alertId, nome, channels, content, createdAt, upd
   updatedAt,
 });
 
-export async function createAlert(tenantId: number, input: CreateAlertBody) {
+/** An alert as the API shows it. */
+export type AlertView = ReturnType<typeof describeAlert>;
+
+export async function createAlert(
+  tenantId: number,
+  input: CreateAlertBody,
+  record: Resumable<AlertView> = unrecorded(),
+): Promise<AlertView> {
   checkContentSize(input.content);
   const alertId = await allocateAlertId(tenantId);
   const now = new Date().toISOString();
-  const record: AlertRecord = { ...input, tenantId, alertId, createdAt: now, updatedAt: now };
-  await insertAlert(record);
-  return describeAlert(record);
+  const alert: AlertRecord = { ...input, tenantId, alertId, createdAt: now, updatedAt: now };
+  const view = describeAlert(alert);
+  await insertAlert(alert, record.finish(view));
+  return view;
 }
 
 export async function findAlert(tenantId: number, alertId: number): Promise<AlertRecord> {

@@ -2,7 +2,7 @@ import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import { postSafely, type PostResult } from '#functions/core/webhooks/safe-sender.ts';
 import { type Attempt, disableWebhook, findDelivery, findSettings } from './alert-repository.ts';
-import { type DeliveryMessage, deliveryBody, finishDelivery } from './deliveries.ts';
+import { type DeliveryMessage, deliveryBody, dropDeliveredBody, finishDelivery } from './deliveries.ts';
 import { channelProblem, signatureHeader } from './settings.ts';
 import { webhookConfig } from './webhook-config.ts';
 
@@ -49,7 +49,9 @@ const describeFailure = (result: PostResult) =>
  */
 export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHooks): Promise<AttemptOutcome> {
   const record = await findDelivery(message.tenantId, message.deliveryId);
-  // Gone (expired) or finished already (SQS delivers at least once): nothing to do.
+  // Gone (expired) or finished already (SQS delivers at least once): nothing to send. A copy of the
+  // message that finds it delivered finishes what the first copy may not have: dropping the body.
+  if (record?.status === 'delivered') await dropDeliveredBody(record);
   if (!record || record.status === 'delivered' || record.status === 'failed') return { kind: 'done' };
   const settings = await findSettings(record.tenantId);
   const webhook = settings.webhook;

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AlertDeliveryBody } from '#functions/core/api/validators/alert-delivery.cjs';
 import { conflict, notFound, payloadTooLarge } from '#functions/core/errors.ts';
+import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { logger } from '#functions/core/observability/logger.ts';
 import { deletePayload, getPayload, putPayload } from '#functions/core/store/payloads.ts';
 import { messageBody, sendMessage } from '#functions/core/store/queues.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import {
   allocateDeliveryId,
@@ -14,7 +17,6 @@ import {
   findDeliveryBody,
   findSettings,
   insertDelivery,
-  insertDeliveryBody,
   listAlertDeliveriesPage,
   requeueDelivery,
   updateDeliveryState,
@@ -64,17 +66,27 @@ export async function previewDelivery(tenantId: number, alertId: number, request
   return { payload, bytes, withinLimit: bytes <= maxWebhookBodyBytes };
 }
 
+/** What queueing a delivery answers. */
+export interface DeliveryQueued {
+  id: number;
+  webhookId: string;
+  status: DeliveryStatus;
+}
+
 /**
  * Queues one delivery of an alert (fire from the platform, or a user's force-send). Refused with
  * nothing queued: an inactive tenant, an alert or tenant webhook channel that is off (409), a body
- * over 4 MB (413).
+ * over 4 MB (413). The delivery, its body and the follow-up that sends it commit together (with the
+ * request's answer): from then on it is sent, by this request or, if that stops, by the follow-up
+ * sweeper.
  */
 export async function queueDelivery(
   tenantId: number,
   alertId: number,
   request: AlertDeliveryBody,
   trigger: DeliveryRecord['trigger'],
-) {
+  resumable: Resumable<DeliveryQueued> = unrecorded(),
+): Promise<DeliveryQueued> {
   const [tenant, alert, settings] = await Promise.all([
     findTenant(tenantId),
     findAlert(tenantId, alertId),
@@ -97,7 +109,6 @@ export async function queueDelivery(
   const inline = Buffer.byteLength(messageText({ tenantId, deliveryId, body })) <= inlineMessageBytes;
   const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;
   if (payloadKey) await putPayload(payloadKey, body);
-  else await insertDeliveryBody(tenantId, deliveryId, body, expiresAt);
   const record: DeliveryRecord = {
     tenantId,
     deliveryId,
@@ -112,23 +123,50 @@ export async function queueDelivery(
     createdAt: now.toISOString(),
     expiresAt,
   };
-  await insertDelivery(record);
+  const queued: DeliveryQueued = { id: deliveryId, webhookId: record.webhookId, status: record.status };
+  await insertDelivery(record, inline ? body : undefined, [recordFollowUp(sending(record)), ...resumable.finish(queued)]);
   await enqueue(record, inline ? body : undefined);
-  return { id: deliveryId, webhookId: record.webhookId, status: record.status };
+  return queued;
 }
 
 /** The queue message's text, exactly as sent. */
 export const messageText = (message: DeliveryMessage) => messageBody(message);
 
-/** Sends the message; if that fails, the delivery says so instead of waiting forever as queued. */
+/** The follow-up that puts a queued delivery on the queue. */
+const sending = (record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId'>) => ({
+  kind: 'enqueue-delivery' as const,
+  tenantId: record.tenantId,
+  subjectId: record.deliveryId,
+});
+
+/**
+ * Puts a queued delivery on the queue (with its body when it travels along), then drops the
+ * follow-up that asked for it. A failure to send is left to the follow-up sweeper, which sends it
+ * again: the delivery is queued, it is only late.
+ */
 async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
   const message: DeliveryMessage = { tenantId: record.tenantId, deliveryId: record.deliveryId, ...(body ? { body } : {}) };
   try {
     await sendMessage('webhook', message);
+    await deleteFollowUp(sending(record));
   } catch (error) {
-    await finishDelivery(record, 'failed', undefined, 'The delivery could not be queued');
-    throw error;
+    logger.error('A queued delivery could not be sent to the queue; the follow-up sweeper will', {
+      tenantId: record.tenantId,
+      deliveryId: record.deliveryId,
+      error: error as Error,
+    });
   }
+}
+
+/**
+ * The follow-up sweeper's part: a delivery still queued is sent (the deliverer reads its body from
+ * the table or the bucket; a copy sent twice changes nothing the second time); one that moved on
+ * was sent already.
+ */
+export async function sendQueuedDelivery(tenantId: number, deliveryId: number): Promise<void> {
+  const record = await findDelivery(tenantId, deliveryId);
+  if (record?.status === 'queued') await sendMessage('webhook', { tenantId, deliveryId } satisfies DeliveryMessage);
+  await deleteFollowUp(sending({ tenantId, deliveryId }));
 }
 
 export async function getDelivery(tenantId: number, deliveryId: number) {
@@ -162,7 +200,7 @@ export async function redeliver(tenantId: number, deliveryId: number) {
   if (problem) throw conflict(`${problem}: enable it before redelivering`, 'channel_inactive');
   const body = await deliveryBody(record);
   if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
-  const requeued = await requeueDelivery(tenantId, deliveryId, record.attempts.length);
+  const requeued = await requeueDelivery(tenantId, deliveryId, record.attempts.length, [recordFollowUp(sending(record))]);
   if (!requeued) throw conflict('The delivery was redelivered already');
   const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
   await enqueue(queued, record.payloadKey ? undefined : body);
@@ -185,7 +223,15 @@ export async function finishDelivery(
 ): Promise<boolean> {
   const recorded = await updateDeliveryState(record, status, attempt, reason, nextAttemptAt);
   if (!recorded || status !== 'delivered') return recorded;
+  await dropDeliveredBody(record);
+  return true;
+}
+
+/**
+ * A delivered delivery's body is not needed any more: deleted (again, when a copy of the message
+ * finds the delivery delivered already, in case the first deletion did not happen).
+ */
+export async function dropDeliveredBody(record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId' | 'payloadKey'>) {
   if (record.payloadKey) await deletePayload(record.payloadKey);
   else await deleteDeliveryBody(record.tenantId, record.deliveryId);
-  return true;
 }

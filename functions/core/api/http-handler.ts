@@ -6,7 +6,8 @@ import type { RouteFacts } from '#functions/routes.ts';
 import { authenticate, type Principal, principalScope } from '#functions/core/auth/principals.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '#functions/core/errors.ts';
-import { withIdempotency } from './idempotency.ts';
+import { type Attempt, withIdempotency } from './idempotency.ts';
+import { runUntilKilled } from './middy-options.ts';
 import { routeFacts } from './route-facts.generated.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, metrics } from '#functions/core/observability/metrics.ts';
@@ -30,6 +31,13 @@ export interface ApiRequest<Body = unknown> {
   /** The host the request was sent to, without a port (a tenant domain, for the SSO routes). */
   host: string;
   requestId: string;
+  /** Epoch milliseconds when this invocation's function times out: locks it takes last until then, no longer. */
+  deadline: number;
+  /**
+   * This request's record, for the operation it runs (an idempotent route with an Idempotency-Key
+   * keeps one: its answer and checkpoints commit in the operation's transactions); a no-op otherwise.
+   */
+  idempotency: Attempt;
 }
 
 /** JSON unless the handler sets a content-type and gives the body as text (the SSO landing's HTML). */
@@ -148,7 +156,7 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
   options: { body?: SchemaModule<Body>; yaml?: YamlParser; validatedByHandler?: Unchecked } = {},
 ) {
   type Received = Unchecked extends true ? unknown : Body;
-  return middy<Event, Result, Error, ApiContext>()
+  return middy<Event, Result, Error, ApiContext>(runUntilKilled)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics))
     .use(accessLog())
@@ -168,29 +176,30 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
       }
       const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
       const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
-      const request: ApiRequest<Received> = {
-        route,
-        principal,
-        body: parsed as Received,
-        pathParameters: event.pathParameters ?? {},
-        query: declaredQuery(route, event.queryStringParameters ?? {}),
-        headers: event.headers,
-        cookies: event.cookies ?? [],
-        host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
+      const deadline = Date.now() + context.getRemainingTimeInMillis();
+      const run = (idempotency: Attempt) =>
+        implementation({
+          route,
+          principal,
+          body: parsed as Received,
+          pathParameters: event.pathParameters ?? {},
+          query: declaredQuery(route, event.queryStringParameters ?? {}),
+          headers: event.headers,
+          cookies: event.cookies ?? [],
+          host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
+          requestId,
+          deadline,
+          idempotency,
+        });
+      const call = {
+        scope: `${principalScope(principal)}:${event.routeKey}`,
+        // Only the routes whose row says so honour the header; the others ignore it.
+        key: route.idempotent ? event.headers['idempotency-key'] : undefined,
+        request: `${event.routeKey}\n${event.body ?? ''}`,
+        deadline,
         requestId,
       };
-      const run = () => implementation(request);
-      const response = route.idempotent
-        ? await withIdempotency(
-            {
-              scope: `${principalScope(principal)}:${event.routeKey}`,
-              key: event.headers['idempotency-key'],
-              request: `${event.routeKey}\n${event.body ?? ''}`,
-            },
-            run,
-          )
-        : await run();
-      return toResult(response, requestId);
+      return toResult(await withIdempotency(call, run), requestId);
     });
 }
 

@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import { ownValue } from '#functions/core/own-property.ts';
 
 /**
  * A request schema compiled by `npm run generate` (functions/core/api/validators/<name>.cjs): a
@@ -26,7 +27,9 @@ export function validateBody<Body>(schema: SchemaModule<Body>, body: unknown): B
   }
   const errors = schemaErrors(schema, body);
   if (errors.length === 0) return body as Body;
-  const prefixOf = (error: FieldError) => schema.invalidMessages[unescapePointerToken(error.pointer.split('/')[1] ?? '')];
+  // The pointer's first token is the body's own key: `valueOf` must not find Object.prototype's.
+  const prefixOf = (error: FieldError) =>
+    ownValue(schema.invalidMessages, unescapePointerToken(error.pointer.split('/')[1] ?? ''));
   const headline = errors.find((error) => prefixOf(error)) ?? errors[0];
   const prefix = (headline && prefixOf(headline)) ?? 'Invalid request body';
   throw badRequest(`${prefix}${headlineDetail(errors, headline)}`, errors, 'validation_failed');
@@ -47,26 +50,37 @@ const unescapePointerToken = (token: string) => token.replaceAll('~1', '/').repl
 /**
  * Turns ajv's errors into one readable line per field. For `oneOf`/`anyOf`, the branches' bare
  * type mismatches are folded into one "must be X or Y", and the alternation error itself is
- * dropped when a branch reported something more precise below it.
+ * dropped when a branch reported something more precise below it. Linear in the number of errors
+ * (a hostile body can make ajv report one per key): each lookup below is a Map or Set.
  */
 export function describeErrors(errors: readonly ErrorObject[], patternMessages: Record<string, string> = {}): FieldError[] {
   const alternationPaths = new Set(
     errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf').map((error) => error.instancePath),
   );
   const isBranchTypeMismatch = (error: ErrorObject) => error.keyword === 'type' && alternationPaths.has(error.instancePath);
+  const branchTypes = new Map<string, string[]>();
+  // Paths that have a precise error somewhere below them (instance paths nest at most maxBodyDepth deep).
+  const pathsWithDeeperErrors = new Set<string>();
+  for (const error of errors) {
+    if (isBranchTypeMismatch(error)) {
+      const types = branchTypes.get(error.instancePath) ?? [];
+      types.push(...typeList(error.params.type));
+      branchTypes.set(error.instancePath, types);
+      continue;
+    }
+    for (let end = error.instancePath.lastIndexOf('/'); end > 0; end = error.instancePath.lastIndexOf('/', end - 1)) {
+      pathsWithDeeperErrors.add(error.instancePath.slice(0, end));
+    }
+    if (error.instancePath !== '') pathsWithDeeperErrors.add('');
+  }
   const described: FieldError[] = [];
   for (const error of errors) {
     // An `if`/`then` failure (a trigger's kind-specific rules) always comes with the errors of
     // its `then` branch, which name the fields; the summary line adds nothing.
     if (isBranchTypeMismatch(error) || error.keyword === 'if') continue;
     if (error.keyword === 'oneOf' || error.keyword === 'anyOf') {
-      const deeper = errors.some(
-        (other) => other !== error && !isBranchTypeMismatch(other) && other.instancePath.startsWith(`${error.instancePath}/`),
-      );
-      if (deeper) continue;
-      const types = errors
-        .filter((other) => isBranchTypeMismatch(other) && other.instancePath === error.instancePath)
-        .flatMap((other) => typeList(other.params.type));
+      if (pathsWithDeeperErrors.has(error.instancePath)) continue;
+      const types = branchTypes.get(error.instancePath) ?? [];
       described.push({
         location: 'body',
         pointer: error.instancePath,
@@ -126,7 +140,7 @@ function describeError(error: ErrorObject, patternMessages: Record<string, strin
     case 'const':
       return at(path, `must be ${JSON.stringify(params.allowedValue)}`);
     case 'pattern':
-      return at(path, patternMessages[String(params.pattern)] ?? `must match the pattern ${params.pattern}`);
+      return at(path, ownValue(patternMessages, String(params.pattern)) ?? `must match the pattern ${params.pattern}`);
     case 'format':
       return at(path, `must be a valid ${params.format}`);
     default:

@@ -2,6 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { config } from '#functions/core/config.ts';
+import { runUntilKilled } from './middy-options.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { publishMetrics } from '#functions/core/observability/metrics.ts';
 
@@ -51,7 +52,7 @@ const countedMetrics = (): MiddlewareObj => ({ after: publishMetrics, onError: p
  * dropped), one log line per invocation, and the metrics it counted.
  */
 export function workerHandler<Event, Result>(work: (event: Event, context: Context) => Promise<Result>) {
-  return middy<Event, Result, Error, WorkerContext>()
+  return middy<Event, Result, Error, WorkerContext>(runUntilKilled)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(countedMetrics())
     .use(invocationLog<Event, Result>())

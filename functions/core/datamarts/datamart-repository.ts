@@ -1,15 +1,14 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  db,
   deleteAll,
-  getItem,
+  getAll,
   nextTenantId,
   type Page,
-  putAll,
   queryAll,
   queryPage,
+  replaceItems,
   tableName,
-  writeIf,
+  transact,
+  type TransactItem,
 } from '#functions/core/store/dynamo.ts';
 import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
 import type { PermissionRecord } from './effective-permissions.ts';
@@ -18,11 +17,14 @@ export interface DatamartRecord {
   datamartId: number;
   tenantId: number;
   nome: string;
+  /** Its tables and owners, in order: the record is the whole datamart, written in one commit. */
+  tableIds?: number[];
+  ownerIds?: number[];
   createdAt: string;
   updatedAt: string;
 }
 
-/** A datamart's record and structure (tables, owners), from one Query of its item collection. */
+/** A datamart's record and structure (tables, owners). */
 export interface DatamartStructure {
   record: DatamartRecord;
   tableIds: number[];
@@ -41,15 +43,19 @@ export interface StoredPermission extends PermissionRecord {
 
 type StructureItem = { sk: string; tableId?: number; userId?: number } & Partial<DatamartRecord>;
 
-/** The datamart's record, tables and owners; `undefined` when it has no record (absent, or not complete yet). */
+/**
+ * The datamart's structure from its record; `undefined` when there is none. A record written by
+ * an earlier version has no lists: its tables and owners are items of its collection (`S#TABLE#`,
+ * `S#OWNER#`), which the same Query returns.
+ */
 export async function findStructure(tenantId: number, datamartId: number): Promise<DatamartStructure | undefined> {
   const items = await queryAll<StructureItem>(keys.datamartPartition(tenantId, datamartId), keys.datamartStructurePrefix);
   const record = items.find((item) => item.sk === 'S#DM') as DatamartRecord | undefined;
   if (!record) return undefined;
   return {
     record,
-    tableIds: items.filter((item) => item.sk.startsWith('S#TABLE#')).map((item) => item.tableId as number),
-    ownerIds: items.filter((item) => item.sk.startsWith('S#OWNER#')).map((item) => item.userId as number),
+    tableIds: record.tableIds ?? items.filter((item) => item.sk.startsWith('S#TABLE#')).map((item) => item.tableId as number),
+    ownerIds: record.ownerIds ?? items.filter((item) => item.sk.startsWith('S#OWNER#')).map((item) => item.userId as number),
   };
 }
 
@@ -57,79 +63,80 @@ export function allocateDatamartId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'datamart');
 }
 
-/** Adds tables and owners to a datamart's collection. */
-export async function putStructure(
-  tenantId: number,
-  datamartId: number,
-  tableIds: readonly number[],
-  ownerIds: readonly number[],
-): Promise<void> {
-  await putAll([
-    ...tableIds.map((tableId) => ({ ...keys.datamartTable(tenantId, datamartId, tableId), tableId })),
-    ...ownerIds.map((userId) => ({ ...keys.datamartOwner(tenantId, datamartId, userId), userId })),
+const recordItem = (record: DatamartRecord) => ({
+  ...record,
+  ...keys.datamart(record.tenantId, record.datamartId),
+  ...keys.datamartsIndex(record.tenantId, record.datamartId),
+});
+
+/** Writes a new datamart (its record holds its tables and owners), with `alongside`, in one commit. */
+export async function insertDatamart(record: DatamartRecord, alongside: readonly TransactItem[]): Promise<void> {
+  const written = await transact([
+    { Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...alongside,
   ]);
+  if (!written) throw new Error(`Datamart ${record.datamartId} of tenant ${record.tenantId} already exists`);
 }
 
-/** Takes tables and owners out of a datamart's collection, with every permission record on those tables. */
-export async function removeStructure(
-  tenantId: number,
-  datamartId: number,
-  tableIds: readonly number[],
-  ownerIds: readonly number[],
-): Promise<void> {
-  const permissions =
-    tableIds.length === 0
-      ? []
-      : (
-          await queryAll<{ pk: string; sk: string; tableId: number }>(
-            keys.datamartPartition(tenantId, datamartId),
-            keys.permissionsPrefix(),
-          )
-        ).filter((permission) => tableIds.includes(permission.tableId));
-  await deleteAll([
-    ...tableIds.map((tableId) => keys.datamartTable(tenantId, datamartId, tableId)),
-    ...ownerIds.map((userId) => keys.datamartOwner(tenantId, datamartId, userId)),
-    ...permissions,
-  ]);
-}
-
-/** Writes a new datamart's record (and its entry in the tenant's list). */
-export async function insertDatamartRecord(record: DatamartRecord): Promise<void> {
-  const { tenantId, datamartId } = record;
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...record, ...keys.datamart(tenantId, datamartId), ...keys.datamartsIndex(tenantId, datamartId) },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-}
-
-/** Sets the name and update time of an existing datamart; `false` when it is gone. */
-export function updateDatamartRecord(record: DatamartRecord): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
+/**
+ * Replaces the datamart's record with `next` if it is still as read (`updatedAt`), with
+ * `alongside`, in one commit; `false` when it changed or is gone.
+ */
+export function replaceDatamart(
+  current: DatamartRecord,
+  next: DatamartRecord,
+  alongside: readonly TransactItem[],
+): Promise<boolean> {
+  return transact([
+    {
+      Put: {
         TableName: tableName(),
-        Key: keys.datamart(record.tenantId, record.datamartId),
-        UpdateExpression: 'SET nome = :nome, updatedAt = :now',
+        Item: recordItem(next),
+        ConditionExpression: 'updatedAt = :seen',
+        ExpressionAttributeValues: { ':seen': current.updatedAt },
+      },
+    },
+    ...alongside,
+  ]);
+}
+
+/** Deletes the datamart's record (it is gone at once), with `alongside`; `false` when it is gone already. */
+export function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: readonly TransactItem[]) {
+  return transact([
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.datamart(tenantId, datamartId),
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':nome': record.nome, ':now': record.updatedAt },
-      }),
-    ),
-  );
+      },
+    },
+    ...alongside,
+  ]);
 }
 
-export async function datamartExists(tenantId: number, datamartId: number): Promise<boolean> {
-  return (await getItem(keys.datamart(tenantId, datamartId))) !== undefined;
+/**
+ * Deletes what in the datamart's collection its record no longer accounts for: everything when
+ * the record is gone; otherwise the structure items of an earlier version once the record holds
+ * the lists, and the permission records on tables that are no longer in it.
+ */
+export async function deleteLeftovers(tenantId: number, datamartId: number): Promise<void> {
+  const items = await queryAll<StructureItem & { pk: string }>(keys.datamartPartition(tenantId, datamartId), '', {
+    projection: 'pk, sk, tableId, tableIds',
+  });
+  const record = items.find((item) => item.sk === 'S#DM');
+  const tables = record?.tableIds && new Set(record.tableIds);
+  const unaccounted = (item: StructureItem) =>
+    !record ||
+    (tables !== undefined &&
+      (item.sk.startsWith('S#TABLE#') ||
+        item.sk.startsWith('S#OWNER#') ||
+        (item.sk.startsWith('P#') && !tables.has(item.tableId as number))));
+  await deleteAll(items.filter(unaccounted).map(({ pk, sk }) => ({ pk, sk })));
 }
 
-/** Deletes the record first (the datamart is gone at once), then the rest of its collection. */
-export async function deleteDatamartCollection(tenantId: number, datamartId: number): Promise<void> {
-  await deleteAll([keys.datamart(tenantId, datamartId)]);
-  await deleteAll(
-    await queryAll<{ pk: string; sk: string }>(keys.datamartPartition(tenantId, datamartId), '', { projection: 'pk, sk' }),
-  );
+/** Several of the tenant's datamart records by id (batch reads); missing ones are left out. */
+export function findDatamartRecords(tenantId: number, datamartIds: readonly number[]): Promise<DatamartRecord[]> {
+  return getAll<DatamartRecord>(datamartIds.map((datamartId) => keys.datamart(tenantId, datamartId)));
 }
 
 /** A page of the tenant's datamart records, through the index listing them. */
@@ -165,15 +172,20 @@ export function listSubjectPermissions(
   return queryAll<StoredPermission>(keys.subjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' });
 }
 
-/** Writes a subject's records on a datamart, one per table (replacing what it had on those tables). */
-export async function putPermissions(
+/**
+ * Makes a subject's records on a datamart exactly `records` (one per table): written, and the ones
+ * on other tables (`existing`, read before) deleted, in one commit when they fit in one.
+ */
+export async function replacePermissionRecords(
   tenantId: number,
   datamartId: number,
   subject: PermissionSubject,
   subjectId: number,
   records: readonly PermissionRecord[],
+  existing: readonly StoredPermission[],
 ): Promise<void> {
-  await putAll(
+  const kept = new Set(records.map((record) => record.tableId));
+  await replaceItems(
     records.map((record) => ({
       ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
       tenantId,
@@ -187,11 +199,8 @@ export async function putPermissions(
       hidden_columns: [...new Set(record.hidden_columns)],
       filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
     })),
+    existing.filter((record) => !kept.has(record.tableId)).map(({ pk, sk }) => ({ pk, sk })),
   );
-}
-
-export async function deletePermissions(records: readonly StoredPermission[]): Promise<void> {
-  await deleteAll(records);
 }
 
 /** Deletes every permission record of a subject, on every datamart, and for a user every datamart ownership too. */

@@ -7,10 +7,11 @@ import { loadResourcesOfType } from '#functions/core/templates/template-reposito
 import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
 import {
   type DatamartStructure,
-  deletePermissions,
+  findDatamartRecords,
+  type StoredPermission,
   listDatamartPermissions,
   listSubjectPermissions,
-  putPermissions,
+  replacePermissionRecords,
 } from './datamart-repository.ts';
 import { loadStructure } from './datamarts.ts';
 import { type EffectivePermission, effectivePermissions, type PermissionRecord } from './effective-permissions.ts';
@@ -76,16 +77,15 @@ export async function replacePermissions(
   ]);
   checkPermissions(records, structure, new Map(tables.map((table) => [table.id, table])));
   const existing = await listDatamartPermissions(tenantId, datamartId, subject, subjectId);
-  const kept = new Set(records.map((record) => record.tableId));
-  await putPermissions(tenantId, datamartId, subject, subjectId, records);
-  await deletePermissions(existing.filter((record) => !kept.has(record.tableId)));
+  await replacePermissionRecords(tenantId, datamartId, subject, subjectId, records, existing);
   return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
 }
 
 /** DELETE of the same paths: the subject has no record on this datamart any more. Returns its records (none). */
 export async function removePermissions(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
   await Promise.all([loadStructure(tenantId, datamartId), requireSubject(tenantId, subject, subjectId)]);
-  await deletePermissions(await listDatamartPermissions(tenantId, datamartId, subject, subjectId));
+  const existing = await listDatamartPermissions(tenantId, datamartId, subject, subjectId);
+  await replacePermissionRecords(tenantId, datamartId, subject, subjectId, [], existing);
   return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
 }
 
@@ -102,11 +102,13 @@ const recordFields = (record: PermissionRecord) => ({
  * datamart, exactly as spec 2.4 shows it.
  */
 export async function listPermissions(tenantId: number, datamartId: number, subject: PermissionSubject) {
-  await loadStructure(tenantId, datamartId);
-  const [records, tables] = await Promise.all([
+  const [structure, stored, tables] = await Promise.all([
+    loadStructure(tenantId, datamartId),
     listDatamartPermissions(tenantId, datamartId, subject),
     loadResourcesOfType(tenantId, 'table'),
   ]);
+  // Records on a table taken out of the datamart are being swept: they no longer count.
+  const records = stored.filter((record) => structure.tableIds.includes(record.tableId));
   const tableNames = new Map(tables.map((table) => [table.id, table.nome]));
   const subjectIds = [...new Set(records.map((record) => record.subjectId))];
   if (subject === 'user') {
@@ -154,11 +156,20 @@ export async function effectiveAccess(
 ): Promise<Map<number, Array<EffectivePermission & { datamartId: number }>>> {
   const memberships = options.memberships ?? (await groupsByUser(tenantId));
   const groupIds = [...new Set(userIds.flatMap((userId) => (memberships.get(userId) ?? []).map((group) => group.id)))];
-  const [userRecords, groupRecords] = await Promise.all([
+  const [storedUserRecords, storedGroupRecords] = await Promise.all([
     Promise.all(userIds.map((userId) => listSubjectPermissions(tenantId, 'user', userId))),
     Promise.all(groupIds.map((groupId) => listSubjectPermissions(tenantId, 'group', groupId))),
   ]);
-  const byGroup = new Map(groupIds.map((groupId, index) => [groupId, groupRecords[index] ?? []]));
+  // Only records on a table of a datamart that still has it count (the others are being swept).
+  const datamartIds = [...new Set([...storedUserRecords, ...storedGroupRecords].flat().map((record) => record.datamartId))];
+  const datamarts = new Map((await findDatamartRecords(tenantId, datamartIds)).map((record) => [record.datamartId, record]));
+  const live = (records: StoredPermission[] | undefined) =>
+    (records ?? []).filter((record) => {
+      const datamart = datamarts.get(record.datamartId);
+      return datamart !== undefined && (datamart.tableIds?.includes(record.tableId) ?? true);
+    });
+  const userRecords = storedUserRecords.map(live);
+  const byGroup = new Map(groupIds.map((groupId, index) => [groupId, live(storedGroupRecords[index])]));
   const now = options.now ?? new Date();
   const result = new Map<number, Array<EffectivePermission & { datamartId: number }>>();
   userIds.forEach((userId, index) => {

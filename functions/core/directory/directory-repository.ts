@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   nextTenantId,
   db,
@@ -10,6 +10,7 @@ import {
   queryPage,
   tableName,
   transact,
+  type TransactItem,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
@@ -52,9 +53,10 @@ const loginClaim = (tenantId: number, login: string, userId: number) => ({
   },
 });
 
-/** Writes the user and claims its login, together; `false` when the login is taken. */
-export function insertUser(user: UserRecord): Promise<boolean> {
+/** Writes the user and claims its login, with `alongside`, together; `false` when the login is taken. */
+export function insertUser(user: UserRecord, alongside: readonly TransactItem[]): Promise<boolean> {
   return transact([
+    ...alongside,
     {
       Put: {
         TableName: tableName(),
@@ -108,9 +110,13 @@ export async function replaceUser(user: UserRecord, next: UserRecord): Promise<{
   return { written, loginMoved };
 }
 
-/** Deletes the user and its login together; `false` when the user is gone already. */
-export function deleteUserAndLogin(user: UserRecord): Promise<boolean> {
+/**
+ * Deletes the user and its login, with `alongside` (the follow-up that sweeps what it leaves),
+ * together; `false` when the user is gone already.
+ */
+export function deleteUserAndLogin(user: UserRecord, alongside: readonly TransactItem[]): Promise<boolean> {
   return transact([
+    ...alongside,
     {
       Delete: {
         TableName: tableName(),
@@ -152,14 +158,19 @@ export function allocateGroupId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'group');
 }
 
-export async function insertGroup(group: GroupRecord): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...group, ...keys.group(group.tenantId, group.groupId) },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+/** Writes the group, with `alongside`, together. */
+export async function insertGroup(group: GroupRecord, alongside: readonly TransactItem[]): Promise<void> {
+  const written = await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...group, ...keys.group(group.tenantId, group.groupId) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...alongside,
+  ]);
+  if (!written) throw new Error(`Group ${group.groupId} of tenant ${group.tenantId} already exists`);
 }
 
 export async function findGroup(tenantId: number, groupId: number): Promise<GroupRecord | undefined> {
@@ -196,10 +207,11 @@ export async function deleteMembership(tenantId: number, groupId: number, userId
   await transact([{ Delete: { TableName: tableName(), Key: { pk, sk } } }]);
 }
 
-/** Deletes the group's record; `false` when it is gone already. */
-export function deleteGroupRecord(tenantId: number, groupId: number): Promise<boolean> {
+/** Deletes the group's record, with `alongside`, together; `false` when it is gone already. */
+export function deleteGroupRecord(tenantId: number, groupId: number, alongside: readonly TransactItem[]): Promise<boolean> {
   return transact([
     { Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' } },
+    ...alongside,
   ]);
 }
 

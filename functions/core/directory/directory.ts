@@ -3,7 +3,8 @@ import { effectiveAccess } from '#functions/core/datamarts/permissions.ts';
 import type { EffectivePermission } from '#functions/core/datamarts/effective-permissions.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
 import { deleteGroup, groupsByUser } from './groups.ts';
-import { listUsersPage } from './directory-repository.ts';
+import { deleteGroupMemberships, deleteUserMemberships, listUsersPage } from './directory-repository.ts';
+import { deleteFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { deleteUser, describeUser, requireUser } from './users.ts';
 
 /**
@@ -43,14 +44,26 @@ export async function describeUserWithAccess(tenantId: number, userId: number): 
   return { ...describeUser(user), groups: groups.get(userId) ?? [], permissions: access.get(userId) ?? [] };
 }
 
-/** Unlinks a user and removes every owner and permission record of theirs. */
+/** Unlinks a user, then sweeps what it leaves (the follow-up sweeper does, if this request stops first). */
 export async function removeUser(tenantId: number, userId: number): Promise<void> {
   await deleteUser(tenantId, userId);
-  await deleteSubjectRecords(tenantId, 'user', userId);
+  await sweepUser(tenantId, userId);
 }
 
-/** Removes a group, its memberships and its permission records. */
+/** Removes a group, then sweeps what it leaves (the follow-up sweeper does, if this request stops first). */
 export async function removeGroup(tenantId: number, groupId: number): Promise<void> {
   await deleteGroup(tenantId, groupId);
-  await deleteSubjectRecords(tenantId, 'group', groupId);
+  await sweepGroup(tenantId, groupId);
+}
+
+/** Deletes a deleted user's memberships, owner and permission records, then its follow-up. */
+export async function sweepUser(tenantId: number, userId: number): Promise<void> {
+  await Promise.all([deleteUserMemberships(tenantId, userId), deleteSubjectRecords(tenantId, 'user', userId)]);
+  await deleteFollowUp({ kind: 'sweep-user', tenantId, subjectId: userId });
+}
+
+/** Deletes a deleted group's memberships and permission records, then its follow-up. */
+export async function sweepGroup(tenantId: number, groupId: number): Promise<void> {
+  await Promise.all([deleteGroupMemberships(tenantId, groupId), deleteSubjectRecords(tenantId, 'group', groupId)]);
+  await deleteFollowUp({ kind: 'sweep-group', tenantId, subjectId: groupId });
 }

@@ -1,7 +1,8 @@
 import { notFound } from '#functions/core/errors.ts';
+import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   allocateGroupId,
-  deleteGroupMemberships,
   deleteGroupRecord,
   deleteMembership,
   findGroup,
@@ -13,10 +14,14 @@ import {
 } from './directory-repository.ts';
 import { requireUser } from './users.ts';
 
-export async function createGroup(tenantId: number, nome: string): Promise<GroupRecord> {
+export async function createGroup(
+  tenantId: number,
+  nome: string,
+  record: Resumable<GroupRecord> = unrecorded(),
+): Promise<GroupRecord> {
   const groupId = await allocateGroupId(tenantId);
   const group: GroupRecord = { groupId, tenantId, nome, createdAt: new Date().toISOString() };
-  await insertGroup(group);
+  await insertGroup(group, record.finish(group));
   return group;
 }
 
@@ -39,13 +44,14 @@ export async function removeMember(tenantId: number, groupId: number, userId: nu
 }
 
 /**
- * DELETE /tenant/groups/{id}: the group goes at once, its memberships are swept after (a group
- * may have more members than one transaction holds; readers ignore memberships of groups gone).
+ * DELETE /tenant/groups/{id}: the group goes at once, with the follow-up that sweeps its
+ * memberships and permission records (a group may have more members than one transaction holds;
+ * readers ignore memberships of groups gone).
  */
 export async function deleteGroup(tenantId: number, groupId: number): Promise<void> {
   await requireGroup(tenantId, groupId);
-  if (!(await deleteGroupRecord(tenantId, groupId))) throw notFound('Group not found');
-  await deleteGroupMemberships(tenantId, groupId);
+  const sweep = recordFollowUp({ kind: 'sweep-group', tenantId, subjectId: groupId });
+  if (!(await deleteGroupRecord(tenantId, groupId, [sweep]))) throw notFound('Group not found');
 }
 
 /** Groups with their member ids, for GET /tenant/groups. */

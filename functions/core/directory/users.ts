@@ -1,10 +1,11 @@
 import type { CreateUserBody } from '#functions/core/api/validators/create-user.cjs';
 import type { UpdateUserBody } from '#functions/core/api/validators/update-user.cjs';
 import { conflict, notFound } from '#functions/core/errors.ts';
+import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   allocateUserId,
   deleteUserAndLogin,
-  deleteUserMemberships,
   findUser,
   findUserByLogin,
   insertUser,
@@ -27,11 +28,15 @@ export const describeUser = (user: UserRecord) => ({
 });
 
 /** POST /tenant/users: the login is unique in the tenant (case-insensitively), claimed in the same transaction. */
-export async function createUser(tenantId: number, input: CreateUserBody): Promise<UserRecord> {
+export async function createUser(
+  tenantId: number,
+  input: CreateUserBody,
+  record: Resumable<UserRecord> = unrecorded(),
+): Promise<UserRecord> {
   const userId = await allocateUserId(tenantId);
   const now = new Date().toISOString();
   const user: UserRecord = { userId, tenantId, ...input, createdAt: now, updatedAt: now };
-  if (!(await insertUser(user))) throw loginTaken(input.login);
+  if (!(await insertUser(user, record.finish(user)))) throw loginTaken(input.login);
   return user;
 }
 
@@ -58,14 +63,15 @@ export async function updateUser(tenantId: number, userId: number, changes: Upda
 }
 
 /**
- * DELETE /tenant/users/{id}: unlinks the user. The user and its login go together; its login
- * tokens and sessions fail from then on, since both check that the user still exists. Its
- * memberships are swept after (readers ignore memberships of users that no longer exist).
+ * DELETE /tenant/users/{id}: unlinks the user. The user and its login go together, with the
+ * follow-up that sweeps what the user leaves (memberships, owner and permission records: there may
+ * be more than a transaction holds); readers ignore those of users that no longer exist. Its login
+ * tokens and sessions fail from then on, since both check that the user still exists.
  */
 export async function deleteUser(tenantId: number, userId: number): Promise<void> {
   const user = await requireUser(tenantId, userId);
-  if (!(await deleteUserAndLogin(user))) throw notFound('User not found');
-  await deleteUserMemberships(tenantId, userId);
+  const sweep = recordFollowUp({ kind: 'sweep-user', tenantId, subjectId: userId });
+  if (!(await deleteUserAndLogin(user, [sweep]))) throw notFound('User not found');
 }
 
 /** POST /tenant/login/revoke: every login token issued and every session opened before now is void. */

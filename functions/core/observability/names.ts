@@ -17,6 +17,8 @@ export const countMetricNames = [
   'ScheduleFireFailures',
   'ReloadEnqueued',
   'ReloadSkippedOffline',
+  'FollowUpsFinished',
+  'FollowUpFailures',
 ] as const;
 export type MetricName = (typeof countMetricNames)[number];
 

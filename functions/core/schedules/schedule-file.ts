@@ -4,6 +4,7 @@ import { schemaErrors } from '#functions/core/api/validation.ts';
 import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
 import type { SetSchedulingGranularityBody } from '#functions/core/api/validators/set-scheduling-granularity.cjs';
 import type { FieldError } from '#functions/core/errors.ts';
+import { ownValue } from '#functions/core/own-property.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
 
@@ -48,9 +49,9 @@ export function scheduleFileErrors(value: unknown, granularity: SchedulingGranul
   return errors;
 }
 
-/** `value[name]` when it is a plain object. */
+/** `value[name]` when it is a plain object (an own property: the value is whatever was sent). */
 function objectAt(value: unknown, name: string): Record<string, unknown> | undefined {
-  const child = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+  const child = typeof value === 'object' && value !== null ? ownValue(value as Record<string, unknown>, name) : undefined;
   return typeof child === 'object' && child !== null && !Array.isArray(child) ? (child as Record<string, unknown>) : undefined;
 }
 

@@ -1,6 +1,7 @@
 import type { UiFlags } from './session-repository.ts';
 import { openSession, stillEntitled } from './sessions.ts';
 import { type TokenProblem, verifyLoginToken } from './login-tokens.ts';
+import { resolveSitePath, siteRoot } from './site-path.ts';
 
 export type LandingProblem = TokenProblem | 'revoked' | 'malformed_ref';
 
@@ -12,8 +13,8 @@ export class LandingError extends Error {
 
 const flag = (value: string | undefined): '0' | '1' | undefined => (value === '0' || value === '1' ? value : undefined);
 
-/** Base64 (standard or URL-safe) of a UTF-8 route; anything else is a malformed ref. */
-function decodeRef(ref: string): string {
+/** Base64 (standard or URL-safe, padded or not) of a UTF-8 route; anything else is a malformed ref. */
+export function decodeRef(ref: string): string {
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(ref) || ref.length % 4 === 1) throw new LandingError('malformed_ref');
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(ref.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
@@ -23,19 +24,16 @@ function decodeRef(ref: string): string {
 }
 
 /**
- * Where the landing may send the browser: a path on this same host, never elsewhere. A route that
- * is not a plain relative path (`//evil`, `https://evil`, `javascript:`, `/\\evil`, control
- * characters) sends it to `/`.
+ * Where the landing sends the browser: the route as resolved on this same site (see
+ * `resolveSitePath`) with the UI flags, else `/`. What it returns is always a path that starts with
+ * exactly one slash, so no browser can read it as another host.
  */
 export function safeRedirectTarget(route: string | undefined, flags: UiFlags): string {
-  const base = 'https://tenant.invalid';
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  const relative = route !== undefined && /^\/(?![/\\])[^\u0000-\u001f\u007f\\]*$/.test(route);
-  const target = new URL(relative ? route : '/', base);
-  if (target.origin !== base) return '/';
+  const target = (route === undefined ? undefined : resolveSitePath(route)) ?? siteRoot();
   if (flags.showMenu) target.searchParams.set('showMenu', flags.showMenu);
   if (flags.showDesksIcon) target.searchParams.set('showDesksIcon', flags.showDesksIcon);
-  return `${target.pathname}${target.search}${target.hash}`;
+  const location = `${target.pathname}${target.search}${target.hash}`;
+  return /^\/(?![/\\])/.test(location) ? location : '/';
 }
 
 /**
@@ -56,6 +54,6 @@ export async function land(
   const entitled = await stillEntitled(claims.tid, Number(claims.sub), claims.iat);
   if (!entitled || entitled.user.login !== claims.login || entitled.tenant.dominio !== host) throw new LandingError('revoked');
   const flags: UiFlags = { showMenu: flag(query.showMenu), showDesksIcon: flag(query.showDesksIcon) };
-  const cookie = await openSession(claims.tid, entitled.user.userId, flags, now);
+  const cookie = await openSession(entitled.user, flags, now);
   return { location: safeRedirectTarget(route, flags), cookie };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errors, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { apiConfig } from '#functions/core/config.ts';
-import { activeSigningKey, currentKeyring, loginTokenLifetimeSeconds, publishedKeys } from './signing-keys.ts';
+import { activeSigningKey, loginTokenLifetimeSeconds, verificationKey } from './signing-keys.ts';
 
 export interface LoginClaims extends JWTPayload {
   sub: string;
@@ -48,10 +48,7 @@ export async function verifyLoginToken(token: string, host: string, now = Date.n
     const { payload } = await jwtVerify(
       token,
       async (header) => {
-        const find = async (refresh: boolean) =>
-          publishedKeys(await currentKeyring({ refresh }), now).find((key) => key.kid === header.kid);
-        // A key rotated in since this function last read the keyring: read it once more.
-        const key = (await find(false)) ?? (await find(true));
+        const key = await verificationKey(header.kid, now);
         if (!key) throw new LoginTokenError('invalid');
         return importJWK(key.publicJwk, 'ES256');
       },

@@ -1,9 +1,12 @@
 import type { LoginBody } from '#functions/core/api/validators/login.cjs';
+import { headlineDetail } from '#functions/core/api/validation.ts';
 import { findUserByLogin } from '#functions/core/directory/directory-repository.ts';
 import { userNotFound } from '#functions/core/directory/users.ts';
 import { apiConfig } from '#functions/core/config.ts';
+import { badRequest } from '#functions/core/errors.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { issueLoginToken } from './login-tokens.ts';
+import { resolveSitePath } from './site-path.ts';
 
 /**
  * Spec 4.6's URL: `https://{tenant_domain}/auth/api/<token>`, with `showMenu`, `showDesksIcon` and
@@ -18,8 +21,18 @@ export function loginUrl(dominio: string, token: string, options: Omit<LoginBody
   return url.toString();
 }
 
-/** POST /tenant/login: a new signed login token for a user of this tenant, and the ready URL. */
+/**
+ * POST /tenant/login: a new signed login token for a user of this tenant, and the ready URL. A
+ * `route` the landing would not follow (one that resolves off the tenant's site) is a 400: the URL
+ * never carries a destination that would silently become `/`.
+ */
 export async function createLogin(tenantId: number, request: LoginBody, now = Date.now()) {
+  if (request.route !== undefined && !resolveSitePath(request.route)) {
+    const errors = [
+      { location: 'body' as const, pointer: '/route', message: 'must be a path on the tenant’s own site once resolved' },
+    ];
+    throw badRequest(`Invalid request body${headlineDetail(errors)}`, errors, 'validation_failed');
+  }
   const tenant = await findTenant(tenantId);
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   if (!tenant.ativo) throw tenantInactive();

@@ -11,6 +11,8 @@ export interface UiFlags {
 export interface SessionRecord extends UiFlags {
   tenantId: number;
   userId: number;
+  /** The user's login when the session opened: a session ends when it changes. */
+  login: string;
   /** Epoch seconds, comparable with a user's `revokedBefore`. */
   createdAt: number;
   expiresAt: number;

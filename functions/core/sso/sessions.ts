@@ -10,7 +10,8 @@ const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).dig
 
 /**
  * Whether a user may still use what was issued to them at `issuedAt` (epoch seconds): the tenant
- * is active, the user is still linked, and their logins were not revoked since.
+ * is active and was not deactivated since, the user is still linked, and their logins were not
+ * revoked since.
  */
 export async function stillEntitled(
   tenantId: number,
@@ -19,6 +20,7 @@ export async function stillEntitled(
 ): Promise<{ tenant: TenantRecord; user: UserRecord } | undefined> {
   const [tenant, user] = await Promise.all([findTenant(tenantId), findUser(tenantId, userId)]);
   if (!tenant || tenant.deletedAt || !tenant.ativo || !user) return undefined;
+  if (tenant.sessionsValidAfter !== undefined && issuedAt <= tenant.sessionsValidAfter) return undefined;
   if (user.revokedBefore !== undefined && issuedAt < user.revokedBefore) return undefined;
   return { tenant, user };
 }
@@ -27,10 +29,21 @@ export async function stillEntitled(
  * A new session: 32 random bytes in an HttpOnly, Secure, SameSite=None, Partitioned cookie (so it
  * works in a third-party iframe), stored only as a hash, expiring with the table's TTL.
  */
-export async function openSession(tenantId: number, userId: number, flags: UiFlags, now = Date.now()): Promise<string> {
+export async function openSession(
+  user: Pick<UserRecord, 'tenantId' | 'userId' | 'login'>,
+  flags: UiFlags,
+  now = Date.now(),
+): Promise<string> {
   const sessionId = randomBytes(32).toString('base64url');
   const createdAt = Math.floor(now / 1000);
-  const session: SessionRecord = { tenantId, userId, ...flags, createdAt, expiresAt: createdAt + sessionLifetimeSeconds };
+  const session: SessionRecord = {
+    tenantId: user.tenantId,
+    userId: user.userId,
+    login: user.login,
+    ...flags,
+    createdAt,
+    expiresAt: createdAt + sessionLifetimeSeconds,
+  };
   await insertSession(hashOf(sessionId), session);
   return `${sessionCookieName}=${sessionId}; Path=/; Max-Age=${sessionLifetimeSeconds}; HttpOnly; Secure; SameSite=None; Partitioned`;
 }
@@ -46,7 +59,8 @@ export async function readSession(cookies: readonly string[], host: string, now 
   // TTL deletion lags by up to days: expiry is checked here too.
   if (!session || session.expiresAt <= Math.floor(now / 1000)) return undefined;
   const entitled = await stillEntitled(session.tenantId, session.userId, session.createdAt);
-  if (!entitled || entitled.tenant.dominio !== host) return undefined;
+  // A changed login is another identity in the BI: the session opened for the old one ends.
+  if (!entitled || entitled.tenant.dominio !== host || entitled.user.login !== session.login) return undefined;
   return {
     user: { id: entitled.user.userId, nome: entitled.user.nome, login: entitled.user.login },
     tenant: { id: entitled.tenant.tenantId, nome: entitled.tenant.nome, dominio: entitled.tenant.dominio },

@@ -20,8 +20,16 @@ export interface Keyring {
 export const loginTokenLifetimeSeconds = 3600;
 /** A retired key is published (and verifies) until every token it signed has expired, plus clock skew. */
 const retiredKeyGraceMs = (loginTokenLifetimeSeconds + 300) * 1000;
-/** Functions re-read the keyring this often, and at once when they meet an unknown `kid`. */
+/** Functions re-read the keyring this often, and sooner when they meet an unknown `kid` (see `verificationKey`). */
 const keyringCacheMs = 5 * 60 * 1000;
+/** A kid that a fresh read of the keyring did not have is refused without reading it again for this long. */
+const unknownKidMemoryMs = 60 * 1000;
+/** At most this many such kids are remembered (the oldest are forgotten first). */
+const maxRememberedUnknownKids = 1000;
+/** Whatever the kids, an unknown one makes the function re-read the keyring at most this often. */
+const minKeyringRereadMs = 5 * 1000;
+/** Our kids are UUIDs: a longer one is none of ours, and is neither read for nor remembered. */
+const maxKidLength = 64;
 
 /**
  * Where the keyring lives: a Secrets Manager secret on AWS (SIGNING_KEYS_SECRET_ARN, created by
@@ -68,6 +76,39 @@ export async function currentKeyring(options: { refresh?: boolean } = {}): Promi
     cached = { keyring: await keyringStore().read(), loadedAt: Date.now() };
   }
   return cached.keyring;
+}
+
+/** Unknown kid → until when (epoch ms) it is refused without a read. Insertion order is age order. */
+const unknownKids = new Map<string, number>();
+let lastReread = Number.NEGATIVE_INFINITY;
+
+/**
+ * The published key a token names by `kid`, valid for tokens at `at` (epoch ms). A kid missing from
+ * the cached keyring may be a key rotated in since, so the keyring is read again (on AWS a
+ * Secrets Manager call), but not for anyone who sends made-up kids: a kid that a fresh read did
+ * not have is refused without another read for a minute, and however many different kids arrive,
+ * the keyring is re-read at most once per `minKeyringRereadMs`. A token signed by a key rotated in
+ * during such a pause is refused until it ends (a few seconds).
+ */
+export async function verificationKey(kid: string | undefined, at = Date.now()): Promise<SigningKey | undefined> {
+  const find = (keyring: Keyring) => publishedKeys(keyring, at).find((key) => key.kid === kid);
+  const known = find(await currentKeyring());
+  if (known || kid === undefined || kid.length > maxKidLength) return known;
+  const now = Date.now();
+  if ((unknownKids.get(kid) ?? 0) > now || now - lastReread < minKeyringRereadMs) return undefined;
+  lastReread = now;
+  const reread = find(await currentKeyring({ refresh: true }));
+  if (!reread) rememberUnknownKid(kid, now);
+  return reread;
+}
+
+function rememberUnknownKid(kid: string, now: number): void {
+  unknownKids.delete(kid);
+  unknownKids.set(kid, now + unknownKidMemoryMs);
+  for (const [oldest, until] of unknownKids) {
+    if (unknownKids.size <= maxRememberedUnknownKids && until > now) break;
+    unknownKids.delete(oldest);
+  }
 }
 
 export async function activeSigningKey(): Promise<SigningKey> {

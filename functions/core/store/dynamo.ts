@@ -12,8 +12,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { config } from '#functions/core/config.ts';
-import { badRequest } from '#functions/core/errors.ts';
-import { keys } from './keys.ts';
+import { badRequest, supersededAttempt } from '#functions/core/errors.ts';
+import { isIdempotencyRecord, keys } from './keys.ts';
 import { type IndexName, tableDefinition } from './table-definition.ts';
 
 let client: DynamoDBDocumentClient | undefined;
@@ -21,7 +21,14 @@ let client: DynamoDBDocumentClient | undefined;
 /** The document client, created once per cold start. */
 export function db(): DynamoDBDocumentClient {
   client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: config().dynamodbEndpoint, maxAttempts: 5 }), {
-    marshallOptions: { removeUndefinedValues: true },
+    marshallOptions: {
+      removeUndefinedValues: true,
+      // The marshaller picks a value's type by its `constructor.name`: a map sent with an own
+      // `constructor` key (`{"constructor": "x"}`) matched no type and threw (a 500); as a class
+      // instance it is stored as the map it is. (`constructor` holding an object is refused with
+      // the body: request-body.ts.)
+      convertClassInstanceToMap: true,
+    },
   });
   return client;
 }
@@ -148,6 +155,30 @@ export function putAll(items: readonly Record<string, unknown>[]): Promise<void>
   return writeAll(items.map((item) => ({ PutRequest: { Item: item } })));
 }
 
+/** The most items one TransactWriteItems takes. */
+export const maxTransactItems = 100;
+
+/**
+ * Puts and deletes items in one transaction when they fit in one, so that readers see all of it or
+ * none; a larger set goes in batches (the puts, then the deletes), which a retry of the same request
+ * converges, since every put and delete is the same again.
+ */
+export async function replaceItems(
+  puts: readonly Record<string, unknown>[],
+  deletes: readonly { pk: string; sk: string }[],
+): Promise<void> {
+  if (puts.length + deletes.length > maxTransactItems) {
+    await putAll(puts);
+    await deleteAll(deletes);
+    return;
+  }
+  if (puts.length + deletes.length === 0) return;
+  await transact([
+    ...puts.map((item) => ({ Put: { TableName: tableName(), Item: item } })),
+    ...deletes.map(({ pk, sk }) => ({ Delete: { TableName: tableName(), Key: { pk, sk } } })),
+  ]);
+}
+
 /** Deletes many items by key, as putAll writes them. */
 export function deleteAll(itemKeys: readonly { pk: string; sk: string }[]): Promise<void> {
   return writeAll(itemKeys.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })));
@@ -194,25 +225,33 @@ export async function writeIf(write: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
+/** One item of a TransactWriteItems. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
 /**
  * Runs a transaction. Returns `false` when a condition check cancelled it (the caller decides what
  * that means: not found, conflict, retry; `transactOrReasons` also says which item), and rethrows
  * anything else.
  */
-export async function transact(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<boolean> {
+export async function transact(items: readonly TransactItem[]): Promise<boolean> {
   return (await transactOrReasons(items)).written;
 }
 
-/** Like `transact`, and on a failed condition the indexes of the items whose condition failed. */
+/**
+ * Like `transact`, and on a failed condition the indexes of the items whose condition failed. An
+ * idempotent request's own record failing its condition is not the operation's business: another
+ * attempt of the same request took it over (this one outlived its deadline), so this one stops.
+ */
 export async function transactOrReasons(
-  items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+  items: readonly TransactItem[],
 ): Promise<{ written: true } | { written: false; failedConditions: number[] }> {
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await db().send(new TransactWriteCommand({ TransactItems: [...items] }));
     return { written: true };
   } catch (error) {
     const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
     const failedConditions = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+    if (failedConditions.some((index) => isIdempotencyRecord(items[index]?.Update?.Key?.pk))) throw supersededAttempt();
     if (failedConditions.length > 0) return { written: false, failedConditions };
     throw error;
   }

@@ -47,6 +47,10 @@ export const keys = {
 
   agent: (tenantId: number, agentId: number) => ({ pk: `TENANT#${tenantId}`, sk: `AGENT#${sortable(agentId)}` }),
   agentsPrefix: 'AGENT#',
+  /** Makes an agent name unique in its tenant (names are the slots connections refer to). */
+  agentName: (tenantId: number, nome: string) => ({ pk: `TENANT#${tenantId}`, sk: `AGENTNAME#${nome}` }),
+  /** How many agents the tenant has, kept with each creation so the limit holds under concurrency. */
+  agentCount: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'AGENTCOUNT' }),
 
   run: (tenantId: number, runId: number) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${sortable(runId)}` }),
   runsPrefix: 'RUN#',
@@ -159,6 +163,22 @@ export const keys = {
   /** Marks a queued load as recorded, so a redelivered message never makes a second run. */
   recordedLoad: (tenantId: number, deduplicationId: string) => ({ pk: `TENANT#${tenantId}`, sk: `LOAD#${deduplicationId}` }),
 
+  /**
+   * Work a write left to finish (apply a tenant's template, send a delivery, sweep what a deletion
+   * left), written in the same transaction as that write and deleted by the one that finishes it;
+   * spread over `shards` partitions by tenant, which the follow-up sweeper reads.
+   */
+  followUp: (shards: number, tenantId: number, kind: string, subjectId: number) => ({
+    pk: `FOLLOWUP#${tenantId % shards}`,
+    sk: `${kind}#${sortable(tenantId)}#${sortable(subjectId)}`,
+  }),
+  followUpShard: (shard: number) => `FOLLOWUP#${shard}`,
+
   /** One per (caller, route, Idempotency-Key); expires after 24 hours. */
-  idempotency: (scope: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${scope}#${keyHash}`, sk: 'IDEMPOTENCY' }),
+  idempotency: (scope: string, keyHash: string) => ({ pk: `${idempotencyPrefix}${scope}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 } as const;
+
+const idempotencyPrefix = 'IDEMPOTENCY#';
+
+/** Whether a partition key is an idempotency record's (a transaction tells its failed conditions apart by it). */
+export const isIdempotencyRecord = (pk: unknown) => typeof pk === 'string' && pk.startsWith(idempotencyPrefix);

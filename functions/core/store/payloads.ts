@@ -3,7 +3,7 @@ import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3C
 let client: S3Client | undefined;
 
 /** The S3 client, created once per cold start; S3_ENDPOINT is set only off AWS (fauxqs). */
-function s3(): S3Client {
+export function s3(): S3Client {
   client ??= new S3Client({
     endpoint: process.env.S3_ENDPOINT || undefined,
     // fauxqs answers path-style requests; AWS takes either.

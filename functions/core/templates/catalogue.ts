@@ -1,7 +1,10 @@
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
   allocateTemplateId,
+  bundleHashOf,
+  newTemplateRecord,
   findTemplate,
   insertNextVersion,
   insertTemplate,
@@ -27,22 +30,43 @@ const published = (template: TemplateRecord) => ({
   version: template.latestVersion,
 });
 
-/** POST /tenants/templates: a new template, version 1. */
-export async function publishTemplate(clientId: number, bundle: TemplateBundle) {
+/** A published template version as the API shows it. */
+export type PublishedTemplate = ReturnType<typeof published>;
+
+/** POST /tenants/templates: a new template, version 1, with the request's answer in the same commit. */
+export async function publishTemplate(
+  clientId: number,
+  bundle: TemplateBundle,
+  record: Resumable<PublishedTemplate> = unrecorded(),
+): Promise<PublishedTemplate> {
   assertPublishable(bundle);
-  return published(await insertTemplate(clientId, await allocateTemplateId(), bundle));
+  const templateId = await allocateTemplateId();
+  const answer = published(newTemplateRecord(clientId, templateId, bundle));
+  await insertTemplate(clientId, templateId, bundle, record.finish(answer));
+  return answer;
 }
 
-/** PUT /tenants/templates/{id}: the template's next version. */
+/**
+ * PUT /tenants/templates/{id}: the template's next version. The latest version's bundle sent again
+ * (a retry whose answer was lost, say) is no new version: the answer names the latest one.
+ */
 export async function publishNextVersion(clientId: number, templateId: number, bundle: TemplateBundle) {
   assertPublishable(bundle);
   for (let attempt = 0; attempt < 3; attempt++) {
     const template = await findTemplate(clientId, templateId);
     if (!template) throw templateNotFound();
+    if (await isLatestBundle(template, bundle)) return published(template);
     const next = await insertNextVersion(template, bundle);
     if (next) return published(next);
   }
   throw conflict('Another version of this template was published at the same time; retry');
+}
+
+async function isLatestBundle(template: TemplateRecord, bundle: TemplateBundle): Promise<boolean> {
+  if (template.bundleHash) return template.bundleHash === bundleHashOf(bundle);
+  // A record of an earlier version of the service has no hash: compare with the stored bundle.
+  const latest = await loadVersionBundle(template.clientId, template.templateId, template.latestVersion);
+  return JSON.stringify(latest) === JSON.stringify(bundle);
 }
 
 /** GET /tenants/templates/{id}: the latest version's bundle and the version history. */

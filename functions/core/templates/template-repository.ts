@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { payloadTooLarge } from '#functions/core/errors.ts';
@@ -10,6 +11,7 @@ import {
   queryAll,
   tableName,
   transact,
+  type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
@@ -22,6 +24,8 @@ export interface TemplateRecord {
   clientId: number;
   nome: string;
   latestVersion: number;
+  /** SHA-256 of the latest version's bundle (absent on records of an earlier version of the service). */
+  bundleHash?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -71,10 +75,24 @@ function versionItem(clientId: number, templateId: number, version: number, bund
 
 export const allocateTemplateId = () => nextId('template');
 
-/** Version 1 of a new template, with its record, in one transaction. */
-export async function insertTemplate(clientId: number, templateId: number, bundle: TemplateBundle): Promise<TemplateRecord> {
+/** A bundle's fingerprint: a version that publishes the same bundle again is no new version. */
+export const bundleHashOf = (bundle: TemplateBundle) => createHash('sha256').update(JSON.stringify(bundle)).digest('hex');
+
+/** A new template's record: version 1, published now. */
+export function newTemplateRecord(clientId: number, templateId: number, bundle: TemplateBundle): TemplateRecord {
   const now = new Date().toISOString();
-  const record: TemplateRecord = { templateId, clientId, nome: bundle.nome, latestVersion: 1, createdAt: now, updatedAt: now };
+  const nome = bundle.nome;
+  return { templateId, clientId, nome, latestVersion: 1, bundleHash: bundleHashOf(bundle), createdAt: now, updatedAt: now };
+}
+
+/** Version 1 of a new template, with its record and `alongside`, in one transaction. */
+export async function insertTemplate(
+  clientId: number,
+  templateId: number,
+  bundle: TemplateBundle,
+  alongside: readonly TransactItem[],
+): Promise<TemplateRecord> {
+  const record = newTemplateRecord(clientId, templateId, bundle);
   const written = await transact([
     {
       Put: {
@@ -86,10 +104,11 @@ export async function insertTemplate(clientId: number, templateId: number, bundl
     {
       Put: {
         TableName: tableName(),
-        Item: versionItem(clientId, templateId, 1, bundle, now),
+        Item: versionItem(clientId, templateId, 1, bundle, record.createdAt),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
+    ...alongside,
   ]);
   if (!written) throw new Error(`Template ${templateId} already exists`);
   return record;
@@ -104,12 +123,13 @@ export async function insertNextVersion(template: TemplateRecord, bundle: Templa
       Update: {
         TableName: tableName(),
         Key: keys.template(template.clientId, template.templateId),
-        UpdateExpression: 'SET latestVersion = :version, nome = :nome, updatedAt = :now',
+        UpdateExpression: 'SET latestVersion = :version, nome = :nome, bundleHash = :hash, updatedAt = :now',
         ConditionExpression: 'latestVersion = :previous',
         ExpressionAttributeValues: {
           ':version': version,
           ':previous': template.latestVersion,
           ':nome': bundle.nome,
+          ':hash': bundleHashOf(bundle),
           ':now': now,
         },
       },
@@ -122,7 +142,9 @@ export async function insertNextVersion(template: TemplateRecord, bundle: Templa
       },
     },
   ]);
-  return written ? { ...template, nome: bundle.nome, latestVersion: version, updatedAt: now } : undefined;
+  return written
+    ? { ...template, nome: bundle.nome, latestVersion: version, bundleHash: bundleHashOf(bundle), updatedAt: now }
+    : undefined;
 }
 
 export async function findTemplate(clientId: number, templateId: number): Promise<TemplateRecord | undefined> {
@@ -226,23 +248,31 @@ export async function recordPendingTables(tenantId: number, lockId: string, pend
 }
 
 /**
- * The tenant records the version it now has, and the journal of the apply holding `lockId`
- * closes (keeping `stillPending`), together; `false` when the tenant is gone or deleted.
+ * The tenant records the version it now has (and no longer waits for it, when it was its pending
+ * template), the journal of the apply holding `lockId` closes (keeping `stillPending`), and
+ * `alongside` commits (the caller's answer, the end of a follow-up), together; `false` when the
+ * tenant is gone or deleted.
  */
 export function finishApplyJournal(
   tenantId: number,
   lockId: string,
   { templateId, version }: { templateId: number; version: number },
   stillPending: string[],
+  alongside: readonly TransactItem[],
 ): Promise<boolean> {
   return transact([
     {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenantId),
-        UpdateExpression: 'SET appliedTemplate = :applied',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletedAt)',
-        ExpressionAttributeValues: { ':applied': { templateId, version, appliedAt: new Date().toISOString() } },
+        UpdateExpression: 'SET appliedTemplate = :applied REMOVE pendingTemplate',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND ' +
+          '(attribute_not_exists(pendingTemplate) OR pendingTemplate.templateId = :templateId)',
+        ExpressionAttributeValues: {
+          ':applied': { templateId, version, appliedAt: new Date().toISOString() },
+          ':templateId': templateId,
+        },
       },
     },
     {
@@ -255,6 +285,7 @@ export function finishApplyJournal(
         ExpressionAttributeValues: { ':done': 'done', ':pending': stillPending, ':zero': 0, ':lockId': lockId },
       },
     },
+    ...alongside,
   ]);
 }
 

@@ -1,10 +1,18 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { defaultAgentItems, listAgents } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
-import { db, getAll, getItem, nextId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import {
+  getAll,
+  getItem,
+  nextId,
+  type Page,
+  queryPage,
+  tableName,
+  transact,
+  type TransactItem,
+} from '#functions/core/store/dynamo.ts';
+import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
@@ -18,12 +26,21 @@ export interface TenantRecord {
   developmentVariables: Record<string, VariableValue>;
   /** The template chosen at creation. */
   templateId?: number;
+  /**
+   * A template the tenant should have and does not have yet: the one chosen at creation (or the
+   * client's default) while the tenant is inactive, or while its application has not finished (the
+   * creating request, its retry or the follow-up sweeper finishes it). Removed by the apply that
+   * applies it, in the same transaction.
+   */
+  pendingTemplate?: { templateId: number; since: string };
   /** The template version the tenant last finished applying. */
   appliedTemplate?: { templateId: number; version: number; appliedAt: string };
   /** Whether its schedules may use Minute triggers; `hours` when absent. */
   schedulingGranularity?: SchedulingGranularity;
   /** How many of its schedules have Minute triggers (kept with each schedule write). */
   minuteSchedules?: number;
+  /** Epoch second of the tenant's last deactivation: login tokens and BI sessions issued up to it stay void after a reactivation. */
+  sessionsValidAfter?: number;
   /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
   tokenHash: string;
   createdAt: string;
@@ -42,9 +59,13 @@ const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
 
 export const allocateTenantId = () => nextId('tenant');
 
-/** Writes the tenant, its token and its default agent together: none exists without the others. */
-export async function insertTenant(tenant: TenantRecord, token: string): Promise<void> {
+/**
+ * Writes the tenant, its token and its default agent together: none exists without the others.
+ * `alongside`: what the caller records in the same commit (its request's checkpoint or answer, a follow-up).
+ */
+export async function insertTenant(tenant: TenantRecord, token: string, alongside: readonly TransactItem[]): Promise<void> {
   const written = await transact([
+    ...alongside,
     ...defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt),
     {
       Put: {
@@ -133,26 +154,49 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
   ]);
 }
 
-/** Sets `ativo`; `undefined` when the tenant was deleted or changed hands since it was read. */
-export async function updateTenantActive(
+/**
+ * Sets `ativo`, with `alongside` in the same commit (the follow-up that applies a pending template
+ * on activation); `false` when the tenant was deleted or changed since it was read. A deactivation
+ * also stamps `sessionsValidAfter`: what was issued until then stays void after a reactivation.
+ */
+export function updateTenantActive(
   tenant: TenantRecord,
   ativo: boolean,
   updatedAt: string,
-): Promise<TenantRecord | undefined> {
-  try {
-    const result = await db().send(
-      new UpdateCommand({
+  alongside: readonly TransactItem[],
+): Promise<boolean> {
+  const stamp = ativo ? {} : { ':stamp': Math.floor(Date.parse(updatedAt) / 1000) };
+  return transact([
+    {
+      Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
-        UpdateExpression: 'SET ativo = :ativo, updatedAt = :updatedAt',
-        ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
-        ExpressionAttributeValues: { ':clientId': tenant.clientId, ':ativo': ativo, ':updatedAt': updatedAt },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return result.Attributes as TenantRecord;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+        UpdateExpression: `SET ativo = :ativo, updatedAt = :updatedAt${ativo ? '' : ', sessionsValidAfter = :stamp'}`,
+        ...unchangedSinceRead,
+        ExpressionAttributeValues: { ...unchangedValues(tenant), ':ativo': ativo, ':updatedAt': updatedAt, ...stamp },
+      },
+    },
+    ...alongside,
+  ]);
+}
+
+/**
+ * Drops the tenant's pending template (it was deleted before it could be applied), and the
+ * follow-up that would apply it, with `alongside`, together.
+ */
+export async function dropPendingTemplate(tenant: TenantRecord, alongside: readonly TransactItem[]): Promise<void> {
+  const templateId = tenant.pendingTemplate?.templateId;
+  await transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: 'REMOVE pendingTemplate',
+        ConditionExpression: 'pendingTemplate.templateId = :templateId',
+        ExpressionAttributeValues: { ':templateId': templateId },
+      },
+    },
+    clearFollowUp({ kind: 'provision', tenantId: tenant.tenantId, subjectId: tenant.tenantId }),
+    ...alongside,
+  ]);
 }

@@ -5,10 +5,13 @@ import { findClient } from '#functions/core/clients/client-repository.ts';
 import { applyTemplate } from '#functions/core/templates/apply.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
-import type { Page } from '#functions/core/store/dynamo.ts';
+import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import type { Page, TransactItem } from '#functions/core/store/dynamo.ts';
+import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { loadResources, templateExists } from '#functions/core/templates/template-repository.ts';
 import {
   allocateTenantId,
+  dropPendingTemplate,
   findTenant,
   insertTenant,
   listClientTenants,
@@ -25,6 +28,8 @@ export interface TenantSummary {
   nome: string;
   dominio: string;
   ativo: boolean;
+  /** The template the tenant should have and does not have yet (see TenantRecord.pendingTemplate), else null. */
+  pendingTemplateId: number | null;
 }
 
 export const summarize = (tenant: TenantRecord): TenantSummary => ({
@@ -32,7 +37,23 @@ export const summarize = (tenant: TenantRecord): TenantSummary => ({
   nome: tenant.nome,
   dominio: tenant.dominio,
   ativo: tenant.ativo,
+  pendingTemplateId: tenant.pendingTemplate?.templateId ?? null,
 });
+
+/** Spec 4.1's creation answer, the only one that shows the tenant's token. */
+export interface TenantCreated {
+  id: number;
+  nome: string;
+  token: string;
+  dominio: string;
+  ativo: boolean;
+}
+
+/** What a retry of an interrupted creation resumes with: the tenant it made, and the token only its answer shows. */
+export interface CreationCheckpoint {
+  tenantId: number;
+  token: string;
+}
 
 /**
  * Both accepted formats as one object (DESIGN 7). The schema has already checked the shape; a
@@ -81,12 +102,26 @@ export function tenantDomain(nome: string, tenantId: number, baseDomain: string)
   return `${slug}-${tenantId}.${baseDomain}`;
 }
 
-/** Spec 4.1: creates the tenant for the client, with its token and domain. */
-export async function createTenant(clientId: number, input: CreateTenantBody): Promise<TenantSummary & { token: string }> {
+/**
+ * Spec 4.1: creates the tenant for the client, with its token, domain and default agent, then
+ * applies the template sent or the client's default one. Those are two steps: the first commits
+ * with a checkpoint of the request (`record`), so a retry after a crash resumes with the same
+ * tenant and token instead of making another; the answer commits with the second. A tenant
+ * created inactive keeps its template pending until it is activated (spec 3: applying needs an
+ * active tenant).
+ */
+export async function createTenant(
+  clientId: number,
+  input: CreateTenantBody,
+  deadline: number,
+  record: Resumable<TenantCreated, CreationCheckpoint> = unrecorded(),
+): Promise<TenantCreated> {
+  if (record.resumeFrom) return resumeCreation(record.resumeFrom, deadline, record);
   const developmentVariables = normalizeDevelopmentVariables(input.development_variables);
   if (input.templateId !== undefined && !(await templateExists(clientId, input.templateId))) {
     throw notFound('Template not found');
   }
+  const templateId = input.templateId ?? (await findClient(clientId))?.defaultTemplateId;
   const tenantId = await allocateTenantId();
   const now = new Date().toISOString();
   const token = newToken('tenant');
@@ -98,34 +133,82 @@ export async function createTenant(clientId: number, input: CreateTenantBody): P
     dominio: tenantDomain(input.nome, tenantId, apiConfig().tenantBaseDomain),
     developmentVariables,
     templateId: input.templateId,
+    ...(templateId === undefined ? {} : { pendingTemplate: { templateId, since: now } }),
     tokenHash: hashToken(token),
     createdAt: now,
     updatedAt: now,
   };
-  await insertTenant(tenant, token);
-  await applyOnCreation(tenant, input.templateId);
   // Field order as spec 4.1 shows it.
-  return { id: tenantId, nome: tenant.nome, token, dominio: tenant.dominio, ativo: tenant.ativo };
+  const created: TenantCreated = { id: tenantId, nome: tenant.nome, token, dominio: tenant.dominio, ativo: tenant.ativo };
+  if (!tenant.pendingTemplate || !tenant.ativo) {
+    await insertTenant(tenant, token, record.finish(created));
+    return created;
+  }
+  await insertTenant(tenant, token, [...record.checkpoint({ tenantId, token }), provisioning(tenant)]);
+  return provision(tenant, created, deadline, record);
+}
+
+/** The follow-up that applies an active tenant's pending template if the request doing it stops. */
+const provisioning = (tenant: TenantRecord): TransactItem =>
+  recordFollowUp({ kind: 'provision', tenantId: tenant.tenantId, subjectId: tenant.tenantId });
+
+async function resumeCreation(
+  checkpoint: CreationCheckpoint,
+  deadline: number,
+  record: Resumable<TenantCreated, CreationCheckpoint>,
+): Promise<TenantCreated> {
+  const tenant = await findTenant(checkpoint.tenantId);
+  // The checkpoint committed with the tenant: it cannot be missing.
+  if (!tenant) throw new Error(`Tenant ${checkpoint.tenantId} of a creation checkpoint is missing`);
+  const { tenantId: id, nome, dominio, ativo } = tenant;
+  return provision(tenant, { id, nome, token: checkpoint.token, dominio, ativo }, deadline, record);
 }
 
 /**
- * Spec 4.1 steps 2-3: the template sent, else the client's default one, is applied at once. The
- * tenant and its token exist already and the token is shown only in this answer, so a failed
- * apply does not fail the creation: it is logged, its journal stays pending, and the tenant's
- * next POST /tenant/templates/apply converges.
+ * The second step of a creation: the pending template applied, and the answer committed with the
+ * apply's last write. If it fails, the tenant exists and this answer is the only one that shows
+ * its token, so the creation still answers; the template stays pending (GET /tenant shows it)
+ * and the follow-up sweeper applies it within a few minutes.
  */
-async function applyOnCreation(tenant: TenantRecord, requested: number | undefined): Promise<void> {
-  const templateId = requested ?? (await findClient(tenant.clientId))?.defaultTemplateId;
-  if (templateId === undefined) return;
+async function provision(
+  tenant: TenantRecord,
+  created: TenantCreated,
+  deadline: number,
+  record: Resumable<TenantCreated, CreationCheckpoint>,
+): Promise<TenantCreated> {
   try {
-    await applyTemplate(tenant.tenantId, templateId, { onCreation: true });
+    await applyPendingTemplate(tenant, deadline, record.finish(created));
   } catch (error) {
-    logger.error('Applying the template of a new tenant failed', {
+    logger.error('Applying the template of a new tenant failed; the follow-up sweeper will finish it', {
       tenantId: tenant.tenantId,
-      templateId,
+      templateId: tenant.pendingTemplate?.templateId,
       error: error as Error,
     });
   }
+  return created;
+}
+
+/**
+ * Applies the tenant's pending template, if it is active and has one, committing `alongside` with
+ * the apply's last write; a pending template that was deleted since is dropped (with `alongside`).
+ * The plan is not handed to anyone here: its tables stay pending for the tenant's next apply.
+ */
+export async function applyPendingTemplate(
+  tenant: TenantRecord,
+  deadline: number,
+  alongside: readonly TransactItem[] = [],
+): Promise<void> {
+  const pending = tenant.pendingTemplate;
+  if (!pending || !tenant.ativo || tenant.deletedAt) return;
+  if (!(await templateExists(tenant.clientId, pending.templateId))) {
+    logger.warn('The pending template of a tenant was deleted; it is dropped', {
+      tenantId: tenant.tenantId,
+      templateId: pending.templateId,
+    });
+    await dropPendingTemplate(tenant, alongside);
+    return;
+  }
+  await applyTemplate(tenant.tenantId, pending.templateId, { deadline, keepPlanPending: true, alongside });
 }
 
 /** The client's own live tenant; another client's, a deleted or an unknown one is the same 404. */
@@ -163,11 +246,34 @@ export function deleteTenant(clientId: number, tenantId: number): Promise<true> 
   );
 }
 
-export async function setTenantActive(clientId: number, tenantId: number, ativo: boolean): Promise<TenantSummary> {
-  return withCurrentTenant(clientId, tenantId, async (tenant) => {
-    const updated = await updateTenantActive(tenant, ativo, new Date().toISOString());
-    return updated && summarize(updated);
+/**
+ * Activates or deactivates the tenant. Activating one that has a pending template (created
+ * inactive with one) applies it, as creation would have: the follow-up commits with the
+ * activation, so the sweeper finishes the apply if this request does not.
+ */
+export async function setTenantActive(
+  clientId: number,
+  tenantId: number,
+  ativo: boolean,
+  deadline: number,
+): Promise<TenantSummary> {
+  const updated = await withCurrentTenant(clientId, tenantId, async (tenant) => {
+    const updatedAt = new Date().toISOString();
+    const stamp = ativo ? {} : { sessionsValidAfter: Math.floor(Date.parse(updatedAt) / 1000) };
+    const next: TenantRecord = { ...tenant, ativo, updatedAt, ...stamp };
+    const followUps = ativo && tenant.pendingTemplate ? [provisioning(tenant)] : [];
+    return (await updateTenantActive(tenant, ativo, next.updatedAt, followUps)) ? next : undefined;
   });
+  if (!updated.pendingTemplate || !ativo) return summarize(updated);
+  try {
+    await applyPendingTemplate(updated, deadline);
+  } catch (error) {
+    logger.error('Applying the pending template of an activated tenant failed; the follow-up sweeper will finish it', {
+      tenantId,
+      error: error as Error,
+    });
+  }
+  return summarize((await findTenant(tenantId)) ?? updated);
 }
 
 /** A new tenant token, shown once; the previous one stops working at once. */
@@ -189,6 +295,7 @@ export async function describeOwnTenant(tenantId: number) {
   const tables = resources.filter((resource) => resource.type === 'table').sort(byId);
   return {
     ...summarize(tenant),
+    /** The template version it has; `pendingTemplateId` names one it is still to get. */
     template: tenant.appliedTemplate
       ? {
           id: tenant.appliedTemplate.templateId,

@@ -11,7 +11,7 @@ declare namespace schema {
     /**
      * The block's name.
      */
-    nome: string;
+    nome: VisibleText;
     generated: {
       [k: string]: unknown;
     };
@@ -41,6 +41,10 @@ declare namespace schema {
         [k: string]: unknown;
       })
   );
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
   /**
    * A download URL; not permanent: the receiver must download and store the file.
    */

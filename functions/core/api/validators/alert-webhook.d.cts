@@ -4,6 +4,14 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.AlertWebhookBody>;
 declare namespace schema {
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+  /**
    * One content block; what `generated` holds depends on `type`.
    */
   export type Block = {
@@ -11,7 +19,7 @@ declare namespace schema {
     /**
      * The block's name.
      */
-    nome: string;
+    nome: VisibleText;
     generated: {
       [k: string]: unknown;
     };
@@ -66,7 +74,7 @@ declare namespace schema {
       /**
        * The alert's name.
        */
-      nome: string;
+      nome: DisplayName;
       /**
        * The alert's id.
        */

@@ -4,13 +4,22 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.CreateDatamartBody>;
 declare namespace schema {
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+
+  /**
    * Body of POST /tenant/datamart.
    */
   export interface CreateDatamartBody {
     /**
      * Datamart name.
      */
-    nome: string;
+    nome: DisplayName;
     /**
      * Ids of the tenant's tables it shows (a table may be in several datamarts).
      *

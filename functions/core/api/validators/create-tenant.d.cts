@@ -4,6 +4,14 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.CreateTenantBody>;
 declare namespace schema {
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+  /**
    * A scalar: string, number or boolean.
    */
   export type VariableValue = string | number | boolean;
@@ -16,7 +24,7 @@ declare namespace schema {
     /**
      * Tenant name.
      */
-    nome: string;
+    nome: DisplayName;
     /**
      * Whether the tenant starts active.
      */

@@ -4,13 +4,18 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.LoginBody>;
 declare namespace schema {
   /**
+   * A login: 1 to 200 characters, no leading or trailing space, no control characters, invisible format characters or lone surrogates.
+   */
+  export type Login = string;
+
+  /**
    * Body of POST /tenant/login (spec 4.6).
    */
   export interface LoginBody {
     /**
      * The login of a user of this tenant.
      */
-    login: string;
+    login: Login;
     /**
      * 0 hides the BI's main menu, 1 shows it.
      */

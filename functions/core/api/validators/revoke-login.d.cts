@@ -4,13 +4,18 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.RevokeLoginBody>;
 declare namespace schema {
   /**
+   * A login: 1 to 200 characters, no leading or trailing space, no control characters, invisible format characters or lone surrogates.
+   */
+  export type Login = string;
+
+  /**
    * Body of POST /tenant/login/revoke: ends the user's sessions and voids the login tokens issued to them until now.
    */
   export interface RevokeLoginBody {
     /**
      * The login of a user of this tenant.
      */
-    login: string;
+    login: Login;
   }
 }
 export = schema;

@@ -12,6 +12,14 @@ declare namespace schema {
    */
   export type Identifier = number;
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+  /**
    * ISO 8601 UTC instant, set by the service; ignored when sent.
    */
   export type AuditInstant = string;
@@ -63,7 +71,7 @@ declare namespace schema {
    *
    * @maxItems 50
    */
-  export type TagList = string[];
+  export type TagList = VisibleText[];
 
   /**
    * A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist, Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
@@ -107,7 +115,7 @@ declare namespace schema {
       /**
        * Schedule name.
        */
-      nome: string;
+      nome: DisplayName;
       /**
        * An inactive schedule never fires.
        */
@@ -155,7 +163,7 @@ declare namespace schema {
     /**
      * A display name.
      */
-    nome?: string;
+    nome?: DisplayName;
     /**
      * Free text.
      */
@@ -164,7 +172,7 @@ declare namespace schema {
      * Key/value labels.
      */
     labels?: {
-      [k: string]: string;
+      [k: string]: VisibleText;
     };
   }
   /**

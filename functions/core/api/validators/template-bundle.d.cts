@@ -6,7 +6,15 @@ declare namespace schema {
   /**
    * A display name.
    */
-  export type Name = string;
+  export type Name = DisplayName;
+  /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
   /**
    * A resource key: 1 to 64 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit. Unique within its resource type; references to a resource use its key.
    */
@@ -119,7 +127,7 @@ declare namespace schema {
     /**
      * Label users see; may be empty.
      */
-    label: string;
+    label: VisibleText;
   }
   /**
    * A connection to a data source.

@@ -4,6 +4,14 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.UpdateAlertBody>;
 declare namespace schema {
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+  /**
    * A download URL; not permanent: the receiver must download and store the file.
    */
   export type DownloadUrl = string;
@@ -26,7 +34,10 @@ declare namespace schema {
    */
   export type Content = ({
     type: 'text' | 'ai' | 'report' | 'chart';
-    nome: string;
+    /**
+     * The block's name.
+     */
+    nome: DisplayName;
     generated?: {
       [k: string]: unknown;
     };
@@ -61,7 +72,10 @@ declare namespace schema {
    * Body of PATCH /tenant/alerts/{id}: any of the alert's fields, replaced whole.
    */
   export interface UpdateAlertBody {
-    nome?: string;
+    /**
+     * The alert's name.
+     */
+    nome?: DisplayName;
     channels?: Channels;
     content?: Content;
   }

@@ -4,13 +4,22 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.UpdateDatamartBody>;
 declare namespace schema {
   /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+
+  /**
    * Body of PATCH /tenant/datamart/{id}: the fields to change; lists are replaced whole.
    */
   export interface UpdateDatamartBody {
     /**
      * Datamart name.
      */
-    nome?: string;
+    nome?: DisplayName;
     /**
      * The new list of table ids; a table taken out takes its permission records here with it.
      *

@@ -4,17 +4,30 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.UpdateUserBody>;
 declare namespace schema {
   /**
+   * A login: 1 to 200 characters, no leading or trailing space, no control characters, invisible format characters or lone surrogates.
+   */
+  export type Login = string;
+  /**
+   * A display name: 1 to 200 characters, without control characters, invisible format characters or lone surrogates.
+   */
+  export type DisplayName = VisibleText;
+  /**
+   * Text without control characters, invisible format characters or lone surrogates.
+   */
+  export type VisibleText = string;
+
+  /**
    * Body of PATCH /tenant/users/{id}: the fields to change; email null removes it.
    */
   export interface UpdateUserBody {
     /**
      * The user's login, unique in the tenant (compared case-insensitively); no leading or trailing spaces.
      */
-    login?: string;
+    login?: Login;
     /**
      * Display name.
      */
-    nome?: string;
+    nome?: DisplayName;
     /**
      * E-mail address, or null to remove it.
      */

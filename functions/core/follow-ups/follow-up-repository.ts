@@ -1,0 +1,51 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, type Page, queryPage, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+
+/**
+ * Work that a write leaves to be finished after it, by the request that made it or, if that
+ * request stops (a crash, a time-out, an error), by the follow-up sweeper:
+ * - `provision`: apply an active tenant's pending template (created with one, or activated);
+ * - `enqueue-delivery`: put a queued webhook delivery on the queue;
+ * - `sweep-user`, `sweep-group`: delete the memberships and permission records a deleted user or group left;
+ * - `tidy-datamart`: delete what a datamart's record no longer accounts for (all of a deleted one's
+ *   collection; the permission records on tables taken out of it).
+ * Each is finished from what the table holds (the record says what to do), so the request and the
+ * sweeper finishing one at the same time converge on the same state.
+ */
+export type FollowUpKind = 'provision' | 'enqueue-delivery' | 'sweep-user' | 'sweep-group' | 'tidy-datamart';
+
+export interface FollowUp {
+  kind: FollowUpKind;
+  tenantId: number;
+  /** What it is about: the tenant, delivery, user, group or datamart id. */
+  subjectId: number;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/** Partitions of the follow-ups, by tenant: one busy tenant's writes stay on one. */
+export const followUpShards = 8;
+
+const followUpKey = ({ tenantId, kind, subjectId }: Omit<FollowUp, 'createdAt'>) =>
+  keys.followUp(followUpShards, tenantId, kind, subjectId);
+
+/** For the transaction of the write that leaves the work. */
+export function recordFollowUp(followUp: Omit<FollowUp, 'createdAt'>, now = Date.now()): TransactItem {
+  return { Put: { TableName: tableName(), Item: { ...followUpKey(followUp), ...followUp, createdAt: now } } };
+}
+
+/** For the transaction of the write that finishes the work. */
+export function clearFollowUp(followUp: Omit<FollowUp, 'createdAt'>): TransactItem {
+  return { Delete: { TableName: tableName(), Key: followUpKey(followUp) } };
+}
+
+/** When the work's last step is not a transaction (a queue send, a batch of deletes). */
+export async function deleteFollowUp(followUp: Omit<FollowUp, 'createdAt'>): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: followUpKey(followUp) }));
+}
+
+/** A page of one shard's follow-ups, oldest kinds first (the sweeper filters by age itself). */
+export function listFollowUps(shard: number, limit: number, cursor: string | undefined): Promise<Page<FollowUp>> {
+  return queryPage<FollowUp>({ partition: keys.followUpShard(shard), limit, cursor });
+}

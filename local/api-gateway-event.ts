@@ -1,0 +1,68 @@
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { type Route, routeKey } from '#functions/routes.ts';
+
+/** One HTTP request as the gateway received it, matched to its route. */
+export interface GatewayRequest {
+  route: Pick<Route, 'method' | 'path'>;
+  pathParameters: Record<string, string>;
+  /** Path as sent, without the query string. */
+  path: string;
+  /** The query string as sent, without `?`. */
+  rawQuery: string;
+  /** Header names in lower case, as Node.js gives them (the cookie header apart). */
+  headers: Record<string, string>;
+  cookies: string[] | undefined;
+  body: Buffer;
+  protocol: string;
+  sourceIp: string;
+}
+
+/** HTTP APIs pass text bodies as they are and base64-encode the rest (and anything not UTF-8). */
+function isTextual(contentType: string | undefined): boolean {
+  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|yaml|xml|x-www-form-urlencoded)$/.test(mediaType);
+}
+
+/** The payload-v2 event API Gateway's HTTP API hands a route's function for this request. */
+export function apiGatewayEvent(request: GatewayRequest): APIGatewayProxyEventV2 {
+  const { headers, body } = request;
+  const query: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(request.rawQuery)) {
+    query[name] = Object.hasOwn(query, name) ? `${query[name]},${value}` : value;
+  }
+  const textual = isTextual(headers['content-type']) && isUtf8(body);
+  const now = new Date();
+  const key = routeKey(request.route);
+  return {
+    version: '2.0',
+    routeKey: key,
+    rawPath: request.path,
+    rawQueryString: request.rawQuery,
+    cookies: request.cookies,
+    headers,
+    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+    pathParameters: Object.keys(request.pathParameters).length > 0 ? request.pathParameters : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
+      http: {
+        method: request.route.method,
+        path: request.path,
+        protocol: request.protocol,
+        sourceIp: request.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: key,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : body.toString(textual ? 'utf8' : 'base64'),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
