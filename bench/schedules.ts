@@ -43,8 +43,8 @@ const notDueSchedules = 10_000;
 const minuteMs = 60_000;
 const day = 24 * 60 * minuteMs;
 
-/** A schedule starting the two flows once a day at `nextFireAt`'s time of day (UTC), due then. */
-function record(tenantId: number, scheduleId: number, nextFireAt: string): ScheduleRecord {
+/** A schedule starting the flows (the bench template's two, unless told) once a day at `nextFireAt`'s time of day (UTC), due then. */
+export function scheduleRecord(tenantId: number, scheduleId: number, nextFireAt: string, flowIds = [1, 2]): ScheduleRecord {
   return {
     tenantId,
     scheduleId,
@@ -57,17 +57,14 @@ function record(tenantId: number, scheduleId: number, nextFireAt: string): Sched
         nome: `Bench ${scheduleId}`,
         ativo: true,
         timezone: 'UTC',
-        flows: [
-          { flow_etl_id: 1, context: 'full' },
-          { flow_etl_id: 2, context: 'full' },
-        ],
+        flows: flowIds.map((flowId) => ({ flow_etl_id: flowId, context: 'full' })),
         triggers: [{ type: 'Day', start_when: nextFireAt.slice(11, 16) }],
       },
     },
   };
 }
 
-const percentile = (values: readonly number[], share: number) => {
+export const percentile = (values: readonly number[], share: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] ?? Number.NaN;
 };
@@ -107,12 +104,56 @@ export async function measureBursts(
   const tenantOf = (index: number) => (tenants[index % tenants.length] as { id: number }).id;
   await putAll(
     Array.from({ length: notDueSchedules }, (_, index) =>
-      scheduleItem(record(tenantOf(index), 1_000_000 + index, '2099-01-01T00:00:00.000Z')),
+      scheduleItem(scheduleRecord(tenantOf(index), 1_000_000 + index, '2099-01-01T00:00:00.000Z')),
     ),
   );
 
+  return countingRoundTrips(async (measure) => {
+    const results: BurstResult[] = [];
+    for (const [row, due] of sizes.entries()) {
+      // The next minute boundary with time to write the burst first.
+      const slot = Math.ceil((Date.now() + 30_000) / minuteMs) * minuteMs;
+      const slotIso = new Date(slot).toISOString();
+      const schedules = Array.from({ length: due }, (_, index) =>
+        scheduleRecord(tenantOf(index), (row + 1) * 100_000 + index, slotIso),
+      );
+      await putAll(schedules.map(scheduleItem));
+      // Agents are online for two minutes after a heartbeat.
+      for (const tenant of tenants) await twinData(twin, 'POST', '/agent/heartbeat', tenant.agent);
+      await new Promise((resolve) => setTimeout(resolve, slot - Date.now()));
+      let messages = 0;
+      const tick = await measure(async () => {
+        messages = (await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 })).messages;
+      });
+      const fire = await measure(() => fireQueueEmpty(twin));
+      const runs = (
+        await Promise.all(tenants.map((tenant) => queryAll<ScheduleRunRecord>(keys.tenant(tenant.id).pk, 'SCHEDRUN#')))
+      )
+        .flat()
+        .filter((run) => run.slot === slotIso && run.status === 'fired');
+      const lateness = runs.map((run) => Date.parse(run.firedAt) - slot);
+      results.push({
+        due,
+        fired: runs.length,
+        tickMs: tick.ms,
+        tickRoundTrips: tick.roundTrips + tick.queueRequests,
+        messages,
+        fireMs: fire.ms,
+        dynamoPerFire: (tick.roundTrips + fire.roundTrips) / runs.length,
+        sqsPerFire: (tick.queueRequests + fire.queueRequests) / runs.length,
+        latenessP50Ms: median(lateness),
+        latenessP99Ms: percentile(lateness, 0.99),
+      });
+      await deleteAll(schedules.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)));
+    }
+    return results;
+  });
+}
+
+/** Waits until the fire queue holds no message, visible or in flight: every schedule a tick sent was handled. */
+export async function fireQueueEmpty(twin: Pick<Twin, 'sqsEndpoint' | 'queueUrls'>): Promise<void> {
   const sqs = new SQSClient({ endpoint: twin.sqsEndpoint });
-  const fireQueueEmpty = async () => {
+  try {
     for (;;) {
       const { Attributes = {} } = await sqs.send(
         new GetQueueAttributesCommand({
@@ -123,48 +164,6 @@ export async function measureBursts(
       if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-  };
-  try {
-    return await countingRoundTrips(async (measure) => {
-      const results: BurstResult[] = [];
-      for (const [row, due] of sizes.entries()) {
-        // The next minute boundary with time to write the burst first.
-        const slot = Math.ceil((Date.now() + 30_000) / minuteMs) * minuteMs;
-        const slotIso = new Date(slot).toISOString();
-        const schedules = Array.from({ length: due }, (_, index) =>
-          record(tenantOf(index), (row + 1) * 100_000 + index, slotIso),
-        );
-        await putAll(schedules.map(scheduleItem));
-        // Agents are online for two minutes after a heartbeat.
-        for (const tenant of tenants) await twinData(twin, 'POST', '/agent/heartbeat', tenant.agent);
-        await new Promise((resolve) => setTimeout(resolve, slot - Date.now()));
-        let messages = 0;
-        const tick = await measure(async () => {
-          messages = (await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 })).messages;
-        });
-        const fire = await measure(fireQueueEmpty);
-        const runs = (
-          await Promise.all(tenants.map((tenant) => queryAll<ScheduleRunRecord>(keys.tenant(tenant.id).pk, 'SCHEDRUN#')))
-        )
-          .flat()
-          .filter((run) => run.slot === slotIso && run.status === 'fired');
-        const lateness = runs.map((run) => Date.parse(run.firedAt) - slot);
-        results.push({
-          due,
-          fired: runs.length,
-          tickMs: tick.ms,
-          tickRoundTrips: tick.roundTrips + tick.queueRequests,
-          messages,
-          fireMs: fire.ms,
-          dynamoPerFire: (tick.roundTrips + fire.roundTrips) / runs.length,
-          sqsPerFire: (tick.queueRequests + fire.queueRequests) / runs.length,
-          latenessP50Ms: median(lateness),
-          latenessP99Ms: percentile(lateness, 0.99),
-        });
-        await deleteAll(schedules.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)));
-      }
-      return results;
-    });
   } finally {
     sqs.destroy();
   }

@@ -1,4 +1,10 @@
+import { cpus, loadavg } from 'node:os';
+
 export const fixed = (value: number, digits: number) => value.toFixed(digits);
+
+/** When a section was measured and how busy the machine was: sections can be measured alone, at other times than the report's head. */
+export const measuredAt = () =>
+  `Measured ${new Date().toISOString()}, load average ${fixed(loadavg()[0] ?? 0, 2)} on ${cpus().length} CPUs.`;
 
 export const ratio = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
 

@@ -1,7 +1,8 @@
 /**
  * Operator commands: `npm run admin -- <command>`. With TABLE_NAME set it works on that table
  * (AWS credentials and region from the environment, DYNAMODB_ENDPOINT to override the endpoint);
- * otherwise on the local twin's data in .data/ (through the running twin, or on its own).
+ * otherwise on the local twin's data in DATA_DIR (.data/): the running twin's (in memory or not, as
+ * it recorded itself in DATA_DIR/twin.json), or on its own when none runs.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { createClient, rotateClientToken } from '#functions/core/clients/clients
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
-import { localEnvironment, localTableName } from '#local/twin.ts';
+import { localEnvironment, localTableName, type TwinRuntime } from '#local/twin.ts';
 
 const usage = `Usage: npm run admin -- <command> [--json]
 
@@ -24,7 +25,8 @@ const usage = `Usage: npm run admin -- <command> [--json]
 
 Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
 endpoint) and the keyring secret named by SIGNING_KEYS_SECRET_ARN (the stack's outputs), else the
-local twin's data in DATA_DIR (default .data/).`;
+local twin's: the running one (started with npm start, in memory or not, on DATA_DIR), or its data in
+DATA_DIR (default .data/) when none runs.`;
 
 const dataDir = process.env.DATA_DIR || '.data';
 
@@ -40,16 +42,40 @@ const { positionals, values } = parseArgs({
   },
 });
 
-/** Points the core modules at the local twin's DynamoDB Local: the running one, or one started here. */
-async function useLocalData(): Promise<DynamoDbLocal | undefined> {
+/** The twin running on DATA_DIR, as it recorded itself (in memory or not), if it still runs. */
+function runningTwin(): TwinRuntime | undefined {
   const runtimeFile = join(dataDir, 'twin.json');
-  if (existsSync(runtimeFile)) {
-    const running = JSON.parse(readFileSync(runtimeFile, 'utf8')) as { dynamodbEndpoint: string; pid: number };
-    if (isAlive(running.pid)) {
-      Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
-      return undefined;
-    }
+  if (!existsSync(runtimeFile)) return undefined;
+  const running = JSON.parse(readFileSync(runtimeFile, 'utf8')) as TwinRuntime;
+  return isAlive(running.pid) ? running : undefined;
+}
+
+/**
+ * Refuses to work on DATA_DIR on its own while a twin that does not use it answers on PORT: what
+ * the CLI wrote would not be what that twin reads (a twin started with another DATA_DIR).
+ */
+async function refuseOtherTwin(): Promise<void> {
+  const url = `http://localhost:${process.env.PORT || 3000}`;
+  const answers = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+    (response) => response.ok,
+    () => false,
+  );
+  if (answers) {
+    throw new Error(
+      `A twin is running at ${url}, but not on DATA_DIR=${dataDir}: what this command wrote would not be what it reads. ` +
+        'Run the command with the DATA_DIR that twin was started with.',
+    );
   }
+}
+
+/** Points the core modules at the local twin's data: the running twin's (either mode), or a DynamoDB Local started here. */
+async function useLocalData(): Promise<DynamoDbLocal | undefined> {
+  const running = runningTwin();
+  if (running) {
+    Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
+    return undefined;
+  }
+  await refuseOtherTwin();
   const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
   Object.assign(process.env, localEnvironment(dynamo.endpoint));
   const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
@@ -144,7 +170,12 @@ try {
     if (process.env.TABLE_NAME && !process.env.SIGNING_KEYS_SECRET_ARN) {
       throw new UsageError('keys commands on a deployed stack need SIGNING_KEYS_SECRET_ARN (the SigningKeysSecretArn output)');
     }
-    if (!process.env.SIGNING_KEYS_SECRET_ARN) process.env.SIGNING_KEYS_FILE ??= join(dataDir, 'jwt-keys.json');
+    if (!process.env.SIGNING_KEYS_SECRET_ARN) {
+      // The running twin's keyring (an in-memory twin keeps it in a scratch folder), else the data folder's.
+      const running = runningTwin();
+      if (!running) await refuseOtherTwin();
+      process.env.SIGNING_KEYS_FILE ??= running?.signingKeysFile ?? join(dataDir, 'jwt-keys.json');
+    }
   } else if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
   exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
 } catch (error) {

@@ -1,22 +1,18 @@
-/** The CDK app. Configure with context: `-c stage=prod -c tenantBaseDomain=bi.example.com`. */
+/**
+ * The CDK app. A stage's settings live in cdk.json under `stages.<stage>` (lib/stage.ts):
+ * `npx cdk deploy -c stage=prod`; `-c name=value` overrides one for a command.
+ */
 import { App } from 'aws-cdk-lib';
 import { ServiceStack } from '#lib/service-stack.ts';
+import { stageOf } from '#lib/stage.ts';
 
 const app = new App();
-const stage = String(app.node.tryGetContext('stage') ?? 'dev');
-const tenantBaseDomain = String(app.node.tryGetContext('tenantBaseDomain') ?? '');
+const stage = stageOf(app, { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION });
 
-if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage))
-  throw new Error(`Context stage must be lower-case letters, digits and -, not "${stage}"`);
-if (!/^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(tenantBaseDomain)) {
-  throw new Error(`Context tenantBaseDomain must be a DNS name such as bi.example.com, not "${tenantBaseDomain}"`);
-}
-
-const tenantCertificateArn = app.node.tryGetContext('tenantCertificateArn') as string | undefined;
-
-new ServiceStack(app, `BiTenantAdmin-${stage}`, {
-  stage,
-  tenantBaseDomain,
-  tenantCertificateArn,
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+new ServiceStack(app, `BiTenantAdmin-${stage.name}`, {
+  stage: stage.name,
+  ephemeral: stage.ephemeral,
+  tenantBaseDomain: stage.tenantBaseDomain,
+  tenantCertificateArn: stage.tenantCertificateArn,
+  env: stage.env,
 });

@@ -1,10 +1,14 @@
 /**
  * `npm run docs`: writes docs/openapi.json, the OpenAPI 3.1 description of the API, from the route
- * table and the JSON Schemas (tools/openapi/ builds it). The output is committed and served by
- * GET /openapi.json; test/unit/openapi.test.ts fails when it is stale.
+ * table and the JSON Schemas (tools/openapi/ builds it), then the typed client's types from it
+ * (client/src/schema.d.ts). Both are committed (GET /openapi.json serves the first);
+ * test/unit/openapi.test.ts and test/unit/client.test.ts fail when they are stale.
  */
 import { writeFileSync } from 'node:fs';
+import { clientTypesFile, generateClientTypes } from '#tools/client-types.ts';
 import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
 
 writeFileSync(openApiFile, generateOpenApiJson());
 console.log(`wrote ${openApiFile}`);
+writeFileSync(clientTypesFile, await generateClientTypes());
+console.log(`wrote ${clientTypesFile}`);

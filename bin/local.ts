@@ -1,9 +1,9 @@
 /** `npm start`: the whole service on this machine. `-- --in-memory` keeps nothing. */
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from '#local/dynamodb-local.ts';
-import { startTwin } from '#local/twin.ts';
+import { startTwin, type TwinRuntime } from '#local/twin.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';
 const runtimeFile = join(dataDir, 'twin.json');
@@ -24,8 +24,16 @@ try {
     tenantBaseDomain: process.env.TENANT_BASE_DOMAIN || undefined,
     log: true,
   });
-  // Lets the admin CLI reach this twin's DynamoDB Local while it runs.
-  if (!inMemory) writeFileSync(runtimeFile, JSON.stringify({ dynamodbEndpoint: twin.dynamodbEndpoint, pid: process.pid }));
+  // Lets the admin CLI reach this twin's data (its DynamoDB Local and keyring) while it runs, in either mode.
+  mkdirSync(dataDir, { recursive: true });
+  const runtime: TwinRuntime = {
+    pid: process.pid,
+    url: twin.url,
+    dynamodbEndpoint: twin.dynamodbEndpoint,
+    signingKeysFile: twin.environment.SIGNING_KEYS_FILE as string,
+    inMemory,
+  };
+  writeFileSync(runtimeFile, JSON.stringify(runtime));
   console.log(
     [
       '',
@@ -45,7 +53,7 @@ try {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    if (!inMemory) rmSync(runtimeFile, { force: true });
+    rmSync(runtimeFile, { force: true });
     await twin.stop();
     process.exit(0);
   };

@@ -7,6 +7,7 @@
  */
 import type { RequestSchemaName } from '#schemas/index.ts';
 import type { ResponseSchemaName } from '#schemas/responses/index.ts';
+import { unmatchedRouteKey } from './core/api/route-matching.ts';
 import type { QueueName } from './core/store/queue-definitions.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -21,14 +22,33 @@ export type TableAccess = 'none' | 'read' | 'readWrite';
 export interface QueryParameter {
   name: string;
   description: string;
-  /** An integer's range and default are what integerQueryParameter enforces; other values reach the handler as sent. */
+  /**
+   * An integer's range and default are what integerQueryParameter enforces (one without a default is
+   * optional: absent means something of its own); other values reach the handler as sent.
+   */
   schema:
-    { type: 'integer'; minimum: number; maximum: number; default: number } | { type: 'string' } | { enum: readonly string[] };
+    { type: 'integer'; minimum: number; maximum: number; default?: number } | { type: 'string' } | { enum: readonly string[] };
 }
 
 /** The query parameters of every paginated route (pageParameters reads them). */
 export const pageQuery: readonly QueryParameter[] = [
   { name: 'limit', description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+  { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+];
+
+/**
+ * The query parameters of the spec's lists that show no paging (datamarts, users, a datamart's
+ * permission records): the whole list unless `limit` is sent (wholeListParameters reads them).
+ */
+export const wholeListQuery: readonly QueryParameter[] = [
+  {
+    name: 'limit',
+    description:
+      'Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list ' +
+      'too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, ' +
+      'and `nextCursor` beside `data` (null on the last page).',
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+  },
   { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
 ];
 
@@ -128,15 +148,29 @@ const queuesDelivery = {
   sends: ['webhook'],
   payloads: 'readWrite',
   idempotent: true,
-  docs: { success: { 202: 'The delivery, queued.' } },
+  docs: { success: { 202: 'The delivery, queued.' }, answer: { data: 'delivery-queued' } },
 } as const satisfies Partial<Route>;
+
+/** A template's latest version, for If-Match on its deletion. */
+const templateVersion = { ETag: "The template's latest version; send it back as If-Match." };
+
+/** A tenant's version, for If-Match on its changes. */
+const tenantVersion = { ETag: "The tenant's version; send it back as If-Match." };
 
 /** A schedule file: JSON in the envelope, or the bare file as YAML (by Accept), with its version as ETag. */
 const scheduleFile = { data: 'schedule.v2', yaml: true } as const satisfies RouteAnswer;
 const scheduleVersion = { ETag: "The schedule's version; send it back as If-Match." };
 
 export const routes: readonly Route[] = [
-  { method: 'GET', path: '/health', handler: 'health', auth: [], table: 'none', summary: 'Liveness check' },
+  {
+    method: 'GET',
+    path: '/health',
+    handler: 'health',
+    auth: [],
+    table: 'none',
+    summary: 'Liveness check',
+    docs: { answer: { data: 'health' } },
+  },
   {
     method: 'GET',
     path: '/openapi.json',
@@ -176,6 +210,7 @@ export const routes: readonly Route[] = [
     auth: ['client', 'tenant'],
     table: 'read',
     summary: 'Who the bearer token belongs to (only the token lookup)',
+    docs: { answer: { data: 'whoami' } },
   },
   {
     method: 'POST',
@@ -186,7 +221,11 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a tenant (spec 4.1)',
-    docs: { success: { 201: 'The tenant, with its token (shown only here).' }, bodyNamesRecords: true },
+    docs: {
+      answer: { data: 'tenant-created' },
+      success: { 201: 'The tenant, with its token (shown only here).' },
+      bodyNamesRecords: true,
+    },
   },
   {
     method: 'GET',
@@ -196,6 +235,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "List the client's tenants",
+    docs: { answer: { data: 'tenant-summary', list: true } },
   },
   {
     method: 'POST',
@@ -205,7 +245,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant, compatibility form (spec 4.3)',
-    docs: { bodyNamesRecords: true },
+    docs: { answer: { data: 'done' }, bodyNamesRecords: true },
   },
   {
     method: 'DELETE',
@@ -215,7 +255,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant (spec 4.10)',
-    docs: { bodyNamesRecords: true },
+    docs: { answer: { data: 'done' }, bodyNamesRecords: true },
   },
   {
     method: 'POST',
@@ -224,6 +264,7 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: 'Deactivate a tenant',
+    docs: { answer: { data: 'tenant-summary' } },
   },
   {
     method: 'POST',
@@ -232,15 +273,27 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: 'Activate a tenant',
+    docs: { answer: { data: 'tenant-summary' } },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/{id}',
+    handler: 'get-client-tenant',
+    auth: ['client'],
+    table: 'read',
+    summary: 'One of the client’s tenants: its development_variables, template, state and dates',
+    docs: { answer: { data: 'tenant-detail' }, headers: tenantVersion },
   },
   {
     method: 'PATCH',
     path: '/tenants/{id}',
     handler: 'update-tenant',
     auth: ['client'],
-    body: 'set-scheduling-granularity',
+    body: 'update-tenant',
     table: 'readWrite',
-    summary: "Change a tenant's schedulingGranularity (Minute triggers allowed or not)",
+    ifMatch: true,
+    summary: "Change a tenant's nome, development_variables or schedulingGranularity (If-Match guards against lost updates)",
+    docs: { answer: { data: 'tenant-detail' }, headers: tenantVersion },
   },
   {
     method: 'POST',
@@ -249,6 +302,7 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: "Rotate a tenant's token",
+    docs: { answer: { data: 'token-rotated' } },
   },
   {
     method: 'GET',
@@ -257,6 +311,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'The tenant of the token, with its applications and desks',
+    docs: { answer: { data: 'own-tenant' } },
   },
   {
     method: 'POST',
@@ -268,7 +323,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Publish a new template (version 1)',
-    docs: { success: { 201: 'The template, version 1.' } },
+    docs: { answer: { data: 'template-published' }, success: { 201: 'The template, version 1.' } },
   },
   {
     method: 'GET',
@@ -277,6 +332,7 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     summary: "List the client's templates (spec 4.2)",
+    docs: { answer: { data: 'template-summary', list: true } },
   },
   {
     method: 'GET',
@@ -285,6 +341,17 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     summary: 'A template: its latest bundle and version history',
+    docs: { answer: { data: 'template-detail' }, headers: templateVersion },
+  },
+  {
+    method: 'DELETE',
+    path: '/tenants/templates/{id}',
+    handler: 'delete-template',
+    auth: ['client'],
+    table: 'readWrite',
+    ifMatch: true,
+    summary: "Delete a template and its versions (409 while it is the client's default; tenants keep what it applied)",
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'PUT',
@@ -295,6 +362,7 @@ export const routes: readonly Route[] = [
     yaml: true,
     table: 'readWrite',
     summary: "Publish a template's next version",
+    docs: { answer: { data: 'template-published' } },
   },
   {
     method: 'PUT',
@@ -304,7 +372,7 @@ export const routes: readonly Route[] = [
     body: 'set-default-template',
     table: 'readWrite',
     summary: "Set or clear the client's default template",
-    docs: { bodyNamesRecords: true },
+    docs: { answer: { data: 'default-template' }, bodyNamesRecords: true },
   },
   {
     method: 'POST',
@@ -342,6 +410,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: "The tenant's agents, online or not",
+    docs: { answer: { data: 'agent', list: true } },
   },
   {
     method: 'POST',
@@ -352,7 +421,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add an agent (its token is shown once)',
-    docs: { success: { 201: 'The agent, with its token (shown only here).' } },
+    docs: { answer: { data: 'agent-created' }, success: { 201: 'The agent, with its token (shown only here).' } },
   },
   {
     method: 'POST',
@@ -361,6 +430,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Give an agent a new token (the old one stops working)',
+    docs: { answer: { data: 'token-rotated' } },
   },
   {
     method: 'GET',
@@ -370,6 +440,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "The tenant's runs, newest first",
+    docs: { answer: { data: 'run', list: true } },
   },
   {
     method: 'POST',
@@ -380,7 +451,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a user (login unique in the tenant)',
-    docs: { success: { 201: 'The user.' } },
+    docs: { answer: { data: 'user' }, success: { 201: 'The user.' } },
   },
   {
     method: 'GET',
@@ -388,8 +459,9 @@ export const routes: readonly Route[] = [
     handler: 'list-users',
     auth: ['tenant'],
     table: 'read',
-    paginated: true,
+    query: wholeListQuery,
     summary: 'Every user with their groups and effective permissions (spec 4.10)',
+    docs: { answer: { data: 'user-with-access', list: true } },
   },
   {
     method: 'GET',
@@ -398,6 +470,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A user with their groups',
+    docs: { answer: { data: 'user-with-access' } },
   },
   {
     method: 'PATCH',
@@ -407,6 +480,7 @@ export const routes: readonly Route[] = [
     body: 'update-user',
     table: 'readWrite',
     summary: "Change a user's login, name or e-mail",
+    docs: { answer: { data: 'user' } },
   },
   {
     method: 'DELETE',
@@ -415,6 +489,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Unlink a user: their login tokens and sessions stop working',
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'POST',
@@ -425,7 +500,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a group',
-    docs: { success: { 201: 'The group.' } },
+    docs: { answer: { data: 'group' }, success: { 201: 'The group.' } },
   },
   {
     method: 'GET',
@@ -434,6 +509,16 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'The groups and their members',
+    docs: { answer: { data: 'group', list: true } },
+  },
+  {
+    method: 'GET',
+    path: '/tenant/groups/{id}',
+    handler: 'get-group',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'One group and its members',
+    docs: { answer: { data: 'group' } },
   },
   {
     method: 'DELETE',
@@ -442,6 +527,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Remove a group and its memberships',
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'PUT',
@@ -450,6 +536,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Put a user in a group',
+    docs: { answer: { data: 'membership' } },
   },
   {
     method: 'DELETE',
@@ -458,6 +545,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Take a user out of a group',
+    docs: { answer: { data: 'membership' } },
   },
   {
     method: 'POST',
@@ -476,9 +564,18 @@ export const routes: readonly Route[] = [
     handler: 'list-datamarts',
     auth: ['tenant'],
     table: 'read',
-    paginated: true,
+    query: wholeListQuery,
     summary: 'The datamarts with their tables, columns and owners (spec 4.7)',
     docs: { success: { 200: 'The datamarts (spec 4.7).' }, answer: { data: 'datamart', list: true } },
+  },
+  {
+    method: 'GET',
+    path: '/tenant/datamart/{id}',
+    handler: 'get-datamart',
+    auth: ['tenant'],
+    table: 'read',
+    summary: 'One datamart with its tables, columns and owners',
+    docs: { success: { 200: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
   },
   {
     method: 'PATCH',
@@ -497,6 +594,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Delete a datamart and its permission records',
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'GET',
@@ -504,6 +602,7 @@ export const routes: readonly Route[] = [
     handler: 'list-user-permissions',
     auth: ['tenant'],
     table: 'read',
+    query: wholeListQuery,
     summary: 'User permissions of a datamart (spec 4.8)',
     docs: { success: { 200: 'The records (spec 4.8).' }, answer: { data: 'user-permission', list: true } },
   },
@@ -513,6 +612,7 @@ export const routes: readonly Route[] = [
     handler: 'list-group-permissions',
     auth: ['tenant'],
     table: 'read',
+    query: wholeListQuery,
     summary: 'Group permissions of a datamart (spec 4.9)',
     docs: { success: { 200: 'The records (spec 4.9).' }, answer: { data: 'group-permission', list: true } },
   },
@@ -561,6 +661,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: "A user's effective permissions on each table of a datamart",
+    docs: { answer: { data: 'effective-permission', list: true } },
   },
   {
     method: 'PUT',
@@ -586,6 +687,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: 'The schedules, each with its next fire',
+    docs: { answer: { data: 'schedule-summary', list: true } },
   },
   {
     method: 'GET',
@@ -608,6 +710,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     ifMatch: true,
     summary: 'Delete a schedule (If-Match optional)',
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'GET',
@@ -623,6 +726,7 @@ export const routes: readonly Route[] = [
       },
     ],
     summary: 'The next fire instants of a schedule, in UTC and local time',
+    docs: { answer: { data: 'schedule-preview' } },
   },
   {
     method: 'GET',
@@ -632,6 +736,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "A schedule's fires, newest first, with each flow's status",
+    docs: { answer: { data: 'schedule-run', list: true } },
   },
   {
     method: 'GET',
@@ -640,6 +745,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: "The tenant's allowed alert channels (the webhook URL and its state, never the secret)",
+    docs: { answer: { data: 'settings' } },
   },
   {
     method: 'PATCH',
@@ -649,6 +755,7 @@ export const routes: readonly Route[] = [
     body: 'update-settings',
     table: 'readWrite',
     summary: 'Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once)',
+    docs: { answer: { data: 'settings' } },
   },
   {
     method: 'POST',
@@ -657,6 +764,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'A new webhook signing secret (shown once); the previous one also signs for 24 hours',
+    docs: { answer: { data: 'settings' } },
   },
   {
     method: 'POST',
@@ -667,7 +775,7 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create an alert: its channels and content blocks',
-    docs: { success: { 201: 'The alert.' } },
+    docs: { answer: { data: 'alert' }, success: { 201: 'The alert.' } },
   },
   {
     method: 'GET',
@@ -677,6 +785,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "The tenant's alerts",
+    docs: { answer: { data: 'alert', list: true } },
   },
   {
     method: 'GET',
@@ -685,6 +794,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'An alert',
+    docs: { answer: { data: 'alert' } },
   },
   {
     method: 'PATCH',
@@ -694,6 +804,7 @@ export const routes: readonly Route[] = [
     body: 'update-alert',
     table: 'readWrite',
     summary: "Change an alert's name, channels or content",
+    docs: { answer: { data: 'alert' } },
   },
   {
     method: 'DELETE',
@@ -702,6 +813,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Delete an alert (its deliveries stay readable until they expire)',
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'POST',
@@ -712,6 +824,7 @@ export const routes: readonly Route[] = [
     maxBodyBytes: alertRequestBytes,
     table: 'read',
     summary: 'The payload a delivery would send; sends nothing',
+    docs: { answer: { data: 'alert-preview' } },
   },
   {
     method: 'POST',
@@ -735,6 +848,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "An alert's deliveries, newest first (kept 30 days)",
+    docs: { answer: { data: 'delivery', list: true } },
   },
   {
     method: 'GET',
@@ -743,6 +857,7 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A delivery: status, attempts (time, status code or error), next attempt',
+    docs: { answer: { data: 'delivery' } },
   },
   {
     method: 'POST',
@@ -753,7 +868,7 @@ export const routes: readonly Route[] = [
     sends: ['webhook'],
     payloads: 'read',
     summary: 'Queue a failed delivery again, with the same webhook-id',
-    docs: { success: { 202: 'The delivery, queued again.' } },
+    docs: { answer: { data: 'delivery' }, success: { 202: 'The delivery, queued again.' } },
   },
   {
     method: 'POST',
@@ -838,6 +953,7 @@ export const routes: readonly Route[] = [
     table: 'read',
     summary: "The BI session's user, tenant and UI flags",
     docs: {
+      answer: { data: 'session' },
       credential: {
         in: 'cookie',
         note: 'Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
@@ -851,6 +967,7 @@ export const routes: readonly Route[] = [
     auth: ['agent'],
     table: 'readWrite',
     summary: 'Agent heartbeat: marks it online, returns the loads dispatched to it',
+    docs: { answer: { data: 'heartbeat' } },
   },
   {
     method: 'POST',
@@ -860,8 +977,22 @@ export const routes: readonly Route[] = [
     body: 'report-run',
     table: 'readWrite',
     summary: 'Agent reports a run running, succeeded or failed',
+    docs: { answer: { data: 'run' } },
   },
 ];
+
+/**
+ * What runs for a request no row of the route table matches: API Gateway's `$default` route on AWS,
+ * the gateway's fallback in the twin. It answers 404 for a path no route has, and 405 (with
+ * `Allow`) for a path that other methods take, both in the error envelope.
+ */
+export const unmatchedRoute = {
+  routeKey: unmatchedRouteKey,
+  handler: 'unmatched-route',
+  auth: [],
+  table: 'none',
+  summary: 'A request no route matches: 404, or 405 with Allow for a path other methods take',
+} as const satisfies Pick<Route, 'handler' | 'auth' | 'table' | 'summary'> & { routeKey: string };
 
 /** A function fed by a queue (a Lambda event source mapping on AWS, a poller in the twin). */
 export interface QueueConsumer {

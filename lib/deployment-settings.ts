@@ -1,4 +1,5 @@
 import type { Construct } from 'constructs';
+import { stageContext } from './stage.ts';
 import {
   type DispatchSettings,
   dispatchSettingLimits,
@@ -9,6 +10,13 @@ import {
 /** API Gateway stage throttling when the context sets none: steady requests per second, and the burst above it. */
 export const DEFAULT_API_RATE_LIMIT = 200;
 export const DEFAULT_API_BURST_LIMIT = 400;
+/**
+ * Each route that takes no token (the SSO landing, docs, JWKS, health, and the $default route of
+ * unmatched paths) has a bucket of its own this size, so a flood on one of them is answered 429 there
+ * and never spends what the tenant routes share.
+ */
+export const DEFAULT_ANONYMOUS_RATE_LIMIT = 50;
+export const DEFAULT_ANONYMOUS_BURST_LIMIT = 100;
 
 /**
  * Fire workers that may run at once when the fire queue is busy: reserved for the fire worker (taken
@@ -19,7 +27,7 @@ export const DEFAULT_API_BURST_LIMIT = 400;
  */
 export const FIRE_CONCURRENCY: WholeNumberLimits = { fallback: 10, min: 2, max: 1000 };
 
-/** The operational settings a deployer gives as CDK context (`-c name=value` or cdk.json). */
+/** The operational settings a deployer gives as CDK context (the stage's in cdk.json, or `-c name=value`). */
 export interface DeploymentSettings extends DispatchSettings {
   /** Subscribed to the alarm topic when set (SNS sends a confirmation e-mail first). */
   alarmEmail?: string;
@@ -27,6 +35,9 @@ export interface DeploymentSettings extends DispatchSettings {
   apiRateLimit: number;
   /** Requests the stage accepts in a burst above the rate (a whole number). */
   apiBurstLimit: number;
+  /** Steady requests per second each anonymous route accepts, in a bucket of its own. */
+  anonymousRateLimit: number;
+  anonymousBurstLimit: number;
   fireConcurrency: number;
 }
 
@@ -36,7 +47,7 @@ export interface DeploymentSettings extends DispatchSettings {
  * the command line arrive as strings, from cdk.json as numbers: both are accepted.
  */
 export function deploymentSettings(scope: Construct): DeploymentSettings {
-  const context = (name: string): unknown => scope.node.tryGetContext(name);
+  const context = (name: string): unknown => stageContext(scope, name);
 
   const email = context('alarmEmail');
   let alarmEmail: string | undefined;
@@ -67,6 +78,8 @@ export function deploymentSettings(scope: Construct): DeploymentSettings {
     alarmEmail,
     apiRateLimit: number('apiRateLimit', DEFAULT_API_RATE_LIMIT, false),
     apiBurstLimit: number('apiBurstLimit', DEFAULT_API_BURST_LIMIT, true),
+    anonymousRateLimit: number('anonymousRateLimit', DEFAULT_ANONYMOUS_RATE_LIMIT, false),
+    anonymousBurstLimit: number('anonymousBurstLimit', DEFAULT_ANONYMOUS_BURST_LIMIT, true),
     fireConcurrency: wholeNumber('fireConcurrency', FIRE_CONCURRENCY),
     dueShards: wholeNumber('dueShards', dispatchSettingLimits.dueShards),
     duePageSize: wholeNumber('duePageSize', dispatchSettingLimits.duePageSize),

@@ -33,6 +33,16 @@ export const tableActions: Record<TableAccess, string[]> = {
 };
 
 /**
+ * What DynamoDB does with the table's key on a caller's behalf: every reader has the table key
+ * decrypted, a writer may also have data keys made. Granted only through DynamoDB (kms:ViaService).
+ */
+export const tableKeyActions: Record<TableAccess, string[]> = {
+  none: [],
+  read: ['kms:Decrypt', 'kms:DescribeKey'],
+  readWrite: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'],
+};
+
+/**
  * The S3 actions behind each level of payload access: what functions/core/store/payloads.ts calls.
  * ListBucket (on the bucket, not its objects) is what makes S3 answer NoSuchKey for a body that is
  * gone (delivered or expired), which the code expects, rather than AccessDenied.
@@ -102,7 +112,16 @@ export class FunctionRoles {
     const writeLogs = new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'] });
     role.addToPolicy(writeLogs);
     this.logWriting.set(role, writeLogs);
-    if (needs.table !== 'none') table.table.grant(role, ...tableActions[needs.table]);
+    if (needs.table !== 'none') {
+      table.table.grant(role, ...tableActions[needs.table]);
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: tableKeyActions[needs.table],
+          resources: [table.key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${this.stack.region}.amazonaws.com` } },
+        }),
+      );
+    }
     for (const name of needs.sends) queues.queues[name].grantSendMessages(role);
     if (needs.deadLetters) queues.deadLetterQueues[needs.deadLetters].grantSendMessages(role);
     if (needs.signingKeys) signingKeys.secret.grantRead(role);

@@ -196,6 +196,25 @@ export class ServiceMonitoring extends Construct {
       }),
     );
 
+    // Webhook endpoints paused by their breaker. A paused endpoint with deliveries waiting is probed (and
+    // counted again when the probe stalls) at least every 10 minutes and a quarter: over three periods
+    // of 5 minutes one count keeps the alarm on while any endpoint stays paused.
+    notify(
+      new Alarm(this, 'WebhookEndpointsOpenAlarm', {
+        alarmDescription:
+          "A tenant's webhook endpoint was paused in the last 15 minutes: 5 attempts in a row timed out or could not " +
+          'connect, so its deliveries wait (no attempt is used up) while one probe at a time checks it. One tenant: its ' +
+          'receiver is down; its settings and delivery log say so, nothing to do on our side. Many at once: suspect our ' +
+          `egress (DNS, NAT, network). The deliverer's log ("Webhook endpoint paused") names the tenants. ${RUNBOOK}`,
+        metric: serviceMetric('WebhookEndpointsOpened'),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
     // Work requests left behind that the sweeper cannot finish: it retries every minute, so this is a stuck one.
     notify(
       new Alarm(this, 'FollowUpFailuresAlarm', {
@@ -311,7 +330,9 @@ export class ServiceMonitoring extends Construct {
       ),
       graph(
         'Service: webhook deliveries',
-        (['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+        (
+          ['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures', 'WebhookAttemptsDeferred', 'WebhookEndpointsOpened'] as const
+        ).map((name) => serviceMetric(name, 'Sum', name)),
       ),
     );
     dashboard.addWidgets(

@@ -1,11 +1,20 @@
 import { CfnOutput, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { ApiMapping, DomainName, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  ApiMapping,
+  type CfnStage,
+  DomainName,
+  HttpApi,
+  HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { routes } from '#functions/routes.ts';
-import { functionIdOf } from './construct-ids.ts';
+import { type Route, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
+import { functionIdOf, pascalCase } from './construct-ids.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { chunk } from './monitoring.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
@@ -14,6 +23,10 @@ import { RoleInvokedLambdaIntegration } from './role-invoked-lambda.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 import type { SigningKeys } from './signing-keys.ts';
+import { certificateProblems } from './stage.ts';
+
+/** What making a route's function takes from its row. */
+type RouteFunction = Pick<Route, 'handler' | 'table' | 'sends' | 'signingKeys' | 'payloads' | 'packageFiles'>;
 
 /** Function ARNs run to about 120 characters: 40 keep a managed policy well under its 6,144. */
 const ARNS_PER_INVOKE_POLICY = 40;
@@ -42,8 +55,10 @@ export interface ServiceApiProps {
   tenantBaseDomain: string;
   /** With it, the API also answers on every tenant domain (see ServiceStackProps). */
   tenantCertificateArn?: string;
-  /** The default stage's throttling (CDK context). */
+  /** The default stage's throttling (CDK context): what the routes with a token share. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** The bucket each route without a token has to itself. */
+  anonymousThrottle: { rateLimit: number; burstLimit: number };
   table: ServiceTable;
   queues: ServiceQueues;
   payloads: PayloadBucket;
@@ -80,6 +95,8 @@ export class ServiceApi {
       },
     });
     if (props.tenantCertificateArn) {
+      const problems = certificateProblems(props.tenantCertificateArn, stack);
+      if (problems.length > 0) throw new Error(problems.join('\n'));
       const tenantDomains = new DomainName(stack, 'TenantDomains', {
         domainName: `*.${props.tenantBaseDomain}`,
         certificate: Certificate.fromCertificateArn(stack, 'TenantCertificate', props.tenantCertificateArn),
@@ -98,12 +115,11 @@ export class ServiceApi {
       assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
       description: 'API Gateway invokes the route functions with this role, and nothing else',
     });
-    for (const route of routes) {
-      const functionId = functionIdOf(route);
+    const routeFunction = (functionId: string, route: RouteFunction, description: string) => {
       const sends = route.sends ?? [];
       const fn = new ProjectFunction(stack, functionId, {
         entry: `functions/http/${route.handler}.ts`,
-        description: `${route.method} ${route.path}: ${route.summary}`,
+        description,
         environment: {
           ...environment,
           ...queues.urlVariables(sends),
@@ -114,11 +130,17 @@ export class ServiceApi {
         packageFiles: route.packageFiles,
       });
       this.functions.push({ name: functionId, fn });
+      return new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker);
+    };
+    const anonymousRoutes: Array<{ key: string; route: HttpRoute }> = [];
+    for (const route of routes) {
+      const functionId = functionIdOf(route);
       const [apiRoute] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
-        integration: new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker),
+        integration: routeFunction(functionId, route, `${route.method} ${route.path}: ${route.summary}`),
       });
+      if (apiRoute && route.auth.length === 0) anonymousRoutes.push({ key: routeKey(route), route: apiRoute });
       if (apiRoute)
         Validations.of(apiRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
@@ -127,6 +149,32 @@ export class ServiceApi {
             : `Public by design, no token: ${route.summary}. Any check it needs (a login token, a session cookie) is made in the handler.`,
         });
     }
+
+    // What no route matches goes to the $default route, whose function answers 404 or 405 (with Allow)
+    // in the error envelope, instead of API Gateway's own {"message":"Not Found"}.
+    const unmatched = new HttpRoute(stack, 'DefaultRoute', {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: routeFunction(pascalCase(unmatchedRoute.handler), unmatchedRoute, unmatchedRoute.summary),
+    });
+    Validations.of(unmatched).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Public by design: it only says that no route matches (404) or which methods the path takes (405).',
+    });
+    anonymousRoutes.push({ key: HttpRouteKey.DEFAULT.key, route: unmatched });
+
+    // Route settings give each anonymous route a bucket of its own (docs/operations.md, API throttling).
+    // The stage names routes by key, so it must come after them: CloudFormation refuses a setting for
+    // a route that does not exist yet.
+    const cfnStage = stage.node.defaultChild as CfnStage;
+    cfnStage.routeSettings = Object.fromEntries(
+      anonymousRoutes.map(({ key }) => [
+        key,
+        // Raw CloudFormation (the property is untyped JSON), so CloudFormation's own casing.
+        { ThrottlingRateLimit: props.anonymousThrottle.rateLimit, ThrottlingBurstLimit: props.anonymousThrottle.burstLimit },
+      ]),
+    );
+    for (const { route } of anonymousRoutes) stage.node.addDependency(route);
 
     // Exactly the route functions, by ARN (no `:*` for versions: none is published), in customer
     // managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.

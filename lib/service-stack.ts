@@ -19,6 +19,8 @@ import { TimedWorkers } from './timed-workers.ts';
  */
 export interface ServiceStackProps extends StackProps {
   stage: string;
+  /** A throwaway stage (lib/stage.ts): the table may then be deleted; otherwise deletion protection is on. */
+  ephemeral?: boolean;
   tenantBaseDomain: string;
   /**
    * ACM certificate for `*.<tenantBaseDomain>` (in the stack's region). With it, the API also answers
@@ -42,7 +44,7 @@ export class ServiceStack extends Stack {
     super(scope, id, props);
     const settings = deploymentSettings(this);
 
-    const table = new ServiceTable(this, { stage: props.stage, dispatch: settings });
+    const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings });
     // Every alarm of the service notifies this one topic (the ARN is an output).
     const alarmTopic = new AlarmTopic(this, 'Alarms', { email: settings.alarmEmail });
     const queues = new ServiceQueues(this, alarmTopic.action);
@@ -55,6 +57,7 @@ export class ServiceStack extends Stack {
       tenantBaseDomain: props.tenantBaseDomain,
       tenantCertificateArn: props.tenantCertificateArn,
       throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
+      anonymousThrottle: { rateLimit: settings.anonymousRateLimit, burstLimit: settings.anonymousBurstLimit },
       table,
       queues,
       payloads,
@@ -78,6 +81,7 @@ export class ServiceStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: table.table.tableName });
+    new CfnOutput(this, 'TableKeyArn', { value: table.key.keyArn });
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secret.secretArn });
     new CfnOutput(this, 'PayloadBucketName', { value: payloads.bucket.bucketName });
     // What a DLQ redrive needs (docs/operations.md): each queue's ARN, its DLQ's URL and ARN.

@@ -1,11 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { type Route, routeKey } from '#functions/routes.ts';
 
-/** One HTTP request as the gateway received it, matched to its route. */
+/** One HTTP request as the gateway received it, with the key of the route it matched (`$default`: none). */
 export interface GatewayRequest {
-  route: Pick<Route, 'method' | 'path'>;
+  method: string;
+  routeKey: string;
   pathParameters: Record<string, string>;
   /** Path as sent, without the query string. */
   path: string;
@@ -34,10 +34,9 @@ export function apiGatewayEvent(request: GatewayRequest): APIGatewayProxyEventV2
   }
   const textual = isTextual(headers['content-type']) && isUtf8(body);
   const now = new Date();
-  const key = routeKey(request.route);
   return {
     version: '2.0',
-    routeKey: key,
+    routeKey: request.routeKey,
     rawPath: request.path,
     rawQueryString: request.rawQuery,
     cookies: request.cookies,
@@ -50,14 +49,14 @@ export function apiGatewayEvent(request: GatewayRequest): APIGatewayProxyEventV2
       domainName: headers.host ?? 'localhost',
       domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
       http: {
-        method: request.route.method,
+        method: request.method,
         path: request.path,
         protocol: request.protocol,
         sourceIp: request.sourceIp,
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: key,
+      routeKey: request.routeKey,
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type Route, routeTimeoutSeconds } from '#functions/routes.ts';
+import { type Route, routeKey, routes, routeTimeoutSeconds, unmatchedRoute } from '#functions/routes.ts';
 import { accessLine } from './access-log.ts';
 import { apiGatewayEvent } from './api-gateway-event.ts';
 import { invoke } from './lambda-context.ts';
-import { matchRoute } from './route-matching.ts';
+import { matchRoute } from '#functions/core/api/route-matching.ts';
 
 /** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
 const gatewayPayloadLimit = 10 * 1024 * 1024;
@@ -15,7 +15,7 @@ type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promis
 const handlerModules = new Map<string, Promise<LambdaHandler>>();
 
 /** Imports a route's handler module once, like a warm Lambda container. */
-function loadHandler(route: Route): Promise<LambdaHandler> {
+function loadHandler(route: Pick<Route, 'handler'>): Promise<LambdaHandler> {
   let loaded = handlerModules.get(route.handler);
   if (!loaded) {
     const file = new URL(`../functions/http/${route.handler}.ts`, import.meta.url);
@@ -106,7 +106,7 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
 async function serve(request: IncomingMessage, response: ServerResponse, biStandInHosts: string | undefined): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://gateway.local');
   const method = request.method ?? 'GET';
-  const match = matchRoute(method, url.pathname);
+  const match = matchRoute(method, url.pathname, routes);
   const body = await readBody(request);
   if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
   const hostName = (request.headers.host ?? '').replace(/:\d+$/, '');
@@ -114,15 +114,17 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(biStandInPage);
     return;
   }
-  if (!match) return send(response, 404, { message: 'Not Found' });
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
+  // No route: API Gateway's $default route, whose function answers 404 or 405 in the error envelope.
+  const served = match?.route ?? unmatchedRoute;
   const event = apiGatewayEvent({
-    route: match.route,
-    pathParameters: match.pathParameters,
+    method,
+    routeKey: match ? routeKey(match.route) : unmatchedRoute.routeKey,
+    pathParameters: match?.pathParameters ?? {},
     path: url.pathname,
     rawQuery: url.search.slice(1),
     headers,
@@ -131,12 +133,12 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     protocol: `HTTP/${request.httpVersion}`,
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
   });
-  const handler = await loadHandler(match.route);
+  const handler = await loadHandler(served);
   let result: APIGatewayProxyStructuredResultV2;
   try {
-    result = await invoke(handler, event, match.route.handler, routeTimeoutSeconds * 1000);
+    result = await invoke(handler, event, served.handler, routeTimeoutSeconds * 1000);
   } catch (error) {
-    console.error(`${match.route.handler} failed`, error);
+    console.error(`${served.handler} failed`, error);
     return send(response, 500, { message: 'Internal Server Error' });
   }
   const responseHeaders: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };

@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { invoke } from './lambda-context.ts';
+import { queueDefinitions } from '#functions/core/store/queue-definitions.ts';
+import { sqs as functionsSqs } from '#functions/core/store/queues.ts';
 import type { QueueConsumer } from '#functions/routes.ts';
+import { FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
+import { type FairQueue, startFairQueue } from './fair-queue.ts';
+import { invoke } from './lambda-context.ts';
+import type { LocalQueues } from './queues.ts';
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -11,33 +16,64 @@ export interface Poller {
 }
 
 /**
- * Feeds a queue to its consumer as a Lambda event source mapping does: batches of up to
- * `batchSize`, the partial batch response honoured (successes deleted, failures left to reappear
- * after the visibility timeout and, past maxReceiveCount, to be moved to the DLQ by the queue).
- * A handler that throws fails the whole batch, as on AWS.
+ * Batches an event source mapping processes at once on a standard queue with messages waiting:
+ * it starts with five, and scales back to five when traffic is low (Lambda Developer Guide,
+ * "Configuring scaling behavior for SQS event source mappings"). The twin stays there: AWS then
+ * adds up to 300 a minute, which a twin sharing one machine's cores would only turn into contention.
  */
-export function startPoller(options: { consumer: QueueConsumer; queueUrl: string; sqs: SQSClient; log?: boolean }): Poller {
-  const { consumer, queueUrl, sqs } = options;
+export const startingBatches = 5;
+
+/** The consumer's concurrent batches on the twin: its concurrency setting's default when it has one (the most AWS runs), else the start. */
+export const twinBatchesOf = (consumer: Pick<QueueConsumer, 'concurrencySetting'>) =>
+  consumer.concurrencySetting === 'fireConcurrency' ? FIRE_CONCURRENCY.fallback : startingBatches;
+
+/**
+ * Feeds a queue to its consumer as a Lambda event source mapping does: several batches at once
+ * (`twinBatchesOf`: one slow batch, a receiver that never answers say, holds only its own), each of
+ * up to `batchSize`, the partial batch response honoured (successes deleted, failures left to
+ * reappear after the visibility timeout and, past maxReceiveCount, to be moved to the DLQ by the
+ * queue). A handler that throws fails the whole batch, as on AWS. A fair queue's messages come
+ * through the twin's fair queue (local/fair-queue.ts), in SQS's order: quiet tenants' first.
+ */
+export function startPoller(options: { consumer: QueueConsumer; queues: LocalQueues; sqs: SQSClient; log?: boolean }): Poller {
+  const { consumer, queues, sqs } = options;
+  const queueUrl = queues.urls[consumer.queue];
   const handlerModule = import(new URL(`../functions/workers/${consumer.handler}.ts`, import.meta.url).href) as Promise<{
     handler: SqsHandler;
   }>;
   const abort = new AbortController();
-  const loop = (async () => {
-    const { handler } = await handlerModule;
+  // The functions run in this process: the twin learns the tenant of what they send.
+  queues.groups.track(functionsSqs());
+  const fair: FairQueue | undefined = queueDefinitions[consumer.queue].fair
+    ? startFairQueue({
+        sqs,
+        queueUrl,
+        visibilityTimeoutSeconds: queues.visibilityTimeoutSeconds[consumer.queue],
+        inFlight: () => queues.inFlight(consumer.queue),
+        groups: queues.groups,
+      })
+    : undefined;
+
+  const receive = async (): Promise<Message[]> => {
+    if (fair) return fair.take(consumer.batchSize);
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: consumer.batchSize,
+        WaitTimeSeconds: 1,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    return received.Messages ?? [];
+  };
+
+  const batches = async (handler: SqsHandler) => {
     while (!abort.signal.aborted) {
-      let messages: Message[] = [];
+      let messages: Message[];
       try {
-        const received = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: consumer.batchSize,
-            WaitTimeSeconds: 1,
-            MessageSystemAttributeNames: ['All'],
-            MessageAttributeNames: ['All'],
-          }),
-          { abortSignal: abort.signal },
-        );
-        messages = received.Messages ?? [];
+        messages = await receive();
       } catch (error) {
         if (abort.signal.aborted) break;
         console.error(`poller ${consumer.queue}: receive failed`, error);
@@ -46,6 +82,7 @@ export function startPoller(options: { consumer: QueueConsumer; queueUrl: string
       }
       if (messages.length === 0) continue;
       const records = messages.map((message) => toRecord(message, queueUrl));
+      const started = performance.now();
       let failed: Set<string>;
       try {
         const result = await invoke(handler, { Records: records } as SQSEvent, consumer.handler, consumer.timeoutSeconds * 1000);
@@ -54,22 +91,35 @@ export function startPoller(options: { consumer: QueueConsumer; queueUrl: string
         console.error(`${consumer.handler} failed the whole batch`, error);
         failed = new Set(records.map((record) => record.messageId));
       }
+      fair?.processed(messages, performance.now() - started);
       const done = records.filter((record) => !failed.has(record.messageId));
+      for (const record of done) queues.groups.forget(record.messageId);
       if (done.length > 0) {
-        await sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-          }),
+        await sqs
+          .send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+            }),
+          )
+          .catch((error: unknown) => console.error(`poller ${consumer.queue}: delete failed`, error));
+      }
+      if (options.log) {
+        console.log(
+          `${consumer.handler}: ${done.length} done, ${failed.size} to retry${fair ? `, ${fair.waiting()} waiting` : ''}`,
         );
       }
-      if (options.log) console.log(`${consumer.handler}: ${done.length} done, ${failed.size} to retry`);
     }
-  })();
+  };
+
+  const running = handlerModule.then(({ handler }) =>
+    Promise.all(Array.from({ length: twinBatchesOf(consumer) }, () => batches(handler))),
+  );
   return {
     stop: async () => {
       abort.abort();
-      await loop.catch(() => undefined);
+      await fair?.stop();
+      await running.catch(() => undefined);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { startFauxqs } from 'fauxqs';
 import { localQueueName, type QueueName, queueDefinitions } from '#functions/core/store/queue-definitions.ts';
+import { type InFlightMessage, type MessageGroups, messageGroups } from './fair-queue.ts';
 
 /** The payload bucket's name on the twin (AWS names its own). */
 export const localPayloadBucket = 'bi-tenant-admin-payloads';
@@ -8,6 +9,12 @@ export interface LocalQueues {
   endpoint: string;
   urls: Record<QueueName, string>;
   deadLetterUrls: Record<QueueName, string>;
+  /** How long a received message stays hidden, per queue (the definitions', or the override). */
+  visibilityTimeoutSeconds: Record<QueueName, number>;
+  /** The messages a queue holds in flight now, and until when (read in process, for the twin's fair queues). */
+  inFlight(name: QueueName): InFlightMessage[];
+  /** The tenant of each message sent, which fauxqs does not keep on a standard queue. */
+  groups: MessageGroups;
   stop(): Promise<void>;
 }
 
@@ -20,6 +27,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds?: num
   const server = await startFauxqs({ port: 0, logger: false });
   const urls = {} as Record<QueueName, string>;
   const deadLetterUrls = {} as Record<QueueName, string>;
+  const visibilityTimeoutSeconds = {} as Record<QueueName, number>;
   for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
     const fifo: Record<string, string> = definition.fifo
       ? {
@@ -40,7 +48,21 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds?: num
     });
     urls[name] = queue.queueUrl;
     deadLetterUrls[name] = deadLetter.queueUrl;
+    visibilityTimeoutSeconds[name] = options.visibilityTimeoutSeconds ?? definition.visibilityTimeoutSeconds;
   }
   server.createBucket(localPayloadBucket);
-  return { endpoint: server.address, urls, deadLetterUrls, stop: () => server.stop() };
+  return {
+    endpoint: server.address,
+    urls,
+    deadLetterUrls,
+    visibilityTimeoutSeconds,
+    inFlight: (name) =>
+      (server.inspectQueue(localQueueName(name))?.messages.inflight ?? []).map((entry) => ({
+        messageId: entry.message.messageId,
+        receiptHandle: entry.receiptHandle,
+        visibleAt: entry.visibilityDeadline,
+      })),
+    groups: messageGroups(),
+    stop: () => server.stop(),
+  };
 }

@@ -32,6 +32,8 @@ export interface TwinOptions {
   clock?: boolean;
   /** Overrides the webhook retry delays in seconds (tests: a fast schedule instead of hours). */
   webhookRetryDelaysSeconds?: readonly number[];
+  /** Overrides a paused webhook endpoint's first and longest pause in seconds (tests: seconds instead of minutes). */
+  webhookBreakerCooldownSeconds?: { first: number; longest: number };
   /** The queues whose consumers run (default: all); the bench measures one path at a time. */
   consumers?: readonly QueueName[];
 }
@@ -51,6 +53,15 @@ export interface Twin {
 }
 
 export const localTableName = 'bi-tenant-admin';
+
+/** What a running `npm start` records in its data folder (twin.json), so that the admin CLI works on its data. */
+export interface TwinRuntime {
+  pid: number;
+  url: string;
+  dynamodbEndpoint: string;
+  signingKeysFile: string;
+  inMemory: boolean;
+}
 
 /** Points the in-process handlers (and the SDK) at the twin's emulators, as the stack's env does on AWS. */
 export function localEnvironment(dynamodbEndpoint: string, tenantBaseDomain = 'localhost'): Record<string, string> {
@@ -109,6 +120,11 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       // Receivers on this machine (the example receiver) are reachable, over http too. Never on AWS.
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       ...(options.webhookRetryDelaysSeconds ? { WEBHOOK_RETRY_DELAYS: options.webhookRetryDelaysSeconds.join(',') } : {}),
+      ...(options.webhookBreakerCooldownSeconds
+        ? {
+            WEBHOOK_BREAKER_COOLDOWN: `${options.webhookBreakerCooldownSeconds.first},${options.webhookBreakerCooldownSeconds.longest}`,
+          }
+        : {}),
       SIGNING_KEYS_FILE: join(keysDir, 'jwt-keys.json'),
       // Tenant domains are <slug>-<id>.localhost: browsers resolve them to this machine.
       TENANT_ORIGIN: `http://{dominio}:${port}`,
@@ -126,7 +142,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     stops.push(async () => sqs.destroy());
     const pollers: Poller[] = queueConsumers
       .filter((consumer) => options.consumers?.includes(consumer.queue) ?? true)
-      .map((consumer) => startPoller({ consumer, queueUrl: queues.urls[consumer.queue], sqs, log: options.log }));
+      .map((consumer) => startPoller({ consumer, queues, sqs, log: options.log }));
     stops.push(async () => {
       await Promise.all(pollers.map((poller) => poller.stop()));
     });

@@ -17,7 +17,6 @@ import reload from './reload.schema.json' with { type: 'json' };
 import reportRun from './report-run.schema.json' with { type: 'json' };
 import revokeLogin from './revoke-login.schema.json' with { type: 'json' };
 import scheduleV2 from './schedule.v2.schema.json' with { type: 'json' };
-import setSchedulingGranularity from './set-scheduling-granularity.schema.json' with { type: 'json' };
 import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
 import templateBundle from './template-bundle.schema.json' with { type: 'json' };
@@ -25,6 +24,7 @@ import text from './text.schema.json' with { type: 'json' };
 import updateAlert from './update-alert.schema.json' with { type: 'json' };
 import updateDatamart from './update-datamart.schema.json' with { type: 'json' };
 import updateSettings from './update-settings.schema.json' with { type: 'json' };
+import updateTenant from './update-tenant.schema.json' with { type: 'json' };
 import updateUser from './update-user.schema.json' with { type: 'json' };
 
 export const requestSchemas = {
@@ -43,7 +43,6 @@ export const requestSchemas = {
   'report-run': reportRun,
   'revoke-login': revokeLogin,
   'schedule.v2': scheduleV2,
-  'set-scheduling-granularity': setSchedulingGranularity,
   'set-default-template': setDefaultTemplate,
   'set-permissions': setPermissions,
   'template-bundle': templateBundle,
@@ -51,6 +50,7 @@ export const requestSchemas = {
   'update-alert': updateAlert,
   'update-datamart': updateDatamart,
   'update-settings': updateSettings,
+  'update-tenant': updateTenant,
   'update-user': updateUser,
 } as const;
 

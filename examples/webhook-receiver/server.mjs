@@ -81,6 +81,11 @@ const server = createServer(async (request, response) => {
   }
 });
 
+// A port already in use (or not allowed) ends the receiver at once, saying why: nothing would arrive otherwise.
+server.on('error', (error) => {
+  console.error(`Webhook receiver cannot listen on 127.0.0.1:${port}: ${error.message}. Set PORT to a free port.`);
+  process.exit(1);
+});
 server.listen(port, '127.0.0.1', () => {
   console.log(`Webhook receiver listening on http://127.0.0.1:${server.address().port}/${pathSecret}`);
 });

@@ -60,6 +60,8 @@ export const badRequest = (message: string, errors: FieldError[] = [], code = 'i
 export const unauthorized = (message: string, challenge = 'Bearer') =>
   new ServiceError(401, 'unauthorized', message, [], { 'www-authenticate': challenge });
 
+export const forbidden = (message: string, code = 'forbidden') => new ServiceError(403, code, message);
+
 export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
 
 export const conflict = (message: string, code = 'conflict', errors: FieldError[] = [], headers: Record<string, string> = {}) =>

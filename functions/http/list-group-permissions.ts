@@ -1,9 +1,11 @@
-import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { httpHandler, idParameter, wholeListParameters } from '#functions/core/api/http-handler.ts';
+import { listAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { listPermissions } from '#functions/core/datamarts/permissions.ts';
 
-/** GET /tenant/datamart/{id}/group (spec 4.9): every group permission record of the datamart. */
+/** GET /tenant/datamart/{id}/group (spec 4.9): every group permission record of the datamart, or a page with `limit`. */
 export const handler = httpHandler(async (request) => {
-  const data = await listPermissions(tenantIdOf(request.principal), idParameter(request, 'id'), 'group');
-  return { status: 200, body: { status: 'success', data } };
+  const { limit, cursor } = wholeListParameters(request);
+  const page = await listPermissions(tenantIdOf(request.principal), idParameter(request, 'id'), 'group', limit, cursor);
+  return { status: 200, body: listAnswer(page, limit) };
 });

@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#functions/core/observability/logger.ts';
 import { workerHandler } from '#functions/core/api/worker-handler.ts';
 import { attemptDelivery } from '#functions/core/alerts/deliverer.ts';
@@ -11,29 +11,44 @@ import { deadLetterQueueUrl, queueUrl, sqs } from '#functions/core/store/queues.
 // A function missing its webhook configuration fails at cold start.
 webhookConfig();
 
-function parseMessage(body: string): DeliveryMessage {
-  const message = JSON.parse(body) as Partial<DeliveryMessage>;
-  if (!Number.isSafeInteger(message.tenantId) || !Number.isSafeInteger(message.deliveryId)) {
-    throw new Error('The message is not a delivery');
+function parseMessage(body: string): DeliveryMessage | undefined {
+  try {
+    const message = JSON.parse(body) as Partial<DeliveryMessage> | null;
+    if (Number.isSafeInteger(message?.tenantId) && Number.isSafeInteger(message?.deliveryId)) return message as DeliveryMessage;
+  } catch {
+    // Not JSON: not a delivery either.
   }
-  return message as DeliveryMessage;
+  return undefined;
+}
+
+/** Moves the message, as received, to the queue's DLQ. */
+async function deadLetter(record: SQSRecord): Promise<void> {
+  await sqs().send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl('webhook'), MessageBody: record.body }));
 }
 
 /**
  * One delivery attempt. A delivery to retry stays on the queue, hidden until its next attempt: its
- * visibility timeout becomes the retry delay and the message is reported failed. After its last
+ * visibility timeout becomes the retry delay and the message is reported failed; a message whose
+ * endpoint is at its limit or paused is put back the same way, without an attempt. After its last
  * attempt it is moved to the DLQ (as received), and only then marked failed, so a DLQ that cannot
- * be reached leaves it for the next receive. A message that is not a delivery, or an error of
- * ours, is a failure left for SQS to retry and, in the end, to dead-letter.
+ * be reached leaves it for the next receive. A message that is not a delivery goes to the DLQ at
+ * once (deferrals count as receives, so SQS's own redrive comes only after many); an error of ours
+ * is a failure left for SQS to retry and, in the end, to dead-letter.
  */
-async function deliver(record: SQSRecord): Promise<void> {
+async function deliver(record: SQSRecord, context: Context): Promise<void> {
+  const message = parseMessage(record.body);
+  if (!message) {
+    logger.error('A webhook message that is not a delivery was moved to the DLQ', { messageId: record.messageId });
+    await deadLetter(record);
+    return;
+  }
   try {
-    const outcome = await attemptDelivery(parseMessage(record.body), {
-      deadLetter: async () => {
-        await sqs().send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl('webhook'), MessageBody: record.body }));
-      },
+    const outcome = await attemptDelivery(message, {
+      deadLetter: () => deadLetter(record),
+      deadline: Date.now() + context.getRemainingTimeInMillis(),
+      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
     });
-    if (outcome.kind !== 'retry') return;
+    if (outcome.kind !== 'retry' && outcome.kind !== 'defer') return;
     await sqs().send(
       new ChangeMessageVisibilityCommand({
         QueueUrl: queueUrl('webhook'),
@@ -55,5 +70,8 @@ async function deliver(record: SQSRecord): Promise<void> {
  */
 export const handler = workerHandler((event: SQSEvent, context) =>
   // A processor per invocation: it holds the batch's state, which invocations sharing a process must not share.
-  processPartialResponse(event, deliver, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false }),
+  processPartialResponse(event, (record: SQSRecord) => deliver(record, context), new BatchProcessor(EventType.SQS), {
+    context,
+    throwOnFullBatchFailure: false,
+  }),
 );

@@ -91,7 +91,14 @@ describe('tenant settings', () => {
     expect(webhook).toMatchObject({ url: receiver.url('/a'), enabled: true, signingSecret: expect.stringMatching(/^whsec_/) });
     expect(Buffer.from(webhook.signingSecret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24);
     const read = (await api('GET', '/tenant/settings', { token: tenant.token })).body.data.alertChannels.webhook;
-    expect(read).toEqual({ url: receiver.url('/a'), enabled: true, secretCreatedAt: webhook.secretCreatedAt });
+    expect(read).toEqual({
+      url: receiver.url('/a'),
+      enabled: true,
+      maxInFlight: 2,
+      // The endpoint as the deliverer sees it: answering, nothing in flight.
+      endpoint: { state: 'closed', stalls: 0, inFlight: 0, maxInFlight: 2 },
+      secretCreatedAt: webhook.secretCreatedAt,
+    });
 
     const rotated = await api('POST', '/tenant/settings/webhook/secret', { token: tenant.token });
     expect(rotated.body.data.alertChannels.webhook.signingSecret).not.toBe(webhook.signingSecret);
@@ -177,7 +184,9 @@ describe('webhook delivery', () => {
     });
     const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
     expect(delivery.trigger).toBe('fire');
-    expect(delivery.attempts).toEqual([{ at: expect.any(String), durationMs: expect.any(Number), statusCode: 200 }]);
+    expect(delivery.attempts).toEqual([
+      { at: expect.any(String), url: receiver.url('/exact'), durationMs: expect.any(Number), statusCode: 200 },
+    ]);
 
     const [request] = receiver.at('/exact') as [Received];
     expect(request.headers).toMatchObject({

@@ -67,7 +67,7 @@ describe('datamarts (spec 2.3, 4.7)', () => {
     );
 
     const listed = await api('GET', '/tenant/datamart', { token: tenant.token });
-    expect(Object.keys(listed.body).sort()).toEqual(['data', 'nextCursor', 'status']);
+    expect(Object.keys(listed.body).sort()).toEqual(['data', 'status']);
     expect(listed.body.status).toBe('success');
     listed.body.data.forEach(isDatamart);
     const [vendas, estoque] = listed.body.data;
@@ -112,6 +112,88 @@ describe('datamarts (spec 2.3, 4.7)', () => {
     });
     expect((await api('GET', '/tenant/datamart', { token: tenant.token })).body.data).toEqual([]);
     expectErrorEnvelope(await api('GET', `/tenant/datamart/${id}/user`, { token: tenant.token }), 404);
+  });
+});
+
+describe('lists the spec shows without paging (issue 22)', () => {
+  /** Every page of a list, following nextCursor. */
+  async function pages(path: string, token: string, limit: number) {
+    const items = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = (await api('GET', `${path}?${query}`, { token })).body;
+      expect(page.data.length).toBeLessThanOrEqual(limit);
+      items.push(...page.data);
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    return items;
+  }
+
+  test('datamarts, users and a datamart’s records: every one without limit (52 of 52), pages with it', async () => {
+    const { tenant, tables, ana, sales } = await retailTenant();
+    const token = tenant.token;
+    const users = [ana.id];
+    for (let index = 0; users.length < 52; index++) {
+      users.push(
+        (await api('POST', '/tenant/users', json(token, { login: `u${index}@acme.com`, nome: `U${index}` }))).body.data.id,
+      );
+    }
+    const datamarts: number[] = [];
+    while (datamarts.length < 52) {
+      const body = { nome: `DM ${datamarts.length}`, tables: [tables.orders], owners: [ana.id] };
+      datamarts.push((await api('POST', '/tenant/datamart', json(token, body))).body.data.id);
+    }
+    const [first] = datamarts;
+    for (const user of users) {
+      await api('PUT', `/tenant/datamart/${first}/user/${user}`, json(token, { permissions: [permission(tables.orders)] }));
+    }
+    await api('PUT', `/tenant/datamart/${first}/group/${sales.id}`, json(token, { permissions: [permission(tables.orders)] }));
+
+    const lists: Array<[path: string, count: number, id: (item: Record<string, number>) => number]> = [
+      ['/tenant/datamart', 52, (item) => item.id as number],
+      ['/tenant/users', 53, (item) => item.id as number],
+      [`/tenant/datamart/${first}/user`, 52, (item) => item.userId as number],
+      [`/tenant/datamart/${first}/group`, 1, (item) => item.groupId as number],
+    ];
+    for (const [path, count, id] of lists) {
+      const whole = await api('GET', path, { token });
+      // Exactly the spec's shape: every item, no cursor to miss.
+      expect(Object.keys(whole.body).sort(), path).toEqual(['data', 'status']);
+      expect(whole.body.data, path).toHaveLength(count);
+      const paged = await pages(path, token, 20);
+      expect(paged.map(id), path).toEqual(whole.body.data.map(id));
+    }
+  });
+
+  test('a whole list larger than one answer (6 MB) is a 400 that says so and names limit; its pages still read', async () => {
+    const client = await newClient();
+    const label = 'L'.repeat(200);
+    const columns = Array.from({ length: 20 }, (_, index) => ({ column_name: `c${index}`, data_type: 'text', label }));
+    const tableKeys = Array.from({ length: 150 }, (_, index) => `t${index}`);
+    const templateId = await publish(client.token, {
+      nome: 'Wide',
+      desks: [{ key: 'd', nome: 'D' }],
+      tables: tableKeys.map((key) => ({ key, nome: key, desk: 'd', columns })),
+    });
+    const tenant = await newTenant(client.token, { templateId });
+    const own = (await api('GET', '/tenant', { token: tenant.token })).body.data;
+    const tables = own.desks[0].tables.map((table: { id: number }) => table.id);
+    // Each datamart shows its 150 tables with their columns: about 0.8 MB each.
+    for (let index = 0; index < 9; index++) {
+      const created = await api('POST', '/tenant/datamart', json(tenant.token, { nome: `Wide ${index}`, tables, owners: [] }));
+      expect(created.status).toBe(201);
+    }
+    const whole = await api('GET', '/tenant/datamart', { token: tenant.token });
+    // The status alone first: a failure must not print megabytes.
+    expect(whole.status).toBe(400);
+    const error = expectErrorEnvelope(whole, 400);
+    expect(error.code).toBe('answer_too_large');
+    expect(error.message).toMatch(/9 items.*6 MB.*send limit/);
+    expect(error.errors).toEqual([expect.objectContaining({ location: 'query', pointer: '/limit' })]);
+    const page = await api('GET', '/tenant/datamart?limit=2', { token: tenant.token });
+    expect(page.body.data).toHaveLength(2);
+    expect(page.body.nextCursor).toEqual(expect.any(String));
   });
 });
 

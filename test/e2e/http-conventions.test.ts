@@ -16,12 +16,12 @@ describe('authentication (spec 5)', () => {
     }
   });
 
-  test('a client token on a tenant route, and a tenant token on a client route, are 401', async () => {
+  test('a client token on a tenant route, and a tenant token on a client route, are 403', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
-    expectErrorEnvelope(await api('GET', '/tenant', { token: client.token }), 401);
-    expectErrorEnvelope(await api('GET', '/tenants', { token: tenant.token }), 401);
-    expectErrorEnvelope(await api('POST', '/tenants', { token: tenant.token, body: { nome: 'X', ativo: true } }), 401);
+    expectErrorEnvelope(await api('GET', '/tenant', { token: client.token }), 403);
+    expectErrorEnvelope(await api('GET', '/tenants', { token: tenant.token }), 403);
+    expectErrorEnvelope(await api('POST', '/tenants', { token: tenant.token, body: { nome: 'X', ativo: true } }), 403);
   });
 
   test('the Bearer scheme name is case-insensitive', async () => {

@@ -53,6 +53,26 @@ describe('npm start (the local twin as its own process)', () => {
     }
   });
 
+  test('the admin CLI works on the running twin also in memory, and refuses a data folder the running twin does not use', async () => {
+    const dataDir = join(scratch, 'in-memory');
+    const twin = await startTwinProcess(['--in-memory'], { DATA_DIR: dataDir, LOCAL_CLIENT_TOKEN: undefined });
+    try {
+      const local = { DATA_DIR: dataDir, TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, SIGNING_KEYS_FILE: undefined };
+      const created = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'Beside', '--json'], local);
+      expect(created.code).toBe(0);
+      const { token } = JSON.parse(created.output.trim().split('\n').at(-1) ?? '{}') as { token: string };
+      expect((await fetch(`${twin.url}/whoami`, { headers: bearer(token) })).status).toBe(200);
+
+      const elsewhere = { ...local, DATA_DIR: join(scratch, 'elsewhere'), PORT: new URL(twin.url).port };
+      const refused = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'Lost'], elsewhere);
+      expect(refused.code).toBe(1);
+      expect(refused.output).toContain(`A twin is running at http://localhost:${new URL(twin.url).port}, but not on DATA_DIR`);
+    } finally {
+      twin.child.kill('SIGTERM');
+      await twin.exited;
+    }
+  });
+
   test('without Java it fails with one line saying how to install it', async () => {
     const result = await runToEnd('bin/local.ts', ['--in-memory'], { PATH: pathWithoutJava(), PORT: '0' });
     expect(result.code).toBe(1);

@@ -69,6 +69,21 @@ describe('uniqueness rules: one winner', () => {
     expect((await api('GET', '/tenant/agents', { token: tenant.token })).body.data).toHaveLength(50);
   });
 
+  test('a template name published 30 times at once (in any case): one template, the others 409 naming it', async () => {
+    const client = await newClient();
+    const answers = await at(30, (index) =>
+      api('POST', '/tenants/templates', json(client.token, { nome: index % 2 ? 'SALES' : 'Sales' })),
+    );
+    expect(statuses(answers)).toEqual({ 201: 1, 409: 29 });
+    const winner = answers.find((answer) => answer.status === 201)?.body.data.id;
+    expect(
+      answers.filter((answer) => answer.status === 409).every((answer) => answer.body.message.includes(`id ${winner}`)),
+    ).toBe(true);
+    expect((await api('GET', '/tenants/templates', { token: client.token })).body.data).toEqual([
+      { id: winner, nome: expect.any(String) },
+    ]);
+  });
+
   test('one Idempotency-Key, 50 creations at once: one tenant, one answer', async () => {
     const client = await newClient();
     const headers = { 'idempotency-key': crypto.randomUUID() };
@@ -118,11 +133,14 @@ describe('uniqueness rules: one winner', () => {
 
 describe('id counters: distinct ids, never one twice', () => {
   test.each([
-    ['tenants', async (client: string) => api('POST', '/tenants', json(client, { nome: 'Same', ativo: true }))],
-    ['templates', async (client: string) => api('POST', '/tenants/templates', json(client, { nome: 'Same' }))],
+    ['tenants', async (client: string, _index: number) => api('POST', '/tenants', json(client, { nome: 'Same', ativo: true }))],
+    [
+      'templates',
+      async (client: string, index: number) => api('POST', '/tenants/templates', json(client, { nome: `T${index}` })),
+    ],
   ])('40 %s at once', async (_name, create) => {
     const client = await newClient();
-    const answers = await at(40, () => create(client.token));
+    const answers = await at(40, (index) => create(client.token, index));
     expect(statuses(answers)).toEqual({ 201: 40 });
     expect(new Set(answers.map((answer) => answer.body.data.id)).size).toBe(40);
     if (answers[0]?.body.data.dominio) expect(new Set(answers.map((answer) => answer.body.data.dominio)).size).toBe(40);

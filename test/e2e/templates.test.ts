@@ -40,7 +40,13 @@ describe('the template story, end to end', () => {
     expect(reload.status).toBe(200);
     expect(reload.body).toEqual({
       success: true,
-      results: plan.map(() => ({ tokenId: 1, tenantId: tenant.id, status: 'enqueued' })),
+      results: plan.map((item) => ({
+        tokenId: 1,
+        tenantId: tenant.id,
+        status: 'enqueued',
+        flowId: item.flowId,
+        context: item.context,
+      })),
     });
 
     const dispatched = await eventually(async () => {
@@ -138,10 +144,12 @@ describe('reload (spec 4.5)', () => {
     const reversed = [...plan].reverse();
     const reload = await api('POST', '/tenant/templates/reload', json(tenant.token, { items: reversed }));
     expect(reload.body.results).toEqual(
-      reversed.map((item: { tokenId: number }) => ({
+      reversed.map((item: { tokenId: number; flowId: number; context: string }) => ({
         tokenId: item.tokenId,
         tenantId: tenant.id,
         status: item.tokenId === 2 ? 'enqueued' : 'skipped_offline',
+        flowId: item.flowId,
+        context: item.context,
       })),
     );
     const runs = await eventually(async () => {
@@ -179,7 +187,7 @@ describe('reload (spec 4.5)', () => {
     }
   });
 
-  test('an inactive tenant can neither apply nor reload (409); a deleted one is gone (401)', async () => {
+  test("an inactive tenant can neither apply nor reload (409); a deleted one is gone (404; its agents' tokens 401)", async () => {
     const client = await newClient();
     const templateId = await publish(client.token, retailBundle());
     const tenant = await newTenant(client.token, { templateId, ativo: false });
@@ -195,7 +203,7 @@ describe('reload (spec 4.5)', () => {
 
     const agent = await agentToken(tenant.token);
     await api('DELETE', '/tenants', json(client.token, { id: tenant.id }));
-    expectErrorEnvelope(await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId })), 401);
+    expectErrorEnvelope(await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId })), 404);
     expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: agent }), 401);
   });
 
@@ -359,8 +367,8 @@ describe('agents', () => {
     }
     expectErrorEnvelope(await api('POST', '/tenant/agents', json(tenant.token, { nome: 'Not A Slot' })), 400);
     const token = created.body.data.token;
-    expectErrorEnvelope(await api('GET', '/tenant', { token }), 401);
-    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: tenant.token }), 401);
+    expectErrorEnvelope(await api('GET', '/tenant', { token }), 403);
+    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: tenant.token }), 403);
     expect((await api('POST', '/agent/heartbeat', { token })).body.data).toMatchObject({ agentId: 2, runs: [] });
     expect(
       (await api('GET', '/tenant/agents', { token: tenant.token })).body.data.map(

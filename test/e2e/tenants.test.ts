@@ -175,14 +175,14 @@ describe('deleting a tenant (spec 4.3)', () => {
   test.each([
     ['POST', '/tenants/delete'],
     ['DELETE', '/tenants'],
-  ])('%s %s soft-deletes, revokes the token at once and keeps a billing record', async (method, path) => {
+  ])('%s %s soft-deletes, answers its token 404 Tenant not found at once, and keeps a billing record', async (method, path) => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
     const answer = await api(method, path, { token: client.token, body: { id: tenant.id } });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ status: 'success', data: true });
 
-    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expect(expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 404).message).toBe('Tenant not found');
     const stored = await findTenant(tenant.id);
     expect(stored?.deletedAt).toBeTruthy();
     const billing = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenantDeletionRecord(tenant.id) }));

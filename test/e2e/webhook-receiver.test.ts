@@ -128,6 +128,19 @@ describe('examples/webhook-receiver', () => {
     expect(started.output().trim().split('\n')).toEqual([expect.stringContaining('RECEIVER_PATH_SECRET is required')]);
   });
 
+  test('a port already taken ends it at once, in one line that says so', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const started = spawnReceiver({ RECEIVER_PATH_SECRET: pathSecret, STORE_DIR: storeDir, PORT: port });
+      expect(await started.exited).toBe(1);
+      expect(started.output().trim().split('\n')).toEqual([expect.stringContaining(`cannot listen on 127.0.0.1:${port}`)]);
+    } finally {
+      taken.close();
+    }
+  });
+
   test('a wrong path, or another method on the right one, gets a bare 404', async () => {
     const origin = new URL(receiver?.url ?? '').origin;
     for (const response of [

@@ -115,9 +115,13 @@ describe('ServiceStack operations', () => {
   describe('alarm topic', () => {
     it('is encrypted with a rotated customer managed key that CloudWatch may use, and is an output', () => {
       const topic = resourcesOfType<CfnResource<{ KmsMasterKeyId?: unknown }>>(template, 'AWS::SNS::Topic')[topicId];
-      const keyId = single(Object.keys(template.findResources('AWS::KMS::Key')), 'KMS key');
       // Not alias/aws/sns: CloudWatch cannot publish to a topic under the AWS managed key.
-      expect(topic?.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      const keyId = single(
+        Object.keys(template.findResources('AWS::KMS::Key')).filter(
+          (id) => JSON.stringify(topic?.Properties.KmsMasterKeyId) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }),
+        ),
+        "the topic's KMS key",
+      );
       const key = resourcesOfType<CfnResource<{ EnableKeyRotation?: boolean; KeyPolicy: { Statement: object[] } }>>(
         template,
         'AWS::KMS::Key',
@@ -308,6 +312,25 @@ describe('ServiceStack operations', () => {
         ComparisonOperator: 'GreaterThanThreshold',
         TreatMissingData: 'notBreaching',
         AlarmActions: topicAction(),
+      });
+    });
+
+    it('fires while a webhook endpoint is paused: WebhookEndpointsOpened in any of the last three 5-minute periods', () => {
+      const alarm = alarms()[logicalIdOf(template, 'AWS::CloudWatch::Alarm', 'MonitoringWebhookEndpointsOpenAlarm')];
+      expect(alarm?.Properties).toMatchObject({
+        Namespace: SERVICE_METRICS_NAMESPACE,
+        MetricName: 'WebhookEndpointsOpened',
+        Dimensions: Object.entries(SERVICE_METRICS_DIMENSIONS).map(([Name, Value]) => ({ Name, Value })),
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        // A paused endpoint with deliveries waiting is probed, and counted again, within 15 minutes.
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 1,
+        TreatMissingData: 'notBreaching',
+        AlarmActions: topicAction(),
+        OKActions: topicAction(),
       });
     });
 

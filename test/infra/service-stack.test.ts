@@ -3,20 +3,30 @@
  * truth: every expectation about functions, API routes and IAM grants is derived from its rows,
  * so adding a route without wiring it (or wiring it with the wrong access) fails here.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
 import { queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
+import { tenantGroup } from '#functions/core/store/queues.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
-import { queueConsumers, type Route, routeKey, routes, timedFunctions } from '#functions/routes.ts';
+import { queueConsumers, type Route, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
 import { tableActions } from '#lib/function-roles.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
-import { createTableInput } from '#local/create-table.ts';
+import { createTableInput, ensureTable } from '#local/create-table.ts';
+import { api, newClient, newTenant } from '#test/support/api.ts';
 import { testApp } from '#test/support/cdk-app.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
@@ -173,10 +183,11 @@ describe('ServiceStack', () => {
       expect(new Set(routes.map(functionIdOf)).size).toBe(routes.length);
     });
 
-    it('builds exactly one Lambda function per route, per queue consumer and per timed function, and no others', () => {
-      template.resourceCountIs('AWS::Lambda::Function', routes.length + queueConsumers.length + timedFunctions.length);
+    it('builds exactly one Lambda function per route, for what no route matches, per queue consumer and per timed function, and no others', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length + 1 + queueConsumers.length + timedFunctions.length);
       const built = [
         ...routes.map((route) => functionLogicalIdOf(template, route)),
+        workerLogicalIdOf(template, unmatchedRoute),
         ...queueConsumers.map((consumer) => workerLogicalIdOf(template, consumer)),
         ...timedFunctions.map((timed) => workerLogicalIdOf(template, timed)),
       ];
@@ -247,7 +258,7 @@ describe('ServiceStack', () => {
   describe('HTTP API', () => {
     it('invokes exactly the route functions, with one role of its own and no permission on any function', () => {
       const integrations = Object.values(resourcesOfType<HttpIntegration>(template, 'AWS::ApiGatewayV2::Integration'));
-      expect(integrations).toHaveLength(routes.length);
+      expect(integrations).toHaveLength(routes.length + 1);
       const roleIds = new Set(
         integrations.map((integration) => JSON.stringify((integration.Properties as { CredentialsArn?: GetAtt }).CredentialsArn)),
       );
@@ -266,20 +277,27 @@ describe('ServiceStack', () => {
       expect(statementsGrantedToRole(template, roleId)).toEqual([]); // nothing else: no inline or default policy
       for (const statement of statements) expect(statement).toMatchObject({ Effect: 'Allow', Action: 'lambda:InvokeFunction' });
       const invocable = statements.flatMap((statement) => asArray(statement.Resource));
-      expect(invocable).toHaveLength(routes.length);
+      expect(invocable).toHaveLength(routes.length + 1);
       expect(invocable).toEqual(
-        expect.arrayContaining(routes.map((route) => ({ 'Fn::GetAtt': [functionLogicalIdOf(template, route), 'Arn'] }))),
+        expect.arrayContaining([
+          ...routes.map((route) => ({ 'Fn::GetAtt': [functionLogicalIdOf(template, route), 'Arn'] })),
+          { 'Fn::GetAtt': [workerLogicalIdOf(template, unmatchedRoute), 'Arn'] },
+        ]),
       );
+    });
+
+    it('sends what no route matches to the $default route, whose function answers 404 or 405', () => {
+      template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default' });
       const permissions = Object.values(resourcesOfType<CfnResource<{ Principal: string }>>(template, 'AWS::Lambda::Permission'));
       expect(permissions.filter((permission) => permission.Properties.Principal === 'apigateway.amazonaws.com')).toEqual([]);
     });
 
-    it('has exactly the route keys of the route table', () => {
+    it('has exactly the route keys of the route table, and $default for what none matches', () => {
       const keys = Object.values(resourcesOfType<HttpRoute>(template, 'AWS::ApiGatewayV2::Route')).map(
         (route) => route.Properties.RouteKey,
       );
       // Sorted lists rather than sets, so a duplicated route key fails too.
-      expect(keys.sort()).toEqual(routes.map(routeKey).sort());
+      expect(keys.sort()).toEqual([...routes.map(routeKey), unmatchedRoute.routeKey].sort());
     });
 
     it.each(routes.map((route) => [routeKey(route), route] as const))('integrates %s with its own function', (key, route) => {
@@ -324,12 +342,19 @@ describe('ServiceStack', () => {
       expect(localAttributes.every((attribute) => attribute.AttributeType === 'S')).toBe(true);
     });
 
-    it('turns on deletion protection in prod only', () => {
-      synthesizeTemplate('prod').hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
-      const testTable = resourcesOfType<CfnResource<{ DeletionProtectionEnabled?: boolean }>>(template, 'AWS::DynamoDB::Table')[
-        tableId
-      ];
-      expect(testTable?.Properties.DeletionProtectionEnabled ?? false).toBe(false);
+    it('keeps deletion protection on unless the stage is ephemeral', () => {
+      const protectionOf = (source: Template) =>
+        single(
+          Object.values(resourcesOfType<CfnResource<{ DeletionProtectionEnabled?: boolean }>>(source, 'AWS::DynamoDB::Table')),
+          'table',
+        ).Properties.DeletionProtectionEnabled ?? false;
+      expect(protectionOf(template)).toBe(true);
+      const ephemeral = new ServiceStack(testApp(), 'Ephemeral', {
+        stage: 'test',
+        ephemeral: true,
+        tenantBaseDomain: TENANT_BASE_DOMAIN,
+      });
+      expect(protectionOf(Template.fromStack(ephemeral))).toBe(false);
     });
   });
 
@@ -615,21 +640,28 @@ describe('ServiceStack signing keys', () => {
   });
 });
 
-/** Runs a bundled handler in a fresh Node.js process (the bundle stands alone: no node_modules above it) with one event. */
+/** What runs a bundled handler in a fresh Node.js process (the bundle stands alone: no node_modules above it) with one event. */
+const bundleRun = (code: string, event: unknown) => [
+  '--input-type=module',
+  '-e',
+  `const { handler } = await import(${JSON.stringify(pathToFileURL(code).href)});
+   const answer = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 15000 });
+   const body = answer.isBase64Encoded ? Buffer.from(answer.body, 'base64').toString('utf8') : answer.body;
+   process.stdout.write(JSON.stringify({ statusCode: answer.statusCode, body }));`,
+];
+
 function invokeBundle(code: string, event: unknown, environment: NodeJS.ProcessEnv): { statusCode: number; body: string } {
-  const output = execFileSync(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `const { handler } = await import(${JSON.stringify(pathToFileURL(code).href)});
-       const answer = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 15000 });
-       const body = answer.isBase64Encoded ? Buffer.from(answer.body, 'base64').toString('utf8') : answer.body;
-       process.stdout.write(JSON.stringify({ statusCode: answer.statusCode, body }));`,
-    ],
-    { env: environment, stdio: ['ignore', 'pipe', 'ignore'] },
-  );
+  const output = execFileSync(process.execPath, bundleRun(code, event), {
+    env: environment,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return JSON.parse(output.toString()) as { statusCode: number; body: string };
+}
+
+/** The same, without blocking this process: for a bundle that talks to a server this test runs. */
+async function invokeBundleAsync(code: string, event: unknown, environment: NodeJS.ProcessEnv) {
+  const { stdout } = await promisify(execFile)(process.execPath, bundleRun(code, event), { env: environment, timeout: 60_000 });
+  return JSON.parse(stdout) as { statusCode: number; body: string };
 }
 
 describe('ServiceStack bundling', () => {
@@ -658,7 +690,7 @@ describe('ServiceStack bundling', () => {
   }, 180_000);
 
   it('bundles every function as minified ESM with a source map', () => {
-    expect(Object.keys(functions)).toHaveLength(routes.length + queueConsumers.length + timedFunctions.length);
+    expect(Object.keys(functions)).toHaveLength(routes.length + 1 + queueConsumers.length + timedFunctions.length);
     for (const [id, fn] of Object.entries(functions)) {
       const assetPath = fn.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY];
       expect(assetPath, `asset path of ${id}`).toEqual(expect.any(String));
@@ -745,5 +777,110 @@ describe('ServiceStack bundling', () => {
     const parsed = invokeBundle(code, yamlRequest('name: [1, 2]\n'), process.env);
     expect(parsed.statusCode).toBe(400);
     expect(JSON.parse(parsed.body)).toMatchObject({ code: 'validation_failed' });
+  });
+
+  it("sends every message of the fair queues in its tenant's message group: the bundled senders, as SQS receives them", async () => {
+    const fairQueues = Object.entries(queueDefinitions).filter(([, definition]) => definition.fair);
+    expect(fairQueues.map(([name]) => name).sort()).toEqual(['fire', 'webhook']);
+    const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
+    const dynamo = new DynamoDBClient({ endpoint: inject('dynamodbEndpoint') });
+    const probes: string[] = [];
+    /** A queue of the test's own, in place of one the bundle sends to. */
+    const probe = async () => {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `group-probe-${randomUUID()}` }));
+      probes.push(QueueUrl as string);
+      return QueueUrl as string;
+    };
+    // fauxqs keeps no MessageGroupId on a standard queue: the requests are read on their way to it.
+    const requests: Array<{ QueueUrl?: string; MessageGroupId?: string; Entries?: Array<{ MessageGroupId?: string }> }> = [];
+    const upstream = new URL(inject('sqsEndpoint'));
+    const proxy = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks);
+        requests.push(JSON.parse(body.toString('utf8') || '{}') as (typeof requests)[number]);
+        const forwarded = httpRequest(
+          { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: request.headers },
+          (answer) => {
+            response.writeHead(answer.statusCode ?? 500, answer.headers);
+            answer.pipe(response);
+          },
+        );
+        forwarded.on('error', () => response.writeHead(502).end());
+        forwarded.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const sqsEndpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const groupsSentTo = (queueUrl: string) =>
+      requests
+        .filter((request) => request.QueueUrl === queueUrl)
+        .flatMap((request) =>
+          request.Entries ? request.Entries.map((entry) => entry.MessageGroupId) : [request.MessageGroupId],
+        );
+    const workerCode = (handler: string) => {
+      const id = Object.keys(functions).find((logicalId) => logicalId.startsWith(consumerIdOf(handler)));
+      return join(outdir, functions[id ?? '']?.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY] as string, 'index.mjs');
+    };
+    const table = `group-probe-${randomUUID()}`;
+    try {
+      // The webhook queue: a delivery queued by the bundled force-send route.
+      const tenant = await newTenant((await newClient()).token);
+      const settings = { alertChannels: { webhook: { url: 'https://hooks.example.com/k' } } };
+      expect((await api('PATCH', '/tenant/settings', { token: tenant.token, body: settings })).status).toBe(200);
+      const alert = await api('POST', '/tenant/alerts', {
+        token: tenant.token,
+        body: { nome: 'Stock low', channels: { webhook: true }, content: [] },
+      });
+      const send = routeOf('send-alert');
+      const webhookQueue = await probe();
+      const sent = await invokeBundleAsync(
+        codeOf(send),
+        {
+          version: '2.0',
+          routeKey: routeKey(send),
+          rawPath: `/tenant/alerts/${alert.body.data.id}/send`,
+          rawQueryString: '',
+          pathParameters: { id: String(alert.body.data.id) },
+          headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+          requestContext: { requestId: 'bundle-test', routeKey: routeKey(send), http: { method: 'POST', path: send.path } },
+          body: JSON.stringify({ user: { id: 7 } }),
+          isBase64Encoded: false,
+        },
+        { ...process.env, SQS_ENDPOINT: sqsEndpoint, [queueUrlVariable('webhook')]: webhookQueue },
+      );
+      expect(sent.statusCode).toBe(202);
+      expect(groupsSentTo(webhookQueue)).toEqual([tenantGroup(tenant.id)]);
+
+      // The fire queue: a tick of the bundled dispatcher, over a table of its own holding one due schedule.
+      await ensureTable(dynamo, table);
+      const due = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000).toISOString();
+      const schedule = scheduleItem({
+        tenantId: 41,
+        scheduleId: 1,
+        version: 1,
+        minuteTriggers: false,
+        nextFireAt: due,
+        file: {
+          header: { id: 1 },
+          body: { nome: 'Due', ativo: true, timezone: 'UTC', flows: [], triggers: [{ type: 'Day', start_when: '08:00' }] },
+        },
+      });
+      await DynamoDBDocumentClient.from(dynamo).send(new PutCommand({ TableName: table, Item: schedule }));
+      const fireQueue = await probe();
+      await invokeBundleAsync(
+        workerCode('schedule-dispatcher'),
+        {},
+        { ...process.env, SQS_ENDPOINT: sqsEndpoint, TABLE_NAME: table, [queueUrlVariable('fire')]: fireQueue },
+      );
+      expect(groupsSentTo(fireQueue)).toEqual([tenantGroup(41)]);
+    } finally {
+      proxy.close();
+      for (const queueUrl of probes) await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+      await dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+      sqs.destroy();
+      dynamo.destroy();
+    }
   });
 });

@@ -148,7 +148,7 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
     // Activated with its template pending, and the request stopped before applying it: the sweeper's work.
     const record = await findTenant(party.tenantId);
     if (!record) throw new Error('party tenant missing');
-    party.followUp = { kind: 'provision', tenantId: party.tenantId, subjectId: party.tenantId, createdAt: 0 };
+    party.followUp = { kind: 'provision', ownerId: party.tenantId, subjectId: party.tenantId, createdAt: 0 };
     await updateTenantActive(record, true, new Date().toISOString(), [recordFollowUp(party.followUp, 0)]);
     return party;
   }
@@ -296,13 +296,25 @@ const scenarios: Record<string, Scenario> = {
   },
   'PATCH /tenants/{id}': {
     needs: ['tenant'],
-    call: (p) => json('PATCH', `/tenants/${p.tenantId}`, p.client, { schedulingGranularity: 'minutes' }),
+    call: (p) =>
+      json('PATCH', `/tenants/${p.tenantId}`, p.client, {
+        nome: 'Renamed',
+        development_variables: [{ key: 'DB_HOST', value: 'db.local' }],
+        schedulingGranularity: 'minutes',
+      }),
   },
   'POST /tenants/{id}/token': { needs: ['tenant'], call: (p) => json('POST', `/tenants/${p.tenantId}/token`, p.client) },
-  'POST /tenants/templates': { needs: [], call: (p) => json('POST', '/tenants/templates', p.client, retailBundle()) },
+  'POST /tenants/templates': {
+    needs: [],
+    call: (p) => json('POST', '/tenants/templates', p.client, { ...retailBundle(), nome: 'Retail, again' }),
+  },
   'PUT /tenants/templates/{id}': {
     needs: [],
     call: (p) => json('PUT', `/tenants/templates/${p.templateId}`, p.client, { ...retailBundle(), nome: 'Retail 2' }),
+  },
+  'DELETE /tenants/templates/{id}': {
+    needs: [],
+    call: (p) => json('DELETE', `/tenants/templates/${p.templateId}`, p.client),
   },
   'PUT /tenants/templates/default': {
     needs: [],
@@ -525,17 +537,20 @@ function normalizeAnswer(value: unknown, key = ''): unknown {
   return value;
 }
 
-/** The follow-ups the case's tenants left, finished as the sweeper would (it runs later; here, at once). */
+/** The follow-ups the case's tenants (and client, for a template) left, finished as the sweeper would (it runs later; here, at once). */
 async function sweepCase(trace: Trace): Promise<void> {
-  const tenantIds = new Set(
-    [...trace.keys.values()].flatMap(({ pk, sk }) => (sk === 'TENANT' ? [Number(pk.slice('TENANT#'.length))] : [])),
-  );
+  const idsOf = (kind: 'TENANT' | 'CLIENT') =>
+    new Set([...trace.keys.values()].flatMap(({ pk, sk }) => (sk === kind ? [Number(pk.slice(kind.length + 1))] : [])));
+  const tenantIds = idsOf('TENANT');
+  const clientIds = idsOf('CLIENT');
+  const ours = (followUp: FollowUp) =>
+    followUp.kind === 'sweep-template' ? clientIds.has(followUp.ownerId) : tenantIds.has(followUp.ownerId);
   for (let shard = 0; shard < followUpShards; shard++) {
     let cursor: string | undefined;
     do {
       const page = await listFollowUps(shard, 100, cursor);
       for (const followUp of page.items) {
-        if (tenantIds.has(followUp.tenantId)) await finishFollowUp(followUp, Date.now() + 60_000);
+        if (ours(followUp)) await finishFollowUp(followUp, Date.now() + 60_000);
       }
       cursor = page.nextCursor ?? undefined;
     } while (cursor);

@@ -3,12 +3,12 @@
  * finishes it when they stop first; and data stored by the version before these changes, which the
  * new code reads and brings up to date as it goes.
  */
-import { PutCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
 import { deleteUser } from '#functions/core/directory/users.ts';
 import { followUpGraceMs, finishFollowUps } from '#functions/core/follow-ups/sweeper.ts';
 import { followUpShards, listFollowUps } from '#functions/core/follow-ups/follow-up-repository.ts';
-import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
+import { db, getItem, queryAll, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
@@ -16,7 +16,7 @@ import { publish, retailBundle } from '#test/support/templates.ts';
 async function followUpsOf(tenantId: number) {
   const found = [];
   for (let shard = 0; shard < followUpShards; shard++) {
-    found.push(...(await listFollowUps(shard, 100, undefined)).items.filter((followUp) => followUp.tenantId === tenantId));
+    found.push(...(await listFollowUps(shard, 100, undefined)).items.filter((followUp) => followUp.ownerId === tenantId));
   }
   return found;
 }
@@ -80,35 +80,104 @@ describe('the follow-up sweeper', () => {
 });
 
 describe('data stored by the earlier version', () => {
-  test('a datamart whose tables and owners are items of its collection reads the same, and its next change folds them into the record', async () => {
-    const party = await populated();
-    const { tenant, token, datamart, tables, user } = party;
-    // As the earlier version stored it: a record without lists, and S#TABLE / S#OWNER items.
+  type Party = Awaited<ReturnType<typeof populated>>;
+
+  /** What every read route shows of the party's datamart, users and permissions. */
+  async function readAll({ token, datamart, user }: Party) {
+    const data = async (path: string) => {
+      const answer = await api('GET', path, { token });
+      expect(answer.status, path).toBe(200);
+      return answer.body.data;
+    };
+    return {
+      datamarts: await data('/tenant/datamart'),
+      datamart: await data(`/tenant/datamart/${datamart}`),
+      userRecords: await data(`/tenant/datamart/${datamart}/user`),
+      groupRecords: await data(`/tenant/datamart/${datamart}/group`),
+      users: await data('/tenant/users'),
+      user: await data(`/tenant/users/${user}`),
+      effective: await data(`/tenant/datamart/${datamart}/user/${user}/effective`),
+    };
+  }
+
+  const sortable = (id: number) => String(id).padStart(12, '0');
+
+  /**
+   * Stores the party's datamart as an earlier version did: its records indexed by subject, its owner
+   * not in the owners index, the record not marked `tenantIndexed`, and (`listsAsItems`) the oldest
+   * shape, whose record has no lists: its tables and owners are S#TABLE / S#OWNER items.
+   */
+  async function storeAsEarlierVersion({ tenant, datamart, tables, user }: Party, listsAsItems: boolean) {
     const record = await getItem<Record<string, unknown>>(keys.datamart(tenant.id, datamart));
-    const { tableIds: _tables, ownerIds: _owners, ...legacy } = record as Record<string, unknown>;
-    await db().send(new PutCommand({ TableName: tableName(), Item: legacy }));
-    for (const tableId of tables) {
+    const { tableIds: _tables, ownerIds: _owners, tenantIndexed: _indexed, ...bare } = record as Record<string, unknown>;
+    const { tenantIndexed: _alsoIndexed, ...withLists } = record as Record<string, unknown>;
+    await db().send(new PutCommand({ TableName: tableName(), Item: listsAsItems ? bare : withLists }));
+    if (listsAsItems) {
+      for (const tableId of tables) {
+        await db().send(
+          new PutCommand({ TableName: tableName(), Item: { ...keys.datamartTable(tenant.id, datamart, tableId), tableId } }),
+        );
+      }
       await db().send(
-        new PutCommand({ TableName: tableName(), Item: { ...keys.datamartTable(tenant.id, datamart, tableId), tableId } }),
+        new PutCommand({ TableName: tableName(), Item: { ...keys.datamartOwner(tenant.id, datamart, user), userId: user } }),
       );
     }
-    await db().send(
-      new PutCommand({ TableName: tableName(), Item: { ...keys.datamartOwner(tenant.id, datamart, user), userId: user } }),
+    const records = await queryAll<Record<string, unknown> & { pk: string; sk: string }>(
+      keys.datamartPartition(tenant.id, datamart),
+      keys.permissionsPrefix(),
     );
+    for (const stored of records) {
+      const subject = stored.subject as 'user' | 'group';
+      const item = {
+        ...stored,
+        gsi1pk: keys.legacySubjectPermissionsIndex(tenant.id, subject, stored.subjectId as number),
+        gsi1sk: `${sortable(datamart)}#${sortable(stored.tableId as number)}`,
+      };
+      await db().send(new PutCommand({ TableName: tableName(), Item: item }));
+    }
+    await db().send(
+      new UpdateCommand({ TableName: tableName(), Key: keys.user(tenant.id, user), UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }),
+    );
+  }
 
-    const read = (await api('GET', '/tenant/datamart', { token })).body.data[0];
-    expect(read.dm_tables.map((entry: { tableId: number }) => entry.tableId)).toEqual(tables);
-    expect(read.owners.map((entry: { userId: number }) => entry.userId)).toEqual([user]);
-    expect((await api('GET', `/tenant/datamart/${datamart}/user`, { token })).body.data).toHaveLength(tables.length);
+  test.each([
+    ['a record holding its lists', false],
+    ['the lists as items of the collection', true],
+  ])(
+    'a datamart of an earlier version (%s, records indexed by subject, owner not in the owners index) reads the same on every route, and its next change moves it',
+    async (_shape, listsAsItems) => {
+      const party = await populated();
+      const { tenant, token, datamart, tables, user, group } = party;
+      const permissions = [
+        { tableId: tables[1], allowed: false, allow_export: false, expires_in: null, hidden_columns: [], filters: [] },
+      ];
+      await api('PUT', `/tenant/datamart/${datamart}/group/${group}`, { token, body: { permissions } });
+      const now = await readAll(party);
+      await storeAsEarlierVersion(party, listsAsItems);
+      expect(await readAll(party)).toEqual(now);
 
-    const changed = await api('PATCH', `/tenant/datamart/${datamart}`, { token, body: { tables: tables.slice(1) } });
-    expect(changed.status).toBe(200);
-    expect(changed.body.data.dm_tables.map((entry: { tableId: number }) => entry.tableId)).toEqual(tables.slice(1));
-    expect(await getItem(keys.datamartTable(tenant.id, datamart, tables[1] as number))).toBeUndefined();
-    expect((await getItem<{ tableIds: number[] }>(keys.datamart(tenant.id, datamart)))?.tableIds).toEqual(tables.slice(1));
-    // The permission record on the table taken out went with it.
-    expect((await api('GET', `/tenant/datamart/${datamart}/user`, { token })).body.data).toHaveLength(tables.length - 1);
-  });
+      const changed = await api('PATCH', `/tenant/datamart/${datamart}`, { token, body: { tables: tables.slice(1) } });
+      expect(changed.status).toBe(200);
+      expect(changed.body.data.dm_tables.map((entry: { tableId: number }) => entry.tableId)).toEqual(tables.slice(1));
+      expect(await getItem(keys.datamartTable(tenant.id, datamart, tables[1] as number))).toBeUndefined();
+      const record = await getItem<{ tableIds: number[]; tenantIndexed?: boolean }>(keys.datamart(tenant.id, datamart));
+      expect(record).toMatchObject({ tableIds: tables.slice(1), tenantIndexed: true });
+      // Its records are in the tenant's permission index now, its owner in the owners index.
+      const moved = await queryAll<{ gsi1pk: string; tableId: number }>(
+        keys.datamartPartition(tenant.id, datamart),
+        keys.permissionsPrefix(),
+      );
+      expect(moved.map((stored) => stored.gsi1pk)).toEqual(moved.map(() => keys.tenantPermissionsPartition(tenant.id)));
+      expect((await getItem<{ gsi1pk?: string }>(keys.user(tenant.id, user)))?.gsi1pk).toBe(
+        keys.datamartOwnersPartition(tenant.id),
+      );
+      // The permission record on the table taken out went with it; the rest reads as before.
+      const after = await readAll(party);
+      expect(after.userRecords).toEqual(now.userRecords.filter((entry: { tableId: number }) => entry.tableId !== tables[0]));
+      expect(after.groupRecords).toEqual(now.groupRecords);
+      expect(after.effective).toEqual(now.effective.filter((entry: { tableId: number }) => entry.tableId !== tables[0]));
+    },
+  );
 
   test("a tenant's agents from before names were claimed: a repeated name is refused, and the count starts from them", async () => {
     const client = await newClient();

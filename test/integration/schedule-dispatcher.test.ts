@@ -166,7 +166,10 @@ describe('schedule dispatcher', () => {
     const message = { now: at(dailySlot), startedAt: Date.now(), schedules: [due] };
     // What SQS does when a message is delivered twice, or a consumer loses its receipt.
     const { sendBatches } = await import('#functions/core/store/queues.ts');
-    await sendBatches('fire', [message, message]);
+    await sendBatches(
+      'fire',
+      [message, message].map((body) => ({ tenantId: schedule.tenant.id, body })),
+    );
     await fireQueueDrained();
     expect(await schedule.runs()).toHaveLength(1);
     await loadsPickedUp(schedule.agent, 2);
@@ -203,7 +206,7 @@ describe('a burst of due schedules', () => {
     const tick = at('2020-07-08T11:00:00Z');
     await tickAndFire(tick);
     // Two tenants with fifteen schedules each: odd ones due at 07:30 São Paulo (30 minutes late at
-    // the tick), even ones at 08:00. A tenant's schedules share a shard.
+    // the tick), even ones at 08:00. A tenant's schedules with ids in one block share a shard.
     const twoSlots = [{ type: 'Week', period: 3, start_when: '07:30' } as const, weekly(3)];
     const tenants = [await burst(15, writtenAt, twoSlots), await burst(15, writtenAt, twoSlots)];
     const all = tenants.flatMap((set) => set.ids.map((scheduleId) => `${set.tenant.id}:${scheduleId}`));
@@ -223,7 +226,7 @@ describe('a burst of due schedules', () => {
           expect(cursors.filter(Boolean)).toHaveLength(summary.continued);
         }
         for (const due of await sent()) {
-          const shard = shardOf(due.tenantId);
+          const shard = shardOf(due.tenantId, due.scheduleId);
           if (!finished.has(shard)) listed.get(shard)?.push(due);
         }
         cursors.forEach((cursor, shard) => {
@@ -256,7 +259,7 @@ describe('a burst of due schedules', () => {
     const tick = at('2020-07-15T11:00:00Z');
     await tickAndFire(tick);
     const schedules = await burst(2, writtenAt, [weekly(3)]);
-    const ownShard = shardOf(schedules.tenant.id);
+    const ownShard = shardOf(schedules.tenant.id, 1);
     const brokenShard = (ownShard + 1) % shards().length;
     const { db } = await import('#functions/core/store/dynamo.ts');
     const queriesShard = (input: unknown, shard: number) => JSON.stringify(input).includes(`SCHEDULES#DUE#${shard}"`);
@@ -308,7 +311,7 @@ describe('a burst of due schedules', () => {
       // Once fired, its entry moved to the shard this deployment computes.
       const moved = await getItem(keys.schedule(record.tenantId, 1));
       expect(moved?.nextFireAt).not.toBe(record.nextFireAt);
-      expect(moved?.gsi1pk).toBe(keys.dueSchedulesShard(shardOf(record.tenantId)));
+      expect(moved?.gsi1pk).toBe(keys.dueSchedulesShard(shardOf(record.tenantId, 1)));
     } finally {
       await deleteAll([keys.dispatchShards()]);
     }
@@ -319,7 +322,7 @@ describe('a burst of due schedules', () => {
     const tick = at('2020-07-29T11:00:00Z');
     await tickAndFire(tick);
     const schedules = await burst(1, at('2020-07-29T00:00:00Z'), [weekly(3)]);
-    const shard = shardOf(schedules.tenant.id);
+    const shard = shardOf(schedules.tenant.id, 1);
     // Where a tick a day later stopped in this shard (the clock went back, or ticks ran out of order).
     await saveDispatchCursor(shard, `2020-07-30T11:00:00.000Z#${'9'.repeat(12)}`);
     try {

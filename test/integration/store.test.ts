@@ -62,9 +62,9 @@ describe('clients and their tokens', () => {
     expect(await rotateClientToken(987654321)).toBeUndefined();
   });
 
-  test('a client token on a route for tenant tokens is refused', async () => {
+  test('a client token on a route for tenant tokens is refused, 403 naming the scheme it needs', async () => {
     const { token } = await createClient('Wrong door');
-    await expect(authenticate(`Bearer ${token}`, ['tenant'])).rejects.toMatchObject({ status: 401 });
+    await expect(authenticate(`Bearer ${token}`, ['tenant'])).rejects.toMatchObject({ status: 403, code: 'wrong_token_kind' });
   });
 });
 

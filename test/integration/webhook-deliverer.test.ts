@@ -115,12 +115,32 @@ describe('webhook deliverer', () => {
     expect(record?.nextAttemptAt).toBeUndefined();
   });
 
-  test('messages that are not deliveries are reported failed, for the queue to dead-letter, and the batch is not thrown', async () => {
-    const records = ['{not json', JSON.stringify({ tenantId: 'one', deliveryId: 1 })].map(
+  test('messages that are not deliveries go to the DLQ at once (deferrals count as receives), and the batch is not thrown', async () => {
+    const marker = crypto.randomUUID();
+    const records = [`{not json ${marker}`, JSON.stringify({ tenantId: 'one', deliveryId: 1, marker })].map(
       (body) => ({ messageId: crypto.randomUUID(), receiptHandle: 'r', body, attributes: {} }) as unknown as SQSRecord,
     );
     const result = await handler({ Records: records } as SQSEvent, context);
-    expect(result.batchItemFailures).toEqual(records.map((record) => ({ itemIdentifier: record.messageId })));
+    expect(result.batchItemFailures).toEqual([]);
+    const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
+    const dlqUrl = process.env[deadLetterUrlVariable('webhook')] ?? '';
+    try {
+      const found: string[] = [];
+      await eventually(async () => {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 1 }),
+        );
+        for (const message of received.Messages ?? []) {
+          if (!message.Body?.includes(marker) || found.includes(message.Body)) continue;
+          found.push(message.Body);
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: message.ReceiptHandle }));
+        }
+        return found.length === records.length ? true : undefined;
+      });
+      expect(found.sort()).toEqual(records.map((record) => record.body).sort());
+    } finally {
+      sqs.destroy();
+    }
   });
 
   test('finishing a delivery that expired meanwhile does not recreate it', async () => {

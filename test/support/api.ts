@@ -31,7 +31,7 @@ export async function api(
   } catch {
     // not JSON: keep the text
   }
-  expectDocumented(method, path, response.status);
+  expectDocumented(method, path, { status: response.status, contentType: response.headers.get('content-type'), body: parsed });
   return { status: response.status, headers: response.headers, body: parsed };
 }
 

@@ -21,6 +21,8 @@ declare module 'vitest' {
 export const testVisibilityTimeoutSeconds = 1;
 /** The webhook retry schedule in tests: seven retries a second apart, instead of 5 s to 10 h. */
 export const testWebhookRetryDelaysSeconds = [1, 1, 1, 1, 1, 1, 1];
+/** A paused webhook endpoint in tests: probed after a second, then two, instead of 30 s doubling to 10 min. */
+export const testWebhookBreakerCooldownSeconds = { first: 1, longest: 2 };
 
 /**
  * Starts the real local twin (DynamoDB Local, fauxqs, pollers, gateway) once for every test file.
@@ -42,6 +44,7 @@ export default async function setup(project: TestProject) {
       queueVisibilityTimeoutSeconds: testVisibilityTimeoutSeconds,
       clock: false,
       webhookRetryDelaysSeconds: testWebhookRetryDelaysSeconds,
+      webhookBreakerCooldownSeconds: testWebhookBreakerCooldownSeconds,
     }),
     chromiumExecutable().then(
       (path) => ({ path }),

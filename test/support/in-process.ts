@@ -4,10 +4,10 @@
  * fault-injection tests need to fault one invocation's AWS calls and no other's.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { routeTimeoutSeconds } from '#functions/routes.ts';
 import { apiGatewayEvent } from '#local/api-gateway-event.ts';
 import { invoke } from '#local/lambda-context.ts';
-import { matchRoute } from '#local/route-matching.ts';
+import { matchRoute } from '#functions/core/api/route-matching.ts';
+import { routeKey, routes, routeTimeoutSeconds } from '#functions/routes.ts';
 
 export interface Call {
   method: string;
@@ -31,7 +31,7 @@ const handlers = new Map<string, Promise<Handler>>();
 /** Invokes the route `call` matches; `timeoutMs` is the invocation's time-out (its deadline). */
 export async function callRoute(call: Call, timeoutMs = routeTimeoutSeconds * 1000): Promise<Answer> {
   const [path = '', rawQuery = ''] = call.path.split('?');
-  const match = matchRoute(call.method, path);
+  const match = matchRoute(call.method, path, routes);
   if (!match) throw new Error(`No route for ${call.method} ${path}`);
   const name = match.route.handler;
   let handler = handlers.get(name);
@@ -45,7 +45,8 @@ export async function callRoute(call: Call, timeoutMs = routeTimeoutSeconds * 10
   if (call.body !== undefined) headers['content-type'] ??= 'application/json';
   const body = call.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(call.body));
   const event = apiGatewayEvent({
-    route: match.route,
+    method: call.method,
+    routeKey: routeKey(match.route),
     pathParameters: match.pathParameters,
     path,
     rawQuery,

@@ -7,8 +7,9 @@ import { expect } from 'vitest';
 import { projectRoot } from './processes.ts';
 
 /**
- * Runs one of the README's curl sessions exactly as written, with only the address and the
- * client token swapped for the given twin's (and the given replacements), in a scratch folder that sees the project's examples.
+ * Runs one of the README's curl sessions exactly as written, with `PORT` set to the given twin's (each
+ * block takes its address from it, as the README says) and only the client token swapped for the
+ * twin's (and the given replacements), in a scratch folder that sees the project's examples.
  * Returns what it printed.
  */
 export async function runReadmeSession(
@@ -20,14 +21,20 @@ export async function runReadmeSession(
   const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
   const block = new RegExp(`<!-- readme-session: ${name}\\b[^>]*-->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
   expect(block, `README block ${name}`).toBeDefined();
+  // The address is set once, from PORT, and never written out again.
+  expect(block).toContain('URL=http://localhost:${PORT:-3000}');
+  expect(block).not.toContain('localhost:3000');
   const script = Object.entries(replacements).reduce(
     (text, [from, to]) => text.replaceAll(from, to),
-    (block ?? '').replaceAll('http://localhost:3000', twin.url).replaceAll('cli_local_demo_token_0123456789', twin.clientToken),
+    (block ?? '').replaceAll('cli_local_demo_token_0123456789', twin.clientToken),
   );
   const workDir = mkdtempSync(join(tmpdir(), 'readme-'));
   symlinkSync(join(projectRoot, 'examples'), join(workDir, 'examples'));
   try {
-    const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir });
+    const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: workDir,
+      env: { ...process.env, PORT: new URL(twin.url).port },
+    });
     return stdout;
   } finally {
     rmSync(workDir, { recursive: true, force: true });

@@ -34,7 +34,9 @@ export async function getOnTenantHost(url: string, cookies: string[] = []): Prom
     outgoing.on('error', reject);
     outgoing.end();
   });
-  expectDocumented('GET', target.pathname, answer.status);
+  const contentType = [answer.headers['content-type']].flat()[0];
+  const body = contentType?.startsWith('application/json') ? (JSON.parse(answer.body) as unknown) : answer.body;
+  expectDocumented('GET', target.pathname, { status: answer.status, contentType, body });
   return answer;
 }
 

@@ -6,6 +6,8 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
+  /** When the answer went out (or the connection was dropped); unset while the request waits. */
+  answeredAt?: number;
 }
 
 export interface Reply {
@@ -13,6 +15,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Answer this much later (a receiver slower than the 10-second time-out). */
   delayMs?: number;
+  /** Close the connection without answering, as a receiver that is down does: the sender sees a failed connection. */
+  drop?: boolean;
 }
 
 /** A real HTTP receiver on loopback that records every request and answers as the test says. */
@@ -23,16 +27,21 @@ export async function startReceiver() {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const entry = {
+      const entry: Received = {
         path: request.url ?? '',
         headers: request.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
       };
       received.push(entry);
-      const { status, headers, delayMs } = reply(entry);
+      const { status, headers, delayMs, drop } = reply(entry);
       const answer = () => {
+        entry.answeredAt = Date.now();
         if (response.destroyed) return;
+        if (drop) {
+          request.socket.destroy();
+          return;
+        }
         response.writeHead(status, headers);
         response.end('ok');
       };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { routeFacts } from '#functions/core/api/route-facts.generated.ts';
-import { routeKey, routes } from '#functions/routes.ts';
+import { routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
 import { generateRouteFactsModule, routeFactsFile } from '#tools/route-facts.ts';
 
 test('the committed route facts are generated from the current route table (run `npm run generate` if not)', async () => {
@@ -9,7 +9,9 @@ test('the committed route facts are generated from the current route table (run 
 });
 
 test('every route has its facts, and they are its row without the summary, the docs or the stack facts', () => {
-  expect(Object.keys(routeFacts).sort()).toEqual(routes.map(routeKey).sort());
+  // The $default route (what no row matches) has its facts too: no auth.
+  expect(Object.keys(routeFacts).sort()).toEqual([...routes.map(routeKey), unmatchedRoute.routeKey].sort());
+  expect(routeFacts[unmatchedRoute.routeKey]).toEqual({ auth: [] });
   const createTenant = routes.find((route) => routeKey(route) === 'POST /tenants');
   expect(createTenant?.summary).toBeTruthy();
   expect(routeFacts['POST /tenants']).toEqual({ auth: createTenant?.auth, body: createTenant?.body, idempotent: true });

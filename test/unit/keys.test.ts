@@ -15,6 +15,10 @@ test.each([
   ['client index', (id: number) => keys.clientsIndex(id).gsi1sk],
   ['tenant index', (id: number) => keys.clientTenantsIndex(1, id).gsi1sk],
   ['datamart index', (id: number) => keys.datamartsIndex(1, id).gsi1sk],
+  ['datamart owners index', (id: number) => keys.datamartOwnersIndex(1, id).gsi1sk],
+  ['permission index, by subject', (id: number) => keys.permissionIndex(1, 1, 'user', id, 1).gsi1sk],
+  ['permission index, by datamart', (id: number) => keys.permissionIndex(1, id, 'group', 1, 1).gsi1sk],
+  ['permission index, by table', (id: number) => keys.permissionIndex(1, 1, 'user', 1, id).gsi1sk],
 ])('%s sort keys order numerically', (_name, sortKey) => {
   const ids = [1, 9, 10, 99, 100, 12345];
   const sorted = [...ids].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1));

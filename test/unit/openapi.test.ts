@@ -62,6 +62,21 @@ test('two routes of one handler and one method are refused: they would share an 
   expect(operationIds([route, { ...route, method: route.method === 'GET' ? 'POST' : 'GET' }]).size).toBe(2);
 });
 
+test('no success answer is the bare envelope: every 2xx with a body has a schema that says what `data` is', () => {
+  const bare: string[] = [];
+  for (const route of routes) {
+    for (const [status, response] of Object.entries(operationOf(route).responses)) {
+      if (!status.startsWith('2')) continue;
+      const content = (response.content ?? {}) as Record<string, { schema?: Json }>;
+      for (const [mediaType, media] of Object.entries(content)) {
+        if (media.schema?.$ref === '#/components/schemas/success-envelope')
+          bare.push(`${routeKey(route)} ${status} ${mediaType}`);
+      }
+    }
+  }
+  expect(bare).toEqual([]);
+});
+
 test('every $ref resolves inside the document', () => {
   const refs = [...refsOf(document)];
   expect(refs.length).toBeGreaterThan(100);

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import type { Route } from '#functions/routes.ts';
-import { matchRoute } from '#local/route-matching.ts';
+import { matchRoute } from '#functions/core/api/route-matching.ts';
 
 const route = (method: Route['method'], path: string): Route => ({
   method,

@@ -9,12 +9,11 @@ import { responseTimeoutMs } from '#functions/core/alerts/deliverer.ts';
 import { defaultRetryDelaysSeconds } from '#functions/core/alerts/webhook-config.ts';
 import { idempotencyKeyPattern, idempotencyRetentionHours } from '#functions/core/api/idempotency.ts';
 import { docsAssets } from '#functions/http/docs-asset.ts';
+import { schemeNames } from '#functions/core/auth/principals.ts';
 import {
-  type AuthScheme,
   type HttpMethod,
   pageQuery,
   type QueryParameter,
-  queryParametersOf,
   type Route,
   type RouteAnswer,
   type RouteDocs,
@@ -39,12 +38,6 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
-const securitySchemeOf: Record<AuthScheme, string> = {
-  client: 'clientBearerAuth',
-  tenant: 'tenantBearerAuth',
-  agent: 'agentBearerAuth',
-};
-
 /** A public route's own credential: the session cookie is a security scheme; a token in the path is none OpenAPI has. */
 const credentialSecurity: Record<NonNullable<RouteDocs['credential']>['in'], Json[]> = {
   cookie: [{ sessionCookieAuth: [] }],
@@ -52,8 +45,9 @@ const credentialSecurity: Record<NonNullable<RouteDocs['credential']>['in'], Jso
 };
 
 /** The generic envelope with a known `data`. */
+/** The envelope around a route's record: `data` is always there; `nextCursor` on a page of a paginated list. */
 const envelopeOf = (data: Schema): Schema => ({
-  allOf: [schemaRef('success-envelope'), { type: 'object', properties: { data } }],
+  allOf: [schemaRef('success-envelope'), { type: 'object', required: ['data'], properties: { data } }],
 });
 
 /** Media type → schema of a success answer. */
@@ -277,7 +271,14 @@ function components(sources: OpenApiSources): Json {
       Unauthorized: error('No valid credentials.', errorExample('unauthorized', 'Missing or invalid bearer token'), {
         'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' } },
       }),
-      NotFound: error('Not there, or not the caller’s.', errorExample('not_found', 'Tenant not found')),
+      Forbidden: error(
+        'A valid token of another kind than the route takes; the message names the scheme it needs.',
+        errorExample('wrong_token_kind', 'This route takes a tenant token (tenantBearerAuth); this is a client token'),
+      ),
+      NotFound: error(
+        'Not there, or not the caller’s; also every tenant route called with the token of a deleted tenant (`Tenant not found`).',
+        errorExample('not_found', 'Tenant not found'),
+      ),
       Conflict: error(
         'Conflicts with the current state (an inactive tenant, a name taken, a concurrent change, an Idempotency-Key reused).',
         errorExample('tenant_inactive', 'Tenant is inactive'),
@@ -377,9 +378,15 @@ function responses(route: Route): Json {
   const ids = names.filter(isIdParameter);
   const body = route.body !== undefined;
   const errors: Array<[status: string, component: string, applies: boolean]> = [
-    ['400', 'BadRequest', body || ids.length > 0 || queryParametersOf(route).length > 0 || Boolean(route.idempotent)],
+    // Every route refuses query parameters it does not declare.
+    ['400', 'BadRequest', true],
     ['401', 'Unauthorized', route.auth.length > 0 || docs.credential !== undefined],
-    ['404', 'NotFound', ids.length > 0 || names.includes('asset') || Boolean(docs.bodyNamesRecords)],
+    ['403', 'Forbidden', route.auth.length > 0],
+    [
+      '404',
+      'NotFound',
+      ids.length > 0 || names.includes('asset') || Boolean(docs.bodyNamesRecords) || route.auth.includes('tenant'),
+    ],
     [
       '409',
       'Conflict',
@@ -393,7 +400,14 @@ function responses(route: Route): Json {
   ];
   for (const [status, component, applies] of errors) {
     const page = docs.htmlErrors?.[Number(status)];
-    if (page) result[status] = { description: page, content: { 'text/html': { schema: { type: 'string' } } } };
+    const html = { 'text/html': { schema: { type: 'string' } } };
+    // A browser's route answers its own refusals as a page; what the pipeline refuses first is still the envelope.
+    if (page && applies) {
+      result[status] = {
+        description: `${page} Refused before the route runs (an undeclared query parameter): the error envelope.`,
+        content: { ...html, 'application/json': { schema: schemaRef('error-envelope') } },
+      };
+    } else if (page) result[status] = { description: page, content: html };
     else if (applies) result[status] = responseRef(component);
   }
   return result;
@@ -413,9 +427,7 @@ function description(route: Route): string | undefined {
 
 function operation(route: Route, operationId: string, routes: readonly Route[], sources: OpenApiSources): Json {
   const credential = route.docs?.credential;
-  const security = credential
-    ? credentialSecurity[credential.in]
-    : route.auth.map((scheme) => ({ [securitySchemeOf[scheme]]: [] }));
+  const security = credential ? credentialSecurity[credential.in] : route.auth.map((scheme) => ({ [schemeNames[scheme]]: [] }));
   const parameters: Json[] = [
     ...pathParameterNames(route.path).map(pathParameter),
     ...(route.paginated ? pageQuery.map((parameter) => parameterRef(parameter.name)) : []),
@@ -517,9 +529,13 @@ export function openApiDocument(sources: OpenApiSources): Json {
         '',
         'Bodies are JSON (schedules and templates also YAML). Most answers are `{status: "success", data}`; the routes',
         'the spec defines answer its own shapes (`{success: true, …}`). Every error is the error envelope: 400 lists',
-        'every failing field by JSON pointer, 401 sends `WWW-Authenticate`, 500 carries a `requestId` to find in the logs.',
+        'every failing field by JSON pointer (a query parameter the route does not declare too), 401 sends',
+        '`WWW-Authenticate`, 500 carries a `requestId` to find in the logs. A path no route has is 404; a path that',
+        'other methods take is 405 with `Allow` naming them; both in the error envelope.',
         '',
-        'Three bearer token kinds: client (integrator), tenant and agent. Each route names the kinds it takes.',
+        'Three bearer token kinds: client (integrator), tenant and agent. Each route names the kinds it takes: another',
+        'kind of valid token is 403 naming the scheme the route needs, and the token of a deleted tenant is 404',
+        '`Tenant not found` on every tenant route.',
       ].join('\n'),
     },
     servers: [{ url: '/', description: 'The service that serves this document' }],

@@ -44,10 +44,10 @@ export const examples: Record<string, unknown> = {
       },
     ],
   },
-  'set-scheduling-granularity': { schedulingGranularity: 'minutes' },
   'template-bundle': fromFile('examples/templates/retail.yaml'),
   'update-alert': { channels: { webhook: false } },
   'update-datamart': { nome: 'Vendas e estoque', tables: [1, 2, 3] },
   'update-settings': { alertChannels: { webhook: { url: 'https://hooks.example.com/k3y-9f2c71' } } },
+  'update-tenant': { nome: 'Acme Ltda', development_variables: { DB_HOST: 'db.acme.local' }, schedulingGranularity: 'minutes' },
   'update-user': { nome: 'Ana Souza', email: null },
 };

@@ -15,6 +15,19 @@ export const maxAgentsPerTenant = 50;
 /** An agent is online when its last heartbeat is this recent (DESIGN 7). */
 export const onlineWindowMs = 2 * 60 * 1000;
 
+/**
+ * When an agent should beat next: a minute, give or take a fifth, drawn afresh on every beat. Agents
+ * started together (a fleet rollout, a region coming back) would otherwise beat on the same second
+ * forever and arrive as one burst; random intervals spread them over the minute within a few beats.
+ * The longest interval is 72 s, well within the online window of 120 s, so one lost beat is forgiven.
+ */
+export const heartbeatIntervalSeconds = { typical: 60, jitter: 0.2 } as const;
+
+export function nextHeartbeatSeconds(random: () => number = Math.random): number {
+  const { typical, jitter } = heartbeatIntervalSeconds;
+  return Math.round(typical * (1 - jitter + 2 * jitter * random()));
+}
+
 export const isOnline = (agent: Pick<AgentRecord, 'lastSeenAt'>, now = Date.now()) =>
   agent.lastSeenAt !== undefined && now - Date.parse(agent.lastSeenAt) < onlineWindowMs;
 

@@ -105,6 +105,8 @@ export interface SigningSecret {
 export interface WebhookChannel {
   url: string;
   enabled: boolean;
+  /** Attempts in flight at most to this endpoint (alerts/endpoint.ts has the default and bounds). */
+  maxInFlight?: number;
   /** Why deliveries stopped (a 410 from the receiver), until the tenant re-enables the channel. */
   disabledAt?: string;
   disabledReason?: string;
@@ -159,6 +161,8 @@ export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
 
 export interface Attempt {
   at: string;
+  /** Where the attempt went: the tenant's webhook URL at that moment (it may change between attempts). */
+  url?: string;
   durationMs: number;
   statusCode?: number;
   error?: string;
@@ -179,6 +183,12 @@ export interface DeliveryRecord {
   /** Attempts made before the current round (a redelivery starts the retry schedule over). */
   roundStart: number;
   nextAttemptAt?: string;
+  /**
+   * Set while its endpoint's breaker holds it back (no attempt made or counted meanwhile): since
+   * when, and why; cleared by its next attempt.
+   */
+  heldSince?: string;
+  heldReason?: string;
   failureReason?: string;
   createdAt: string;
   expiresAt: number;
@@ -308,10 +318,37 @@ export function updateDeliveryState(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.deliveryKey(record.tenantId, record.deliveryId),
-        UpdateExpression: `SET ${sets.join(', ')}${nextAttemptAt ? '' : ' REMOVE nextAttemptAt'}`,
+        // An attempt ends any hold by the endpoint's breaker.
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason${nextAttemptAt ? '' : ', nextAttemptAt'}`,
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}
+
+/**
+ * Records that the endpoint's breaker holds the delivery back until `nextAttemptAt` (no attempt
+ * made), if it is still as `record` saw it; `heldSince` stays from the first hold. `false` otherwise
+ * (another copy of its message moved it on).
+ */
+export function holdDelivery(record: DeliveryRecord, nextAttemptAt: string, reason: string, now: string): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        UpdateExpression: 'SET nextAttemptAt = :next, heldReason = :reason, heldSince = if_not_exists(heldSince, :now)',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':next': nextAttemptAt,
+          ':reason': reason,
+          ':now': now,
+          ':seenStatus': record.status,
+          ':seenAttempts': record.attempts.length,
+        },
       }),
     ),
   );

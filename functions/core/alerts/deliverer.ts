@@ -1,8 +1,10 @@
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import { postSafely, type PostResult } from '#functions/core/webhooks/safe-sender.ts';
-import { type Attempt, disableWebhook, findDelivery, findSettings } from './alert-repository.ts';
+import { type Attempt, disableWebhook, findDelivery, findSettings, holdDelivery } from './alert-repository.ts';
 import { type DeliveryMessage, deliveryBody, dropDeliveredBody, finishDelivery } from './deliveries.ts';
+import { enterEndpoint } from './endpoint.ts';
+import { findEndpointState } from './endpoint-repository.ts';
 import { channelProblem, signatureHeader } from './settings.ts';
 import { webhookConfig } from './webhook-config.ts';
 
@@ -11,11 +13,15 @@ export const userAgent = 'Service-Alert-Webhook/1.0';
 export const responseTimeoutMs = 10_000;
 /** SQS cannot hide a message longer than 12 hours. */
 const maxDelaySeconds = 43_200;
+/** An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most. */
+const leaseMarginMs = 2_000;
 
 /** What the queue consumer does with the message after an attempt. */
 export type AttemptOutcome =
   | { kind: 'done' }
   | { kind: 'retry'; delaySeconds: number }
+  /** No attempt was made (the endpoint is at its limit, or paused): the message comes back later, its attempts untouched. */
+  | { kind: 'defer'; delaySeconds: number }
   /** The last attempt failed: the message went to the DLQ (`deadLetter`) before the delivery was marked failed. */
   | { kind: 'give_up' };
 
@@ -26,6 +32,10 @@ export interface AttemptHooks {
    * attempt: if it throws, the delivery is left as it was and the message's next receive tries again.
    */
   deadLetter: () => Promise<void>;
+  /** When the invocation ends (ms): no claim on the endpoint outlives it, so a worker that dies frees its slot by then. */
+  deadline: number;
+  /** How many times SQS has handed out the message, deferrals included. */
+  receiveCount: number;
 }
 
 /** Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), if any. */
@@ -46,46 +56,27 @@ const describeFailure = (result: PostResult) =>
  * once and disables the tenant's channel; anything else (3xx included: redirects are not
  * followed, a time-out, a refused or unreachable address) is retried on the schedule, honouring a
  * longer `Retry-After`, until the last attempt.
+ *
+ * The tenant's endpoint comes first (alerts/endpoint.ts): with all its attempt slots held the
+ * message is deferred, and while its breaker is open the delivery is held (its log says so and
+ * when it is looked at again); neither is an attempt, so no retry is lost to them.
  */
 export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHooks): Promise<AttemptOutcome> {
-  const record = await findDelivery(message.tenantId, message.deliveryId);
+  const [record, settings, endpoint] = await Promise.all([
+    findDelivery(message.tenantId, message.deliveryId),
+    findSettings(message.tenantId),
+    findEndpointState(message.tenantId),
+  ]);
   // Gone (expired) or finished already (SQS delivers at least once): nothing to send. A copy of the
   // message that finds it delivered finishes what the first copy may not have: dropping the body.
   if (record?.status === 'delivered') await dropDeliveredBody(record);
   if (!record || record.status === 'delivered' || record.status === 'failed') return { kind: 'done' };
-  const settings = await findSettings(record.tenantId);
   const webhook = settings.webhook;
   const problem = channelProblem(settings);
   if (problem || !webhook) {
     await finishDelivery(record, 'failed', undefined, problem);
     return { kind: 'done' };
   }
-  const body = message.body ?? (await deliveryBody(record));
-  if (body === undefined) {
-    await finishDelivery(record, 'failed', undefined, 'The payload has expired');
-    return { kind: 'done' };
-  }
-
-  const started = new Date();
-  const timestamp = Math.floor(started.getTime() / 1000);
-  const result = await postSafely({
-    url: webhook.url,
-    body,
-    timeoutMs: responseTimeoutMs,
-    allowLoopback: webhookConfig().allowLoopback,
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': userAgent,
-      'webhook-id': record.webhookId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(webhook.secrets, record.webhookId, timestamp, body, started.getTime()),
-    },
-  });
-  const attempt: Attempt = {
-    at: started.toISOString(),
-    durationMs: Math.round(result.durationMs),
-    ...(result.kind === 'response' ? { statusCode: result.status } : { error: `${result.error}: ${result.message}` }),
-  };
   const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
   // Another copy of the message (SQS delivers at least once) recorded first, or the delivery
   // expired meanwhile: that copy carries on, this one is dropped.
@@ -94,6 +85,61 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
     return { kind: 'done' };
   };
 
+  const now = Date.now();
+  const entry = await enterEndpoint({
+    tenantId: record.tenantId,
+    webhook,
+    state: endpoint,
+    heldSince: record.heldSince,
+    receiveCount: hooks.receiveCount,
+    leaseUntil: Math.min(now + responseTimeoutMs + leaseMarginMs, hooks.deadline),
+    now,
+  });
+  if (entry.kind === 'busy') {
+    count('WebhookAttemptsDeferred');
+    return { kind: 'defer', delaySeconds: entry.delaySeconds };
+  }
+  if (entry.kind === 'held') {
+    if (!(await holdDelivery(record, new Date(entry.until).toISOString(), entry.reason, new Date(now).toISOString()))) {
+      return superseded();
+    }
+    count('WebhookAttemptsDeferred');
+    return { kind: 'defer', delaySeconds: Math.min(maxDelaySeconds, Math.max(1, Math.ceil((entry.until - now) / 1000))) };
+  }
+
+  let result: PostResult | undefined;
+  let started = new Date();
+  try {
+    const body = message.body ?? (await deliveryBody(record));
+    if (body === undefined) {
+      await finishDelivery(record, 'failed', undefined, 'The payload has expired');
+      return { kind: 'done' };
+    }
+    started = new Date();
+    const timestamp = Math.floor(started.getTime() / 1000);
+    result = await postSafely({
+      url: webhook.url,
+      body,
+      timeoutMs: responseTimeoutMs,
+      allowLoopback: webhookConfig().allowLoopback,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': userAgent,
+        'webhook-id': record.webhookId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(webhook.secrets, record.webhookId, timestamp, body, started.getTime()),
+      },
+    });
+  } finally {
+    // The slot is free (and the breaker told) before the attempt is recorded, whatever happens next.
+    await entry.leave(result);
+  }
+  const attempt: Attempt = {
+    at: started.toISOString(),
+    url: webhook.url,
+    durationMs: Math.round(result.durationMs),
+    ...(result.kind === 'response' ? { statusCode: result.status } : { error: `${result.error}: ${result.message}` }),
+  };
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) {
     if (!(await finishDelivery(record, 'delivered', attempt))) return superseded();
     count('WebhookDeliveries');

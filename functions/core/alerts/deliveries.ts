@@ -55,6 +55,8 @@ export function describeDelivery(record: DeliveryRecord) {
     createdAt: record.createdAt,
     attempts: record.attempts,
     nextAttemptAt: record.nextAttemptAt ?? null,
+    // While its endpoint is paused: the next attempt waits for it (attempts are not used up meanwhile).
+    ...(record.heldSince ? { heldSince: record.heldSince, heldReason: record.heldReason } : {}),
     ...(record.failureReason ? { failureReason: record.failureReason } : {}),
   };
 }
@@ -135,7 +137,7 @@ export const messageText = (message: DeliveryMessage) => messageBody(message);
 /** The follow-up that puts a queued delivery on the queue. */
 const sending = (record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId'>) => ({
   kind: 'enqueue-delivery' as const,
-  tenantId: record.tenantId,
+  ownerId: record.tenantId,
   subjectId: record.deliveryId,
 });
 
@@ -147,7 +149,7 @@ const sending = (record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId'>) => ({
 async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
   const message: DeliveryMessage = { tenantId: record.tenantId, deliveryId: record.deliveryId, ...(body ? { body } : {}) };
   try {
-    await sendMessage('webhook', message);
+    await sendMessage('webhook', { tenantId: record.tenantId, body: message });
     await deleteFollowUp(sending(record));
   } catch (error) {
     logger.error('A queued delivery could not be sent to the queue; the follow-up sweeper will', {
@@ -165,7 +167,9 @@ async function enqueue(record: DeliveryRecord, body: string | undefined): Promis
  */
 export async function sendQueuedDelivery(tenantId: number, deliveryId: number): Promise<void> {
   const record = await findDelivery(tenantId, deliveryId);
-  if (record?.status === 'queued') await sendMessage('webhook', { tenantId, deliveryId } satisfies DeliveryMessage);
+  if (record?.status === 'queued') {
+    await sendMessage('webhook', { tenantId, body: { tenantId, deliveryId } satisfies DeliveryMessage });
+  }
   await deleteFollowUp(sending({ tenantId, deliveryId }));
 }
 

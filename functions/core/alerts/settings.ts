@@ -9,6 +9,8 @@ import {
   type SigningSecret,
   type WebhookChannel,
 } from './alert-repository.ts';
+import { describeEndpoint, maxInFlightOf } from './endpoint.ts';
+import { type EndpointState, findEndpointState } from './endpoint-repository.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** How long a rotated-out secret keeps signing, so receivers can switch without losing a delivery. */
@@ -17,8 +19,11 @@ export const secretOverlapMs = 24 * 3600 * 1000;
 /** `whsec_` + base64 of 32 random bytes, the Standard Webhooks secret format. */
 const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** What the API shows: never a secret, except `signingSecret` in the answer that created it. */
-export function describeSettings(record: SettingsRecord, newSecret?: string) {
+/**
+ * What the API shows: never a secret, except `signingSecret` in the answer that created it; the
+ * webhook's endpoint as the deliverer sees it (attempts in flight, paused or not: endpoint.ts).
+ */
+export function describeSettings(record: SettingsRecord, endpoint: EndpointState, newSecret?: string) {
   const webhook = record.webhook;
   return {
     alertChannels: {
@@ -27,6 +32,8 @@ export function describeSettings(record: SettingsRecord, newSecret?: string) {
             url: webhook.url,
             enabled: webhook.enabled,
             ...(webhook.disabledAt ? { disabledAt: webhook.disabledAt, disabledReason: webhook.disabledReason } : {}),
+            maxInFlight: maxInFlightOf(webhook),
+            endpoint: describeEndpoint(endpoint, webhook),
             secretCreatedAt: webhook.secrets[0]?.createdAt,
             ...(newSecret ? { signingSecret: newSecret } : {}),
           }
@@ -35,15 +42,21 @@ export function describeSettings(record: SettingsRecord, newSecret?: string) {
   };
 }
 
+/** GET /tenant/settings: the settings and the endpoint, read together. */
+export async function getSettings(tenantId: number) {
+  const [record, endpoint] = await Promise.all([findSettings(tenantId), findEndpointState(tenantId)]);
+  return describeSettings(record, endpoint);
+}
+
 /** Re-reads and retries when the record changed in between (a rotation, a 410 disabling the channel). */
 async function updateSettings(
   tenantId: number,
   change: (current: SettingsRecord, now: string) => { record: SettingsRecord; newSecret?: string },
 ) {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const current = await findSettings(tenantId);
+    const [current, endpoint] = await Promise.all([findSettings(tenantId), findEndpointState(tenantId)]);
     const { record, newSecret } = change(current, new Date().toISOString());
-    if (await replaceSettings(record, current)) return describeSettings(record, newSecret);
+    if (await replaceSettings(record, current)) return describeSettings(record, endpoint, newSecret);
   }
   throw conflict('The settings changed while this request ran; retry it');
 }
@@ -51,7 +64,8 @@ async function updateSettings(
 /**
  * PATCH /tenant/settings. Setting a webhook URL for the first time creates its signing secret
  * (shown once, in this answer); `null` removes the webhook and its secrets; `enabled: true`
- * re-enables a channel a receiver disabled with 410.
+ * re-enables a channel a receiver disabled with 410 (or that days without an answer disabled);
+ * `maxInFlight` sets how many attempts the endpoint takes at once (the schema bounds it).
  */
 export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
   const requested = patch.alertChannels.webhook;
@@ -73,7 +87,12 @@ export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
         ]);
       }
       const secret = newSigningSecret();
-      const webhook = { url: requested.url, enabled: requested.enabled ?? true, secrets: [{ secret, createdAt: now }] };
+      const webhook = {
+        url: requested.url,
+        enabled: requested.enabled ?? true,
+        ...(requested.maxInFlight === undefined ? {} : { maxInFlight: requested.maxInFlight }),
+        secrets: [{ secret, createdAt: now }],
+      };
       return { record: { tenantId, webhook, updatedAt: now }, newSecret: secret };
     }
     const enabled = requested.enabled ?? existing.enabled;
@@ -82,6 +101,7 @@ export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
       ...rest,
       url: requested.url ?? existing.url,
       enabled,
+      ...(requested.maxInFlight === undefined ? {} : { maxInFlight: requested.maxInFlight }),
       // Re-enabling clears why it was disabled; an unchanged state keeps it.
       ...(enabled || disabledAt === undefined ? {} : { disabledAt, disabledReason }),
     };

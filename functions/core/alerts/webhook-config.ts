@@ -7,10 +7,21 @@ export interface WebhookConfig {
   allowLoopback: boolean;
   /** Delays before each retry, in seconds (WEBHOOK_RETRY_DELAYS; tests shorten them). */
   retryDelaysSeconds: readonly number[];
+  /**
+   * How long a paused endpoint waits before its next probe, in seconds: the first pause, and the
+   * longest it doubles up to (WEBHOOK_BREAKER_COOLDOWN `first,longest`; tests shorten them).
+   */
+  breakerCooldownSeconds: { first: number; longest: number };
 }
 
 /** DESIGN 7: retries at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first try. */
 export const defaultRetryDelaysSeconds = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+
+/**
+ * A paused endpoint is first probed after 30 seconds, then after twice as long each time the probe
+ * fails, up to 10 minutes (docs/alerts.md, Endpoint limits).
+ */
+export const defaultBreakerCooldownSeconds = { first: 30, longest: 600 } as const;
 
 let cached: WebhookConfig | undefined;
 
@@ -18,6 +29,7 @@ export function webhookConfig(): WebhookConfig {
   cached ??= {
     allowLoopback: process.env.WEBHOOK_ALLOW_LOOPBACK === 'true',
     retryDelaysSeconds: parseDelays(process.env.WEBHOOK_RETRY_DELAYS),
+    breakerCooldownSeconds: parseCooldown(process.env.WEBHOOK_BREAKER_COOLDOWN),
   };
   return cached;
 }
@@ -29,4 +41,22 @@ function parseDelays(raw: string | undefined): readonly number[] {
     throw new Error('WEBHOOK_RETRY_DELAYS must be a comma-separated list of whole seconds from 0 to 43200');
   }
   return delays;
+}
+
+function parseCooldown(raw: string | undefined): WebhookConfig['breakerCooldownSeconds'] {
+  if (!raw) return defaultBreakerCooldownSeconds;
+  const [first, longest, ...rest] = raw.split(',').map((part) => Number(part.trim()));
+  if (
+    first === undefined ||
+    longest === undefined ||
+    rest.length > 0 ||
+    !Number.isInteger(first) ||
+    !Number.isInteger(longest) ||
+    first < 1 ||
+    longest < first ||
+    longest > 3600
+  ) {
+    throw new Error('WEBHOOK_BREAKER_COOLDOWN must be two whole seconds, first,longest, with 1 <= first <= longest <= 3600');
+  }
+  return { first, longest };
 }

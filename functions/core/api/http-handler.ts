@@ -9,6 +9,7 @@ import { badRequest, errorBody, internalErrorBody, ServiceError } from '#functio
 import { type Attempt, withIdempotency } from './idempotency.ts';
 import { runUntilKilled } from './middy-options.ts';
 import { routeFacts } from './route-facts.generated.ts';
+import { unmatchedRouteKey } from './route-matching.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, metrics } from '#functions/core/observability/metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
@@ -21,6 +22,9 @@ export interface ServedRoute extends RouteFacts {
 
 export interface ApiRequest<Body = unknown> {
   route: ServedRoute;
+  method: string;
+  /** The path as sent (a tenant route's ids are in pathParameters). */
+  path: string;
   principal: Principal;
   body: Body;
   pathParameters: Record<string, string | undefined>;
@@ -136,6 +140,20 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
   },
 });
 
+/** A query parameter the route does not declare is a mistake the caller should hear of (a misspelled filter, say), not ignored. */
+function refuseUndeclaredQuery(route: ServedRoute, sent: Record<string, string | undefined>): void {
+  const declared = new Set((route.query ?? []).map(({ name }) => name));
+  const undeclared = Object.keys(sent).filter((name) => !declared.has(name));
+  const [first] = undeclared;
+  if (first === undefined) return;
+  const takes = declared.size > 0 ? `it takes ${[...declared].join(', ')}` : 'it takes none';
+  throw badRequest(
+    `Unknown query parameter ${JSON.stringify(first)}${undeclared.length > 1 ? ` (and ${undeclared.length - 1} more)` : ''}: ${takes}`,
+    undeclared.map((name) => ({ location: 'query', pointer: `/${name}`, message: 'is not a parameter of this route' })),
+    'unknown_query_parameter',
+  );
+}
+
 /** Only the query parameters the route's row declares: a handler cannot read one the table does not state. */
 const declaredQuery = (route: ServedRoute, sent: Record<string, string | undefined>) =>
   Object.fromEntries((route.query ?? []).map(({ name }) => [name, sent[name]]));
@@ -174,12 +192,15 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
           `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
         );
       }
+      if (route.key !== unmatchedRouteKey) refuseUndeclaredQuery(route, event.queryStringParameters ?? {});
       const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
       const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
       const deadline = Date.now() + context.getRemainingTimeInMillis();
       const run = (idempotency: Attempt) =>
         implementation({
           route,
+          method: event.requestContext.http.method,
+          path: event.rawPath,
           principal,
           body: parsed as Received,
           pathParameters: event.pathParameters ?? {},
@@ -221,6 +242,15 @@ export function pageParameters(request: ApiRequest<unknown>): { limit: number; c
 }
 
 /**
+ * `limit` and `cursor` of a list answered whole unless `limit` is sent (the spec's lists that show
+ * no paging, whose rows declare wholeListQuery): `limit` is undefined when absent.
+ */
+export function wholeListParameters(request: ApiRequest<unknown>): { limit: number | undefined; cursor: string | undefined } {
+  const limit = queryParameter(request, 'limit') === undefined ? undefined : integerQueryParameter(request, 'limit');
+  return { limit, cursor: queryParameter(request, 'cursor') };
+}
+
+/**
  * A query parameter the route's row declares, as sent (undefined when absent). One the row does not
  * declare is an error (a 500), so the table cannot leave out a parameter a handler reads.
  */
@@ -242,7 +272,8 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
     throw new Error(`${request.route.key}: the route table declares no integer query parameter ${name}`);
   }
   const raw = request.query[name];
-  const value = raw === undefined ? schema.default : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  // Without a default, absent is out of range: such a parameter is read only when sent (wholeListParameters).
+  const value = raw === undefined ? (schema.default ?? Number.NaN) : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= schema.minimum && value <= schema.maximum)) {
     const rule = `must be an integer from ${schema.minimum} to ${schema.maximum}`;
     throw badRequest(`Query parameter ${name} ${rule}`, [{ location: 'query', pointer: `/${name}`, message: rule }]);

@@ -19,12 +19,14 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenants': { auth: ['client'], body: 'delete-tenant' },
   'POST /tenants/{id}/deactivate': { auth: ['client'] },
   'POST /tenants/{id}/activate': { auth: ['client'] },
-  'PATCH /tenants/{id}': { auth: ['client'], body: 'set-scheduling-granularity' },
+  'GET /tenants/{id}': { auth: ['client'] },
+  'PATCH /tenants/{id}': { auth: ['client'], body: 'update-tenant', ifMatch: true },
   'POST /tenants/{id}/token': { auth: ['client'] },
   'GET /tenant': { auth: ['tenant'] },
   'POST /tenants/templates': { auth: ['client'], body: 'template-bundle', yaml: true, idempotent: true },
   'GET /tenants/templates': { auth: ['client'] },
   'GET /tenants/templates/{id}': { auth: ['client'] },
+  'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true },
   'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true },
   'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template' },
   'POST /tenant/templates/apply': { auth: ['tenant'], body: 'apply-template' },
@@ -43,7 +45,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /tenant/users': {
     auth: ['tenant'],
     query: [
-      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
@@ -52,6 +54,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenant/users/{id}': { auth: ['tenant'] },
   'POST /tenant/groups': { auth: ['tenant'], body: 'create-group', idempotent: true },
   'GET /tenant/groups': { auth: ['tenant'] },
+  'GET /tenant/groups/{id}': { auth: ['tenant'] },
   'DELETE /tenant/groups/{id}': { auth: ['tenant'] },
   'PUT /tenant/groups/{id}/members/{userId}': { auth: ['tenant'] },
   'DELETE /tenant/groups/{id}/members/{userId}': { auth: ['tenant'] },
@@ -59,14 +62,27 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /tenant/datamart': {
     auth: ['tenant'],
     query: [
-      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
+  'GET /tenant/datamart/{id}': { auth: ['tenant'] },
   'PATCH /tenant/datamart/{id}': { auth: ['tenant'], body: 'update-datamart' },
   'DELETE /tenant/datamart/{id}': { auth: ['tenant'] },
-  'GET /tenant/datamart/{id}/user': { auth: ['tenant'] },
-  'GET /tenant/datamart/{id}/group': { auth: ['tenant'] },
+  'GET /tenant/datamart/{id}/user': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
+  'GET /tenant/datamart/{id}/group': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
   'PUT /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'], body: 'set-permissions' },
   'DELETE /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'] },
   'PUT /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], body: 'set-permissions' },
@@ -133,4 +149,5 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /auth/session': { auth: [] },
   'POST /agent/heartbeat': { auth: ['agent'] },
   'POST /agent/runs/{id}': { auth: ['agent'], body: 'report-run' },
+  $default: { auth: [] },
 };

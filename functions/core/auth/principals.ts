@@ -1,5 +1,5 @@
 import type { AuthScheme } from '#functions/routes.ts';
-import { unauthorized } from '#functions/core/errors.ts';
+import { forbidden, notFound, unauthorized } from '#functions/core/errors.ts';
 import { findTokenOwner } from './token-repository.ts';
 import { hashToken } from './tokens.ts';
 
@@ -9,21 +9,35 @@ export type Principal =
   | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
   | { kind: 'anonymous' };
 
+const tenantNotFound = () => notFound('Tenant not found');
+
 /** The scheme name is case-insensitive (RFC 6750 / RFC 9110); the token is printable ASCII. */
 const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/i;
+
+/** The OpenAPI security scheme of each kind of token, as the API description names them. */
+export const schemeNames: Record<AuthScheme, string> = {
+  client: 'clientBearerAuth',
+  tenant: 'tenantBearerAuth',
+  agent: 'agentBearerAuth',
+};
 
 /**
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
  * One consistent GetItem by the token's SHA-256, so a revoked or rotated token fails at once.
- * A token of another kind than the route accepts is treated like an unknown one.
+ * An unknown token is 401; a valid token of another kind than the route takes is 403, naming the
+ * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7).
  */
 export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
   if (schemes.length === 0) return { kind: 'anonymous' };
   const match = authorization === undefined ? null : bearerPattern.exec(authorization.trim());
   if (!match?.[1]) throw unauthorized('Missing bearer token');
   const item = await findTokenOwner(hashToken(match[1]));
-  const invalid = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
-  if (!item || !schemes.includes(item.kind)) throw invalid();
+  if (!item) throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+  if (!schemes.includes(item.kind)) {
+    const needed = schemes.map((scheme) => `a ${scheme} token (${schemeNames[scheme]})`).join(' or ');
+    throw forbidden(`This route takes ${needed}; this is a ${item.kind} token`, 'wrong_token_kind');
+  }
+  if (item.kind === 'tenant' && item.tenantDeleted) throw tenantNotFound();
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
   if (item.kind === 'agent') return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };

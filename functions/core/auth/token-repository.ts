@@ -5,10 +5,16 @@ import { hashToken } from './tokens.ts';
 /** Who a token belongs to. */
 export type TokenOwner =
   | { kind: 'client'; clientId: number }
-  | { kind: 'tenant'; clientId: number; tenantId: number }
+  | { kind: 'tenant'; clientId: number; tenantId: number; tenantDeleted?: true }
   | { kind: 'agent'; clientId: number; tenantId: number; agentId: number };
 
-/** The item that makes a token valid, by the token's SHA-256: deleting it revokes the token at once. */
+/** How long a deleted tenant's token still answers 404 `Tenant not found` (then it is unknown: 401). */
+export const deletedTenantTokenDays = 90;
+
+/**
+ * The item that makes a token valid, by the token's SHA-256: deleting it revokes the token at once.
+ * A deleted tenant's token stays, marked, so that the tenant's routes can say the tenant is gone.
+ */
 export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | undefined> {
   return getItem<TokenOwner>(keys.token(tokenHash));
 }
@@ -20,6 +26,24 @@ export function newTokenWrite(token: string, owner: TokenOwner) {
       TableName: tableName(),
       Item: { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() },
       ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * For the deleting transaction: the tenant token of this hash reads nothing any more, and says why
+ * (404 `Tenant not found`) until it expires.
+ */
+export function tenantDeletedTokenWrite(tokenHash: string, deletedAt: string) {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.token(tokenHash),
+      UpdateExpression: 'SET tenantDeleted = :true, expiresAt = :expiresAt',
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':expiresAt': Math.floor(Date.parse(deletedAt) / 1000) + deletedTenantTokenDays * 86_400,
+      },
     },
   };
 }

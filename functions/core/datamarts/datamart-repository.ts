@@ -1,14 +1,17 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  db,
   deleteAll,
-  getAll,
   nextTenantId,
   type Page,
   queryAll,
-  queryPage,
+  queryBetween,
+  queryList,
   replaceItems,
   tableName,
-  transact,
+  transactOrReasons,
   type TransactItem,
+  writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
 import type { PermissionRecord } from './effective-permissions.ts';
@@ -20,6 +23,12 @@ export interface DatamartRecord {
   /** Its tables and owners, in order: the record is the whole datamart, written in one commit. */
   tableIds?: number[];
   ownerIds?: number[];
+  /**
+   * Everything of it is in the tenant-wide indexes: its owners in the owners index, its permission
+   * records in the permission index. Set on creation; a datamart of an earlier version gets it once
+   * its next change has moved them there (until then its readers take its records from its collection).
+   */
+  tenantIndexed?: true;
   createdAt: string;
   updatedAt: string;
 }
@@ -35,27 +44,49 @@ export interface DatamartStructure {
 export interface StoredPermission extends PermissionRecord {
   pk: string;
   sk: string;
+  gsi1pk?: string;
   tenantId: number;
   datamartId: number;
   subject: PermissionSubject;
   subjectId: number;
 }
 
-type StructureItem = { sk: string; tableId?: number; userId?: number } & Partial<DatamartRecord>;
+type CollectionItem = { sk: string; tableId?: number; userId?: number } & Partial<DatamartRecord>;
 
 /**
- * The datamart's structure from its record; `undefined` when there is none. A record written by
- * an earlier version has no lists: its tables and owners are items of its collection (`S#TABLE#`,
- * `S#OWNER#`), which the same Query returns.
+ * The datamart's structure from the items of its collection; `undefined` without a record. A
+ * record written by an earlier version has no lists: its tables and owners are items of its
+ * collection (`S#TABLE#`, `S#OWNER#`).
  */
-export async function findStructure(tenantId: number, datamartId: number): Promise<DatamartStructure | undefined> {
-  const items = await queryAll<StructureItem>(keys.datamartPartition(tenantId, datamartId), keys.datamartStructurePrefix);
-  const record = items.find((item) => item.sk === 'S#DM') as DatamartRecord | undefined;
+function structureFrom(items: readonly CollectionItem[]): DatamartStructure | undefined {
+  const record = items.find((item) => item.sk === keys.datamart(0, 0).sk) as DatamartRecord | undefined;
   if (!record) return undefined;
   return {
     record,
     tableIds: record.tableIds ?? items.filter((item) => item.sk.startsWith('S#TABLE#')).map((item) => item.tableId as number),
     ownerIds: record.ownerIds ?? items.filter((item) => item.sk.startsWith('S#OWNER#')).map((item) => item.userId as number),
+  };
+}
+
+/** The structure of a record that holds its lists (one of this version), without reading its collection. */
+export const holdsItsLists = (record: DatamartRecord) => record.tableIds !== undefined && record.ownerIds !== undefined;
+
+/** The datamart's record and structure (one Query of its `S#` items); `undefined` when there is none. */
+export async function findStructure(tenantId: number, datamartId: number): Promise<DatamartStructure | undefined> {
+  return structureFrom(
+    await queryAll<CollectionItem>(keys.datamartPartition(tenantId, datamartId), keys.datamartStructurePrefix),
+  );
+}
+
+/** The whole collection of a datamart: its structure and every permission record on it (one Query). */
+export async function findCollection(
+  tenantId: number,
+  datamartId: number,
+): Promise<{ structure: DatamartStructure | undefined; permissions: StoredPermission[] }> {
+  const items = await queryAll<CollectionItem & StoredPermission>(keys.datamartPartition(tenantId, datamartId), '');
+  return {
+    structure: structureFrom(items),
+    permissions: items.filter((item) => item.sk.startsWith(keys.permissionsPrefix())),
   };
 }
 
@@ -69,25 +100,38 @@ const recordItem = (record: DatamartRecord) => ({
   ...keys.datamartsIndex(record.tenantId, record.datamartId),
 });
 
-/** Writes a new datamart (its record holds its tables and owners), with `alongside`, in one commit. */
-export async function insertDatamart(record: DatamartRecord, alongside: readonly TransactItem[]): Promise<void> {
-  const written = await transact([
+/** What a datamart's write found: written, or the record or an owner (`alongside`) not as read. */
+export type DatamartWrite = 'written' | 'changed' | 'condition_alongside';
+
+async function commit(items: readonly TransactItem[]): Promise<DatamartWrite> {
+  const outcome = await transactOrReasons(items);
+  if (outcome.written) return 'written';
+  return outcome.failedConditions.includes(0) ? 'changed' : 'condition_alongside';
+}
+
+/**
+ * Writes a new datamart (its record holds its tables and owners), with `alongside`, in one commit;
+ * `condition_alongside` when a condition of `alongside` failed.
+ */
+export async function insertDatamart(record: DatamartRecord, alongside: readonly TransactItem[]): Promise<DatamartWrite> {
+  const outcome = await commit([
     { Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
     ...alongside,
   ]);
-  if (!written) throw new Error(`Datamart ${record.datamartId} of tenant ${record.tenantId} already exists`);
+  if (outcome === 'changed') throw new Error(`Datamart ${record.datamartId} of tenant ${record.tenantId} already exists`);
+  return outcome;
 }
 
 /**
  * Replaces the datamart's record with `next` if it is still as read (`updatedAt`), with
- * `alongside`, in one commit; `false` when it changed or is gone.
+ * `alongside`, in one commit; `changed` when it changed or is gone.
  */
 export function replaceDatamart(
   current: DatamartRecord,
   next: DatamartRecord,
   alongside: readonly TransactItem[],
-): Promise<boolean> {
-  return transact([
+): Promise<DatamartWrite> {
+  return commit([
     {
       Put: {
         TableName: tableName(),
@@ -101,8 +145,8 @@ export function replaceDatamart(
 }
 
 /** Deletes the datamart's record (it is gone at once), with `alongside`; `false` when it is gone already. */
-export function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: readonly TransactItem[]) {
-  return transact([
+export async function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: readonly TransactItem[]) {
+  const outcome = await commit([
     {
       Delete: {
         TableName: tableName(),
@@ -112,44 +156,79 @@ export function deleteDatamartRecord(tenantId: number, datamartId: number, along
     },
     ...alongside,
   ]);
+  return outcome === 'written';
 }
 
 /**
- * Deletes what in the datamart's collection its record no longer accounts for: everything when
- * the record is gone; otherwise the structure items of an earlier version once the record holds
- * the lists, and the permission records on tables that are no longer in it.
+ * Brings the datamart's collection in line with its record: deletes everything when the record
+ * is gone; otherwise the structure items of an earlier version once the record holds the lists,
+ * and the permission records on tables that are no longer in it; then moves the records an earlier
+ * version indexed by subject into the tenant's permission index and marks the record `tenantIndexed`.
+ * Each step is the same when repeated, so a retry or the sweeper finishes it.
  */
-export async function deleteLeftovers(tenantId: number, datamartId: number): Promise<void> {
-  const items = await queryAll<StructureItem & { pk: string }>(keys.datamartPartition(tenantId, datamartId), '', {
-    projection: 'pk, sk, tableId, tableIds',
-  });
-  const record = items.find((item) => item.sk === 'S#DM');
+export async function tidyCollection(tenantId: number, datamartId: number): Promise<void> {
+  const partition = keys.datamartPartition(tenantId, datamartId);
+  const items = await queryAll<CollectionItem & StoredPermission>(partition, '');
+  const record = items.find((item) => item.sk === keys.datamart(tenantId, datamartId).sk);
   const tables = record?.tableIds && new Set(record.tableIds);
-  const unaccounted = (item: StructureItem) =>
+  const isPermission = (item: CollectionItem) => item.sk.startsWith(keys.permissionsPrefix());
+  const unaccounted = (item: CollectionItem) =>
     !record ||
     (tables !== undefined &&
       (item.sk.startsWith('S#TABLE#') ||
         item.sk.startsWith('S#OWNER#') ||
-        (item.sk.startsWith('P#') && !tables.has(item.tableId as number))));
+        (isPermission(item) && !tables.has(item.tableId as number))));
   await deleteAll(items.filter(unaccounted).map(({ pk, sk }) => ({ pk, sk })));
+  if (!record || record.tenantIndexed || !tables) return;
+  const indexPartition = keys.tenantPermissionsPartition(tenantId);
+  const unmoved = items.filter((item) => isPermission(item) && !unaccounted(item) && item.gsi1pk !== indexPartition);
+  // One update per record, only of its index keys, and only while it exists: a record replaced or
+  // deleted meanwhile keeps what that write gave it.
+  await Promise.all(
+    unmoved.map((item) => {
+      const entry = keys.permissionIndex(tenantId, datamartId, item.subject, item.subjectId, item.tableId);
+      return writeIf(() =>
+        db().send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: { pk: item.pk, sk: item.sk },
+            UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
+          }),
+        ),
+      );
+    }),
+  );
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.datamart(tenantId, datamartId),
+        UpdateExpression: 'SET tenantIndexed = :true',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':true': true },
+      }),
+    ),
+  );
 }
 
-/** Several of the tenant's datamart records by id (batch reads); missing ones are left out. */
-export function findDatamartRecords(tenantId: number, datamartIds: readonly number[]): Promise<DatamartRecord[]> {
-  return getAll<DatamartRecord>(datamartIds.map((datamartId) => keys.datamart(tenantId, datamartId)));
-}
-
-/** A page of the tenant's datamart records, through the index listing them. */
-export function listDatamartRecordsPage(
+/** The tenant's datamart records through the index listing them: all, or a page of `limit` (the records hold their lists). */
+export function listDatamartRecords(
   tenantId: number,
-  limit: number,
+  limit: number | undefined,
   cursor: string | undefined,
 ): Promise<Page<DatamartRecord>> {
-  return queryPage<DatamartRecord>({
+  return queryList<DatamartRecord>({ index: 'gsi1', partition: keys.datamartsIndex(tenantId, 0).gsi1pk, limit, cursor });
+}
+
+/** Every datamart of the tenant: which tables each has, and whether its records are in the permission index. */
+export function listDatamartTables(
+  tenantId: number,
+): Promise<Array<Pick<DatamartRecord, 'datamartId' | 'tableIds' | 'tenantIndexed'>>> {
+  return queryAll(keys.datamartsIndex(tenantId, 0).gsi1pk, '', {
     index: 'gsi1',
-    partition: keys.datamartsIndex(tenantId, 0).gsi1pk,
-    limit,
-    cursor,
+    projection: 'datamartId, tableIds, tenantIndexed',
   });
 }
 
@@ -163,18 +242,61 @@ export function listDatamartPermissions(
   return queryAll<StoredPermission>(keys.datamartPartition(tenantId, datamartId), keys.permissionsPrefix(subject, subjectId));
 }
 
-/** A subject's records on every datamart (one index query). */
-export function listSubjectPermissions(
+/** The records of one kind of subject on a datamart: all, or a page of `limit`. */
+export function listDatamartPermissionsPage(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<StoredPermission>> {
+  return queryList<StoredPermission>({
+    partition: keys.datamartPartition(tenantId, datamartId),
+    prefix: keys.permissionsPrefix(subject),
+    limit,
+    cursor,
+  });
+}
+
+/**
+ * Records in the tenant's permission index: one subject's, every subject's of a kind, or those of
+ * the users from `subjectId` to `lastSubjectId`. Records of a datamart not `tenantIndexed` may be missing.
+ */
+export function listIndexedPermissions(
+  tenantId: number,
+  subject: PermissionSubject,
+  subjectId?: number,
+  lastSubjectId?: number,
+): Promise<StoredPermission[]> {
+  const partition = keys.tenantPermissionsPartition(tenantId);
+  if (subjectId === undefined || lastSubjectId === undefined) {
+    return queryAll<StoredPermission>(partition, keys.tenantPermissionsPrefix(subject, subjectId), { index: 'gsi1' });
+  }
+  const from = keys.tenantPermissionsPrefix(subject, subjectId);
+  const to = `${keys.tenantPermissionsPrefix(subject, lastSubjectId)}\uffff`;
+  return queryBetween<StoredPermission>(partition, from, to, { index: 'gsi1' });
+}
+
+/**
+ * Every record of a subject, on every datamart: those in the tenant's permission index and those an
+ * earlier version indexed by subject (two index queries, in parallel).
+ */
+async function listSubjectPermissions(
   tenantId: number,
   subject: PermissionSubject,
   subjectId: number,
 ): Promise<StoredPermission[]> {
-  return queryAll<StoredPermission>(keys.subjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' });
+  const [indexed, legacy] = await Promise.all([
+    listIndexedPermissions(tenantId, subject, subjectId),
+    queryAll<StoredPermission>(keys.legacySubjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' }),
+  ]);
+  return [...indexed, ...legacy];
 }
 
 /**
  * Makes a subject's records on a datamart exactly `records` (one per table): written, and the ones
- * on other tables (`existing`, read before) deleted, in one commit when they fit in one.
+ * on other tables (`existing`, read before) deleted, in one commit when they fit in one. Returns
+ * the records as stored.
  */
 export async function replacePermissionRecords(
   tenantId: number,
@@ -183,32 +305,35 @@ export async function replacePermissionRecords(
   subjectId: number,
   records: readonly PermissionRecord[],
   existing: readonly StoredPermission[],
-): Promise<void> {
+): Promise<StoredPermission[]> {
   const kept = new Set(records.map((record) => record.tableId));
+  const stored = records.map((record) => ({
+    ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
+    tenantId,
+    datamartId,
+    subject,
+    subjectId,
+    tableId: record.tableId,
+    allowed: record.allowed,
+    allow_export: record.allow_export,
+    expires_in: record.expires_in,
+    hidden_columns: [...new Set(record.hidden_columns)],
+    filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
+  }));
   await replaceItems(
-    records.map((record) => ({
-      ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
-      tenantId,
-      datamartId,
-      subject,
-      subjectId,
-      tableId: record.tableId,
-      allowed: record.allowed,
-      allow_export: record.allow_export,
-      expires_in: record.expires_in,
-      hidden_columns: [...new Set(record.hidden_columns)],
-      filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
-    })),
+    stored,
     existing.filter((record) => !kept.has(record.tableId)).map(({ pk, sk }) => ({ pk, sk })),
   );
+  return stored;
 }
 
-/** Deletes every permission record of a subject, on every datamart, and for a user every datamart ownership too. */
+/** Deletes every permission record of a subject, on every datamart, and for a user every datamart ownership an earlier version kept as items. */
 export async function deleteSubjectRecords(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<void> {
-  const records = await listSubjectPermissions(tenantId, subject, subjectId);
-  const owned =
+  const [records, owned] = await Promise.all([
+    listSubjectPermissions(tenantId, subject, subjectId),
     subject === 'user'
-      ? await queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
-      : [];
+      ? queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
+      : Promise.resolve([]),
+  ]);
   await deleteAll([...records, ...owned].map(({ pk, sk }) => ({ pk, sk })));
 }

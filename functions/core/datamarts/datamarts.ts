@@ -1,6 +1,13 @@
 import type { CreateDatamartBody } from '#functions/core/api/validators/create-datamart.cjs';
 import type { UpdateDatamartBody } from '#functions/core/api/validators/update-datamart.cjs';
-import { findUsers, type UserRecord } from '#functions/core/directory/directory-repository.ts';
+import {
+  findUsers,
+  listDatamartOwners,
+  listUserNames,
+  ownersIndexEntries,
+  type UserName,
+  type UserRecord,
+} from '#functions/core/directory/directory-repository.ts';
 import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
@@ -11,12 +18,14 @@ import {
   allocateDatamartId,
   type DatamartRecord,
   type DatamartStructure,
+  type DatamartWrite,
   deleteDatamartRecord,
-  deleteLeftovers,
   findStructure,
+  holdsItsLists,
   insertDatamart,
-  listDatamartRecordsPage,
+  listDatamartRecords,
   replaceDatamart,
+  tidyCollection,
 } from './datamart-repository.ts';
 
 export const datamartNotFound = () => notFound('Datamart not found');
@@ -55,12 +64,26 @@ async function checkReferences(tenantId: number, input: UpdateDatamartBody, curr
   return { tables: new Map(tables.map((table) => [table.id, table])), users: new Map(users.map((user) => [user.userId, user])) };
 }
 
+/**
+ * The owners index entries of a datamart's owners that are not in it yet, for the datamart's own
+ * commit: a datamart is never listed with an owner the index cannot name.
+ */
+const ownerEntries = (ownerIds: readonly number[], users: ReadonlyMap<number, UserRecord>) =>
+  ownersIndexEntries(ownerIds.flatMap((userId) => users.get(userId) ?? []));
+
+/** A datamart's write as the caller hears of it: done, or a 409 saying what changed while the request ran. */
+function requireWritten(outcome: DatamartWrite): void {
+  if (outcome === 'changed') throw conflict('The datamart changed while this request ran; retry it');
+  // The only other conditions are the owners index entries': an owner was deleted since the check.
+  if (outcome === 'condition_alongside') throw conflict('An owner of the datamart was deleted while this request ran; retry it');
+}
+
 /** A datamart as spec 2.3 shows it. */
 export type DatamartView = ReturnType<typeof describeDatamart>;
 
 /**
  * POST /tenant/datamart. The record holds the tables and owners, so the datamart is written in one
- * commit, with the request's answer.
+ * commit, with its owners' entries in the owners index and the request's answer.
  */
 export async function createDatamart(
   tenantId: number,
@@ -76,11 +99,14 @@ export async function createDatamart(
     nome: input.nome,
     tableIds: unique(input.tables),
     ownerIds: unique(input.owners),
+    tenantIndexed: true,
     createdAt: now,
     updatedAt: now,
   };
   const view = describeDatamart(structureOf(datamart), context.tables, context.users);
-  await insertDatamart(datamart, record.finish(view));
+  requireWritten(
+    await insertDatamart(datamart, [...record.finish(view), ...ownerEntries(datamart.ownerIds ?? [], context.users)]),
+  );
   return view;
 }
 
@@ -91,14 +117,23 @@ const structureOf = (record: DatamartRecord): DatamartStructure => ({
   ownerIds: record.ownerIds ?? [],
 });
 
-/** The follow-up that deletes what a datamart's record no longer accounts for. */
-const tidying = (tenantId: number, datamartId: number) => ({ kind: 'tidy-datamart' as const, tenantId, subjectId: datamartId });
+/**
+ * The follow-up that deletes what a datamart's record no longer accounts for, and moves the records
+ * of a datamart of an earlier version into the tenant's permission index (tidyCollection).
+ */
+const tidying = (tenantId: number, datamartId: number) => ({
+  kind: 'tidy-datamart' as const,
+  ownerId: tenantId,
+  subjectId: datamartId,
+});
 
 /**
- * PATCH /tenant/datamart/{id}: a new name, table list or owner list, in one commit of the record.
- * The permission records on a table taken out (there may be more than a transaction holds) are
- * ignored by readers from that commit on, and deleted right after it (by the follow-up sweeper, if
- * this request stops first).
+ * PATCH /tenant/datamart/{id}: a new name, table list or owner list, in one commit of the record
+ * (with its owners' entries in the owners index). The permission records on a table taken out
+ * (there may be more than a transaction holds) are ignored by readers from that commit on, and
+ * deleted right after it (by the follow-up sweeper, if this request stops first); a datamart of an
+ * earlier version has its structure items deleted and its records moved into the tenant's
+ * permission index the same way.
  */
 export async function updateDatamart(tenantId: number, datamartId: number, changes: UpdateDatamartBody): Promise<DatamartView> {
   const current = await loadStructure(tenantId, datamartId);
@@ -110,12 +145,13 @@ export async function updateDatamart(tenantId: number, datamartId: number, chang
     ownerIds: changes.owners === undefined ? current.ownerIds : unique(changes.owners),
     updatedAt: new Date().toISOString(),
   };
-  // A record of an earlier version (its structure in items) also leaves those items behind.
-  const leavesItems = !current.record.tableIds || current.tableIds.some((id) => !next.tableIds?.includes(id));
+  // A record of an earlier version (its structure in items, its records indexed by subject) also
+  // leaves those behind.
+  const leavesItems = !current.record.tenantIndexed || current.tableIds.some((id) => !next.tableIds?.includes(id));
   const followUps = leavesItems ? [recordFollowUp(tidying(tenantId, datamartId))] : [];
-  if (!(await replaceDatamart(current.record, next, followUps))) {
-    throw conflict('The datamart changed while this request ran; retry it');
-  }
+  requireWritten(
+    await replaceDatamart(current.record, next, [...followUps, ...ownerEntries(next.ownerIds ?? [], context.users)]),
+  );
   if (leavesItems) await tidyDatamart(tenantId, datamartId);
   return describeDatamart(structureOf(next), context.tables, context.users);
 }
@@ -131,9 +167,9 @@ export async function deleteDatamart(tenantId: number, datamartId: number): Prom
   await tidyDatamart(tenantId, datamartId);
 }
 
-/** Deletes what the datamart's record no longer accounts for, then the follow-up that asked for it. */
+/** Brings the datamart's collection in line with its record (tidyCollection), then deletes the follow-up that asked for it. */
 export async function tidyDatamart(tenantId: number, datamartId: number): Promise<void> {
-  await deleteLeftovers(tenantId, datamartId);
+  await tidyCollection(tenantId, datamartId);
   await deleteFollowUp(tidying(tenantId, datamartId));
 }
 
@@ -141,7 +177,7 @@ export async function tidyDatamart(tenantId: number, datamartId: number): Promis
 export function describeDatamart(
   structure: DatamartStructure,
   tables: ReadonlyMap<number, StoredOf<'table'>>,
-  users: ReadonlyMap<number, UserRecord>,
+  users: ReadonlyMap<number, UserName>,
 ) {
   return {
     id: structure.record.datamartId,
@@ -168,32 +204,58 @@ export function describeDatamart(
   };
 }
 
-/** What describing datamarts needs besides their structure: the tenant's tables and the owners. */
-export async function describeContext(tenantId: number, structures: readonly DatamartStructure[]) {
-  const ownerIds = unique(structures.flatMap((structure) => structure.ownerIds));
-  const [tables, users] = await Promise.all([loadResourcesOfType(tenantId, 'table'), findUsers(tenantId, ownerIds)]);
-  return { tables: new Map(tables.map((table) => [table.id, table])), users: new Map(users.map((user) => [user.userId, user])) };
+/**
+ * What describing datamarts needs besides their records, read beside them (not after): the tenant's
+ * tables and the owners index (one Query each, however many datamarts).
+ */
+function describeContext(tenantId: number) {
+  return Promise.all([loadResourcesOfType(tenantId, 'table'), listDatamartOwners(tenantId)]);
 }
 
 /**
- * GET /tenant/datamart (spec 4.7), a page at a time: one index query, one query per datamart of the
- * page (in parallel), one query for the tenant's tables, one batch read of the owners.
+ * The structures of records read from the index, and the names of their owners. A record of this
+ * version holds its lists and its owners are in the owners index; one of an earlier version may
+ * keep its lists in its collection and have owners the index lacks: those are read now, one level
+ * after the records (its collection, and the tenant's users).
+ */
+async function withOwners(
+  tenantId: number,
+  records: readonly DatamartRecord[],
+  owners: readonly UserName[],
+): Promise<{ structures: DatamartStructure[]; users: Map<number, UserName> }> {
+  const users = new Map(owners.map((user) => [user.userId, user]));
+  const earlier = records.some((record) => !record.tenantIndexed);
+  const [structures, everyone] = await Promise.all([
+    Promise.all(
+      records.map((record) => (holdsItsLists(record) ? structureOf(record) : findStructure(tenantId, record.datamartId))),
+    ),
+    earlier ? listUserNames(tenantId) : [],
+  ]);
+  for (const user of everyone) users.set(user.userId, user);
+  return { structures: structures.filter((structure): structure is DatamartStructure => structure !== undefined), users };
+}
+
+/**
+ * GET /tenant/datamart (spec 4.7): every datamart, or a page of `limit`. One Query of the index
+ * (its entries are the records, lists included), beside the tenant's tables and the owners index.
  */
 export async function listDatamarts(
   tenantId: number,
-  limit: number,
+  limit: number | undefined,
   cursor: string | undefined,
-): Promise<Page<ReturnType<typeof describeDatamart>>> {
-  const page = await listDatamartRecordsPage(tenantId, limit, cursor);
-  const structures = (await Promise.all(page.items.map((record) => findStructure(tenantId, record.datamartId)))).filter(
-    (structure): structure is DatamartStructure => structure !== undefined,
-  );
-  const { tables, users } = await describeContext(tenantId, structures);
-  return { items: structures.map((structure) => describeDatamart(structure, tables, users)), nextCursor: page.nextCursor };
+): Promise<Page<DatamartView>> {
+  const [page, [tables, owners]] = await Promise.all([listDatamartRecords(tenantId, limit, cursor), describeContext(tenantId)]);
+  const { structures, users } = await withOwners(tenantId, page.items, owners);
+  const tableMap = new Map(tables.map((table) => [table.id, table]));
+  return { items: structures.map((structure) => describeDatamart(structure, tableMap, users)), nextCursor: page.nextCursor };
 }
 
+/** GET /tenant/datamart/{id}: its record (and an earlier version's structure items), beside the tables and the owners index. */
 export async function describeOneDatamart(tenantId: number, datamartId: number): Promise<DatamartView> {
-  const structure = await loadStructure(tenantId, datamartId);
-  const { tables, users } = await describeContext(tenantId, [structure]);
-  return describeDatamart(structure, tables, users);
+  const [structure, [tables, owners]] = await Promise.all([findStructure(tenantId, datamartId), describeContext(tenantId)]);
+  if (!structure) throw datamartNotFound();
+  const users = new Map(owners.map((user) => [user.userId, user]));
+  const missing = structure.record.tenantIndexed ? [] : structure.ownerIds.filter((userId) => !users.has(userId));
+  for (const user of await (missing.length > 0 ? findUsers(tenantId, missing) : [])) users.set(user.userId, user);
+  return describeDatamart(structure, new Map(tables.map((table) => [table.id, table])), users);
 }

@@ -1,25 +1,37 @@
-import { findGroups, findUsers } from '#functions/core/directory/directory-repository.ts';
-import { groupsByUser, requireGroup } from '#functions/core/directory/groups.ts';
+import {
+  listGroups,
+  listUserMemberships,
+  listUserNames,
+  type GroupRecord,
+  type MembershipRecord,
+  type UserName,
+} from '#functions/core/directory/directory-repository.ts';
+import { requireGroup } from '#functions/core/directory/groups.ts';
 import { requireUser } from '#functions/core/directory/users.ts';
 import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
 import type { PermissionSubject } from '#functions/core/store/keys.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
 import {
+  type DatamartRecord,
   type DatamartStructure,
-  findDatamartRecords,
-  type StoredPermission,
+  findCollection,
+  findStructure,
   listDatamartPermissions,
-  listSubjectPermissions,
+  listDatamartPermissionsPage,
+  listDatamartTables,
+  listIndexedPermissions,
   replacePermissionRecords,
+  type StoredPermission,
 } from './datamart-repository.ts';
-import { loadStructure } from './datamarts.ts';
+import { datamartNotFound, loadStructure } from './datamarts.ts';
 import { type EffectivePermission, effectivePermissions, type PermissionRecord } from './effective-permissions.ts';
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The subject must be a user or group of this tenant (another tenant's is 404, as if it did not exist). */
-async function requireSubject(tenantId: number, subject: PermissionSubject, subjectId: number) {
+async function requireSubject(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<SubjectName> {
   if (subject === 'user') return requireUser(tenantId, subjectId);
   return requireGroup(tenantId, subjectId);
 }
@@ -59,9 +71,12 @@ function checkPermissions(
   if (first) throw badRequest(`Invalid permissions: ${first.pointer} ${first.message}`, errors, 'invalid_permissions');
 }
 
+/** A user or a group, as far as naming it in a permission record goes. */
+type SubjectName = UserName | GroupRecord;
+
 /**
  * PUT /tenant/datamart/{id}/user/{userId} and …/group/{groupId}: the subject's records on this
- * datamart become exactly `records` (one per table). Returns them as stored.
+ * datamart become exactly `records` (one per table). Returns them as stored (spec 2.4's shape).
  */
 export async function replacePermissions(
   tenantId: number,
@@ -70,23 +85,32 @@ export async function replacePermissions(
   subjectId: number,
   records: readonly PermissionRecord[],
 ) {
-  const [structure, , tables] = await Promise.all([
+  const [structure, named, tables, existing] = await Promise.all([
     loadStructure(tenantId, datamartId),
     requireSubject(tenantId, subject, subjectId),
     loadResourcesOfType(tenantId, 'table'),
+    listDatamartPermissions(tenantId, datamartId, subject, subjectId),
   ]);
-  checkPermissions(records, structure, new Map(tables.map((table) => [table.id, table])));
-  const existing = await listDatamartPermissions(tenantId, datamartId, subject, subjectId);
-  await replacePermissionRecords(tenantId, datamartId, subject, subjectId, records, existing);
-  return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
+  const tableMap = new Map(tables.map((table) => [table.id, table]));
+  checkPermissions(records, structure, tableMap);
+  const stored = await replacePermissionRecords(tenantId, datamartId, subject, subjectId, records, existing);
+  return describeRecords(stored, structure, tables, [named]);
 }
 
 /** DELETE of the same paths: the subject has no record on this datamart any more. Returns its records (none). */
-export async function removePermissions(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
-  await Promise.all([loadStructure(tenantId, datamartId), requireSubject(tenantId, subject, subjectId)]);
-  const existing = await listDatamartPermissions(tenantId, datamartId, subject, subjectId);
+export async function removePermissions(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+): Promise<PermissionRow[]> {
+  const [, , existing] = await Promise.all([
+    loadStructure(tenantId, datamartId),
+    requireSubject(tenantId, subject, subjectId),
+    listDatamartPermissions(tenantId, datamartId, subject, subjectId),
+  ]);
   await replacePermissionRecords(tenantId, datamartId, subject, subjectId, [], existing);
-  return permissionsOfSubject(tenantId, datamartId, subject, subjectId);
+  return [];
 }
 
 const recordFields = (record: PermissionRecord) => ({
@@ -98,112 +122,184 @@ const recordFields = (record: PermissionRecord) => ({
 });
 
 /**
- * GET /tenant/datamart/{id}/user and …/group (spec 4.8, 4.9): every record of that kind on the
- * datamart, exactly as spec 2.4 shows it.
+ * Records as spec 2.4 shows them, in the order of the collection (subject, then table). Records on
+ * a table taken out of the datamart (being swept) and of subjects that are gone no longer count.
  */
-export async function listPermissions(tenantId: number, datamartId: number, subject: PermissionSubject) {
-  const [structure, stored, tables] = await Promise.all([
-    loadStructure(tenantId, datamartId),
-    listDatamartPermissions(tenantId, datamartId, subject),
-    loadResourcesOfType(tenantId, 'table'),
-  ]);
-  // Records on a table taken out of the datamart are being swept: they no longer count.
-  const records = stored.filter((record) => structure.tableIds.includes(record.tableId));
+function describeRecords(
+  records: readonly StoredPermission[],
+  structure: DatamartStructure,
+  tables: readonly StoredOf<'table'>[],
+  subjects: readonly SubjectName[],
+): PermissionRow[] {
   const tableNames = new Map(tables.map((table) => [table.id, table.nome]));
-  const subjectIds = [...new Set(records.map((record) => record.subjectId))];
-  if (subject === 'user') {
-    const users = new Map((await findUsers(tenantId, subjectIds)).map((user) => [user.userId, user]));
-    return records.flatMap((record) => {
-      const user = users.get(record.subjectId);
-      return user
-        ? [
-            {
-              userId: user.userId,
-              user: { id: user.userId, nome: user.nome, login: user.login },
-              tableId: record.tableId,
-              table: { id: record.tableId, nome: tableNames.get(record.tableId) ?? '' },
-              ...recordFields(record),
-            },
-          ]
-        : [];
-    });
-  }
-  const groups = new Map((await findGroups(tenantId, subjectIds)).map((group) => [group.groupId, group]));
-  return records.flatMap((record) => {
-    const group = groups.get(record.subjectId);
-    return group
-      ? [
-          {
-            groupId: group.groupId,
-            group: { id: group.groupId, nome: group.nome },
-            tableId: record.tableId,
-            table: { id: record.tableId, nome: tableNames.get(record.tableId) ?? '' },
-            ...recordFields(record),
-          },
-        ]
-      : [];
+  const names = new Map(subjects.map((named) => ['userId' in named ? named.userId : named.groupId, named]));
+  const inDatamart = new Set(structure.tableIds);
+  const sorted = [...records].sort((a, b) => a.subjectId - b.subjectId || a.tableId - b.tableId);
+  return sorted.flatMap<PermissionRow>((record) => {
+    const named = names.get(record.subjectId);
+    if (!named || !inDatamart.has(record.tableId)) return [];
+    const fields = {
+      tableId: record.tableId,
+      table: { id: record.tableId, nome: tableNames.get(record.tableId) ?? '' },
+      ...recordFields(record),
+    };
+    return 'userId' in named
+      ? [{ userId: named.userId, user: { id: named.userId, nome: named.nome, login: named.login }, ...fields }]
+      : [{ groupId: named.groupId, group: { id: named.groupId, nome: named.nome }, ...fields }];
   });
+}
+
+type RowFields = ReturnType<typeof recordFields> & { tableId: number; table: { id: number; nome: string } };
+
+/** A permission record as spec 2.4 shows it (a user's or a group's). */
+export type PermissionRow =
+  | ({ userId: number; user: { id: number; nome: string; login: string } } & RowFields)
+  | ({ groupId: number; group: { id: number; nome: string } } & RowFields);
+
+/**
+ * GET /tenant/datamart/{id}/user and …/group (spec 4.8, 4.9): every record of that kind on the
+ * datamart (or a page of `limit`), exactly as spec 2.4 shows it. One Query of the datamart's
+ * records, beside its structure, the tenant's tables and its users (or groups) that name them.
+ */
+export async function listPermissions(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<PermissionRow>> {
+  const [structure, page, tables, subjects] = await Promise.all([
+    loadStructure(tenantId, datamartId),
+    listDatamartPermissionsPage(tenantId, datamartId, subject, limit, cursor),
+    loadResourcesOfType(tenantId, 'table'),
+    subject === 'user' ? listUserNames(tenantId) : listGroups(tenantId),
+  ]);
+  return { items: describeRecords(page.items, structure, tables, subjects), nextCursor: page.nextCursor };
+}
+
+/** The items by key, in their order. */
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/** A user's effective permission on one table of a datamart. */
+export type DatamartPermission = EffectivePermission & { datamartId: number };
+
+/**
+ * What the effective permissions of any users take besides their own records, read beside the
+ * users (one level): the groups, every group's records in the permission index, and each datamart's
+ * tables (a record counts only while its datamart exists and still has its table).
+ */
+export interface AccessContext {
+  groups: GroupRecord[];
+  groupRecords: StoredPermission[];
+  datamarts: Array<Pick<DatamartRecord, 'datamartId' | 'tableIds' | 'tenantIndexed'>>;
+}
+
+export async function readAccessContext(tenantId: number): Promise<AccessContext> {
+  const [groups, groupRecords, datamarts] = await Promise.all([
+    listGroups(tenantId),
+    listIndexedPermissions(tenantId, 'group'),
+    listDatamartTables(tenantId),
+  ]);
+  return { groups, groupRecords, datamarts };
 }
 
 /**
- * Effective permissions of users per datamart table (DESIGN 7), for GET /tenant/users and
- * …/effective. Reads each user's and each of their groups' records once, on every datamart.
+ * The collections of the datamarts an earlier version wrote whose records are not all in the
+ * permission index yet (none once each has changed since): their structure and records, read whole.
  */
-export async function effectiveAccess(
-  tenantId: number,
+export type EarlierCollections = Awaited<ReturnType<typeof findCollection>>[];
+
+export function readEarlierCollections(tenantId: number, context: AccessContext): Promise<EarlierCollections> {
+  return Promise.all(
+    context.datamarts
+      .filter((datamart) => !datamart.tenantIndexed)
+      .map((datamart) => findCollection(tenantId, datamart.datamartId)),
+  );
+}
+
+/**
+ * Effective permissions per datamart table (DESIGN 7) of each of `userIds`, from their records in
+ * the permission index (`userRecords`), their memberships and the context. Memberships and records
+ * of groups that are gone, and records of users not asked for, count for nothing.
+ */
+export function effectiveAccess(
   userIds: readonly number[],
-  options: { datamartId?: number; now?: Date; memberships?: Awaited<ReturnType<typeof groupsByUser>> } = {},
-): Promise<Map<number, Array<EffectivePermission & { datamartId: number }>>> {
-  const memberships = options.memberships ?? (await groupsByUser(tenantId));
-  const groupIds = [...new Set(userIds.flatMap((userId) => (memberships.get(userId) ?? []).map((group) => group.id)))];
-  const [storedUserRecords, storedGroupRecords] = await Promise.all([
-    Promise.all(userIds.map((userId) => listSubjectPermissions(tenantId, 'user', userId))),
-    Promise.all(groupIds.map((groupId) => listSubjectPermissions(tenantId, 'group', groupId))),
-  ]);
-  // Only records on a table of a datamart that still has it count (the others are being swept).
-  const datamartIds = [...new Set([...storedUserRecords, ...storedGroupRecords].flat().map((record) => record.datamartId))];
-  const datamarts = new Map((await findDatamartRecords(tenantId, datamartIds)).map((record) => [record.datamartId, record]));
-  const live = (records: StoredPermission[] | undefined) =>
-    (records ?? []).filter((record) => {
-      const datamart = datamarts.get(record.datamartId);
-      return datamart !== undefined && (datamart.tableIds?.includes(record.tableId) ?? true);
-    });
-  const userRecords = storedUserRecords.map(live);
-  const byGroup = new Map(groupIds.map((groupId, index) => [groupId, live(storedGroupRecords[index])]));
-  const now = options.now ?? new Date();
-  const result = new Map<number, Array<EffectivePermission & { datamartId: number }>>();
-  userIds.forEach((userId, index) => {
-    const own = (userRecords[index] ?? []).filter(
-      (record) => options.datamartId === undefined || record.datamartId === options.datamartId,
+  userRecords: readonly StoredPermission[],
+  memberships: readonly MembershipRecord[],
+  context: AccessContext,
+  earlier: EarlierCollections,
+  now = new Date(),
+): Map<number, DatamartPermission[]> {
+  const tablesOf = new Map<number, ReadonlySet<number>>();
+  for (const datamart of context.datamarts) {
+    if (datamart.tenantIndexed) tablesOf.set(datamart.datamartId, new Set(datamart.tableIds));
+  }
+  for (const { structure } of earlier) {
+    if (structure) tablesOf.set(structure.record.datamartId, new Set(structure.tableIds));
+  }
+  const indexed = new Set(context.datamarts.filter((datamart) => datamart.tenantIndexed).map((datamart) => datamart.datamartId));
+  // Each record once: from the index for a datamart whose records are all there, else from its collection.
+  const live = [...userRecords, ...context.groupRecords]
+    .filter((record) => indexed.has(record.datamartId))
+    .concat(earlier.flatMap((collection) => collection.permissions))
+    .filter((record) => tablesOf.get(record.datamartId)?.has(record.tableId));
+  const bySubject = groupBy(live, (record) => `${record.subject}:${record.subjectId}`);
+  const groupIds = new Set(context.groups.map((group) => group.groupId));
+  const groupsOf = groupBy(
+    memberships.filter((membership) => groupIds.has(membership.groupId)),
+    (membership) => membership.userId,
+  );
+  const result = new Map<number, DatamartPermission[]>();
+  for (const userId of userIds) {
+    const own = groupBy(bySubject.get(`user:${userId}`) ?? [], (record) => record.datamartId);
+    const inherited = groupBy(
+      (groupsOf.get(userId) ?? []).flatMap((membership) => bySubject.get(`group:${membership.groupId}`) ?? []),
+      (record) => record.datamartId,
     );
-    const inherited = (memberships.get(userId) ?? [])
-      .flatMap((group) => byGroup.get(group.id) ?? [])
-      .filter((record) => options.datamartId === undefined || record.datamartId === options.datamartId);
-    const datamartIds = [...new Set([...own, ...inherited].map((record) => record.datamartId))].sort((a, b) => a - b);
+    const datamartIds = [...new Set([...own.keys(), ...inherited.keys()])].sort((a, b) => a - b);
     result.set(
       userId,
       datamartIds.flatMap((datamartId) =>
-        effectivePermissions(
-          own.filter((record) => record.datamartId === datamartId),
-          inherited.filter((record) => record.datamartId === datamartId),
-          now,
-        ).map((permission) => ({ datamartId, ...permission })),
+        effectivePermissions(own.get(datamartId) ?? [], inherited.get(datamartId) ?? [], now).map((permission) => ({
+          datamartId,
+          ...permission,
+        })),
       ),
     );
-  });
+  }
   return result;
 }
 
-/** GET /tenant/datamart/{id}/user/{userId}/effective: what the user really sees of each table of the datamart. */
+/**
+ * GET /tenant/datamart/{id}/user/{userId}/effective: what the user really sees of each table of the
+ * datamart. One level: the datamart's structure and the user's and groups' records on it (its
+ * collection), the user, the user's memberships and the groups.
+ */
 export async function effectiveOnDatamart(tenantId: number, datamartId: number, userId: number): Promise<EffectivePermission[]> {
-  await Promise.all([loadStructure(tenantId, datamartId), requireUser(tenantId, userId)]);
-  const access = await effectiveAccess(tenantId, [userId], { datamartId });
-  return (access.get(userId) ?? []).map(({ datamartId: _datamart, ...permission }) => permission);
-}
-
-/** One subject's records on a datamart, in the spec 2.4 shape (what a PUT or DELETE of them answers). */
-async function permissionsOfSubject(tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number) {
-  return (await listPermissions(tenantId, datamartId, subject)).filter((record) =>
-    'userId' in record ? record.userId === subjectId : record.groupId === subjectId,
+  const [structure, own, groupRecords, , memberships, groups] = await Promise.all([
+    findStructure(tenantId, datamartId),
+    listDatamartPermissions(tenantId, datamartId, 'user', userId),
+    listDatamartPermissions(tenantId, datamartId, 'group'),
+    requireUser(tenantId, userId),
+    listUserMemberships(tenantId, userId),
+    listGroups(tenantId),
+  ]);
+  if (!structure) throw datamartNotFound();
+  const tables = new Set(structure.tableIds);
+  const groupIds = new Set(groups.map((group) => group.groupId));
+  const mine = new Set(memberships.map((membership) => membership.groupId).filter((groupId) => groupIds.has(groupId)));
+  return effectivePermissions(
+    own.filter((record) => tables.has(record.tableId)),
+    groupRecords.filter((record) => mine.has(record.subjectId) && tables.has(record.tableId)),
+    new Date(),
   );
 }

@@ -7,7 +7,7 @@ import {
   getItem,
   type Page,
   queryAll,
-  queryPage,
+  queryList,
   tableName,
   transact,
   type TransactItem,
@@ -25,6 +25,8 @@ export interface UserRecord {
   updatedAt: string;
   /** Login tokens issued and sessions opened before this instant (epoch seconds) are void. */
   revokedBefore?: number;
+  /** Set once the user owns a datamart: the user's entry in the tenant's owners index. */
+  gsi1pk?: string;
 }
 
 export interface GroupRecord {
@@ -84,20 +86,29 @@ export async function findUserByLogin(tenantId: number, login: string): Promise<
 }
 
 /**
- * Replaces `user` with `next` if it did not change since it was read; a new login (not only a new
- * case of it) moves its uniqueness claim in the same transaction. Says whether it was written and
- * whether the login moved.
+ * Replaces `user`'s login, name and e-mail with `next`'s if it did not change since it was read; a
+ * new login (not only a new case of it) moves its uniqueness claim in the same transaction. The
+ * rest of the item (its revocation instant, its owners index entry) stays as it is. Says whether
+ * it was written and whether the login moved.
  */
 export async function replaceUser(user: UserRecord, next: UserRecord): Promise<{ written: boolean; loginMoved: boolean }> {
   const { tenantId, userId } = user;
   const loginMoved = keys.userLogin(tenantId, next.login).sk !== keys.userLogin(tenantId, user.login).sk;
   const written = await transact([
     {
-      Put: {
+      Update: {
         TableName: tableName(),
-        Item: { ...next, ...keys.user(tenantId, userId) },
-        ConditionExpression: 'updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': user.updatedAt },
+        Key: keys.user(tenantId, userId),
+        UpdateExpression: `SET #login = :login, #nome = :nome, #updatedAt = :now ${next.email === undefined ? 'REMOVE #email' : ', #email = :email'}`,
+        ConditionExpression: '#updatedAt = :seen',
+        ExpressionAttributeNames: { '#login': 'login', '#nome': 'nome', '#email': 'email', '#updatedAt': 'updatedAt' },
+        ExpressionAttributeValues: {
+          ':login': next.login,
+          ':nome': next.nome,
+          ':now': next.updatedAt,
+          ':seen': user.updatedAt,
+          ...(next.email === undefined ? {} : { ':email': next.email }),
+        },
       },
     },
     ...(loginMoved
@@ -150,8 +161,47 @@ export async function setRevokedBefore(tenantId: number, userId: number, revoked
   );
 }
 
-export function listUsersPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<UserRecord>> {
-  return queryPage<UserRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.usersPrefix, limit, cursor });
+/** The tenant's users: all, or a page of `limit`. */
+export function listUsers(tenantId: number, limit: number | undefined, cursor: string | undefined): Promise<Page<UserRecord>> {
+  return queryList<UserRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.usersPrefix, limit, cursor });
+}
+
+/** What naming a user in an answer takes. */
+export type UserName = Pick<UserRecord, 'userId' | 'nome' | 'login'>;
+
+/** Every user of the tenant, only what naming them takes (one Query: about 5,000 users a page). */
+export function listUserNames(tenantId: number): Promise<UserName[]> {
+  return queryAll<UserName>(keys.tenant(tenantId).pk, keys.usersPrefix, { projection: 'userId, nome, login' });
+}
+
+/**
+ * Every user who owns (or owned) a datamart of the tenant, through the owners index: one Query,
+ * however many datamarts. The index is eventually consistent: a brand-new owner may be missing for
+ * a moment, a deleted user is gone from it with the user.
+ */
+export function listDatamartOwners(tenantId: number): Promise<UserName[]> {
+  return queryAll<UserName>(keys.datamartOwnersPartition(tenantId), '', { index: 'gsi1', projection: 'userId, nome, login' });
+}
+
+/**
+ * For the transaction that makes these users owners of a datamart: those not in the owners index yet
+ * go in, if they still exist (a deleted user must not come back as an item with only index keys).
+ */
+export function ownersIndexEntries(users: readonly UserRecord[]): TransactItem[] {
+  return users
+    .filter((user) => user.gsi1pk === undefined)
+    .map((user) => {
+      const entry = keys.datamartOwnersIndex(user.tenantId, user.userId);
+      return {
+        Update: {
+          TableName: tableName(),
+          Key: keys.user(user.tenantId, user.userId),
+          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
+        },
+      };
+    });
 }
 
 export function allocateGroupId(tenantId: number): Promise<number> {
@@ -177,11 +227,6 @@ export async function findGroup(tenantId: number, groupId: number): Promise<Grou
   return getItem<GroupRecord>(keys.group(tenantId, groupId));
 }
 
-/** Several groups of the tenant by id (batch reads); missing ones are left out. */
-export function findGroups(tenantId: number, groupIds: readonly number[]): Promise<GroupRecord[]> {
-  return getAll<GroupRecord>(groupIds.map((groupId) => keys.group(tenantId, groupId)));
-}
-
 export function listGroups(tenantId: number): Promise<GroupRecord[]> {
   return queryAll<GroupRecord>(keys.tenant(tenantId).pk, keys.groupsPrefix);
 }
@@ -189,6 +234,16 @@ export function listGroups(tenantId: number): Promise<GroupRecord[]> {
 /** Every membership of the tenant (one query, however many groups). */
 export function listMemberships(tenantId: number): Promise<MembershipRecord[]> {
   return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix());
+}
+
+/** One user's memberships (one index query), whatever the size of the tenant. */
+export function listUserMemberships(tenantId: number, userId: number): Promise<MembershipRecord[]> {
+  return queryAll<MembershipRecord>(keys.userMembershipsIndex(tenantId, userId), '', { index: 'gsi1' });
+}
+
+/** The memberships of one group (one query of its prefix). */
+export function listGroupMembers(tenantId: number, groupId: number): Promise<MembershipRecord[]> {
+  return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId));
 }
 
 /** Writes the membership if the user and the group both still exist; `false` otherwise. */

@@ -1,9 +1,27 @@
-import { deleteSubjectRecords } from '#functions/core/datamarts/datamart-repository.ts';
-import { effectiveAccess } from '#functions/core/datamarts/permissions.ts';
-import type { EffectivePermission } from '#functions/core/datamarts/effective-permissions.ts';
+import {
+  deleteSubjectRecords,
+  listIndexedPermissions,
+  type StoredPermission,
+} from '#functions/core/datamarts/datamart-repository.ts';
+import {
+  type AccessContext,
+  type DatamartPermission,
+  type EarlierCollections,
+  effectiveAccess,
+  readAccessContext,
+  readEarlierCollections,
+} from '#functions/core/datamarts/permissions.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
-import { deleteGroup, groupsByUser } from './groups.ts';
-import { deleteGroupMemberships, deleteUserMemberships, listUsersPage } from './directory-repository.ts';
+import { deleteGroup } from './groups.ts';
+import {
+  deleteGroupMemberships,
+  deleteUserMemberships,
+  listMemberships,
+  listUserMemberships,
+  listUsers,
+  type MembershipRecord,
+  type UserRecord,
+} from './directory-repository.ts';
 import { deleteFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { deleteUser, describeUser, requireUser } from './users.ts';
 
@@ -13,35 +31,76 @@ import { deleteUser, describeUser, requireUser } from './users.ts';
  */
 export type UserWithAccess = ReturnType<typeof describeUser> & {
   groups: Array<{ id: number; nome: string }>;
-  permissions: Array<EffectivePermission & { datamartId: number }>;
+  permissions: DatamartPermission[];
 };
 
-export async function listUsersWithAccess(
-  tenantId: number,
-  limit: number,
-  cursor: string | undefined,
-): Promise<Page<UserWithAccess>> {
-  const [page, groups] = await Promise.all([listUsersPage(tenantId, limit, cursor), groupsByUser(tenantId)]);
-  // The memberships read for the groups column serve the permissions too: one read, not two.
-  const access = await effectiveAccess(
-    tenantId,
-    page.items.map((user) => user.userId),
-    { memberships: groups },
+/** The users as GET /tenant/users shows them, from what was read. */
+function describeUsers(
+  users: readonly UserRecord[],
+  userRecords: readonly StoredPermission[],
+  memberships: readonly MembershipRecord[],
+  context: AccessContext,
+  earlier: EarlierCollections,
+): UserWithAccess[] {
+  const access = effectiveAccess(
+    users.map((user) => user.userId),
+    userRecords,
+    memberships,
+    context,
+    earlier,
   );
-  return {
-    items: page.items.map((user) => ({
-      ...describeUser(user),
-      groups: groups.get(user.userId) ?? [],
-      permissions: access.get(user.userId) ?? [],
-    })),
-    nextCursor: page.nextCursor,
-  };
+  const groupNames = new Map(context.groups.map((group) => [group.groupId, group.nome]));
+  const groupsOf = new Map<number, Array<{ id: number; nome: string }>>();
+  for (const { userId, groupId } of memberships) {
+    const nome = groupNames.get(groupId);
+    // A membership of a group being swept counts for nothing.
+    if (nome !== undefined) groupsOf.set(userId, [...(groupsOf.get(userId) ?? []), { id: groupId, nome }]);
+  }
+  return users.map((user) => ({
+    ...describeUser(user),
+    groups: groupsOf.get(user.userId) ?? [],
+    permissions: access.get(user.userId) ?? [],
+  }));
 }
 
+/**
+ * GET /tenant/users (spec 4.10): every user, or a page of `limit`, with groups and effective
+ * permissions. First level, together: the users, the memberships, the groups, every group's records
+ * and the datamarts (and, for the whole list, every user's records); second: the page's users'
+ * records (one Query of the permission index over their ids), and the collections of datamarts an
+ * earlier version wrote, if any are left.
+ */
+export async function listUsersWithAccess(
+  tenantId: number,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<UserWithAccess>> {
+  const [page, memberships, context, everyUsersRecords] = await Promise.all([
+    listUsers(tenantId, limit, cursor),
+    listMemberships(tenantId),
+    readAccessContext(tenantId),
+    limit === undefined ? listIndexedPermissions(tenantId, 'user') : undefined,
+  ]);
+  const first = page.items[0];
+  const last = page.items.at(-1);
+  const [userRecords, earlier] = await Promise.all([
+    everyUsersRecords ?? (first && last ? listIndexedPermissions(tenantId, 'user', first.userId, last.userId) : []),
+    readEarlierCollections(tenantId, context),
+  ]);
+  return { items: describeUsers(page.items, userRecords, memberships, context, earlier), nextCursor: page.nextCursor };
+}
+
+/** GET /tenant/users/{id}: the user, their memberships, their records and the access context, together. */
 export async function describeUserWithAccess(tenantId: number, userId: number): Promise<UserWithAccess> {
-  const [user, groups] = await Promise.all([requireUser(tenantId, userId), groupsByUser(tenantId)]);
-  const access = await effectiveAccess(tenantId, [userId], { memberships: groups });
-  return { ...describeUser(user), groups: groups.get(userId) ?? [], permissions: access.get(userId) ?? [] };
+  const [user, memberships, context, userRecords] = await Promise.all([
+    requireUser(tenantId, userId),
+    listUserMemberships(tenantId, userId),
+    readAccessContext(tenantId),
+    listIndexedPermissions(tenantId, 'user', userId),
+  ]);
+  const earlier = await readEarlierCollections(tenantId, context);
+  const [described] = describeUsers([user], userRecords, memberships, context, earlier);
+  return described as UserWithAccess;
 }
 
 /** Unlinks a user, then sweeps what it leaves (the follow-up sweeper does, if this request stops first). */
@@ -59,11 +118,11 @@ export async function removeGroup(tenantId: number, groupId: number): Promise<vo
 /** Deletes a deleted user's memberships, owner and permission records, then its follow-up. */
 export async function sweepUser(tenantId: number, userId: number): Promise<void> {
   await Promise.all([deleteUserMemberships(tenantId, userId), deleteSubjectRecords(tenantId, 'user', userId)]);
-  await deleteFollowUp({ kind: 'sweep-user', tenantId, subjectId: userId });
+  await deleteFollowUp({ kind: 'sweep-user', ownerId: tenantId, subjectId: userId });
 }
 
 /** Deletes a deleted group's memberships and permission records, then its follow-up. */
 export async function sweepGroup(tenantId: number, groupId: number): Promise<void> {
   await Promise.all([deleteGroupMemberships(tenantId, groupId), deleteSubjectRecords(tenantId, 'group', groupId)]);
-  await deleteFollowUp({ kind: 'sweep-group', tenantId, subjectId: groupId });
+  await deleteFollowUp({ kind: 'sweep-group', ownerId: tenantId, subjectId: groupId });
 }

@@ -9,6 +9,7 @@ import {
   type GroupRecord,
   insertGroup,
   insertMembership,
+  listGroupMembers,
   listGroups,
   listMemberships,
 } from './directory-repository.ts';
@@ -50,8 +51,14 @@ export async function removeMember(tenantId: number, groupId: number, userId: nu
  */
 export async function deleteGroup(tenantId: number, groupId: number): Promise<void> {
   await requireGroup(tenantId, groupId);
-  const sweep = recordFollowUp({ kind: 'sweep-group', tenantId, subjectId: groupId });
+  const sweep = recordFollowUp({ kind: 'sweep-group', ownerId: tenantId, subjectId: groupId });
   if (!(await deleteGroupRecord(tenantId, groupId, [sweep]))) throw notFound('Group not found');
+}
+
+/** One group with its member ids, for GET /tenant/groups/{id} (404 for another tenant's). */
+export async function describeGroup(tenantId: number, groupId: number) {
+  const [group, members] = await Promise.all([requireGroup(tenantId, groupId), listGroupMembers(tenantId, groupId)]);
+  return { id: group.groupId, nome: group.nome, members: members.map((membership) => membership.userId) };
 }
 
 /** Groups with their member ids, for GET /tenant/groups. */
@@ -62,17 +69,4 @@ export async function describeGroups(tenantId: number) {
     nome: group.nome,
     members: memberships.filter((membership) => membership.groupId === group.groupId).map((membership) => membership.userId),
   }));
-}
-
-/** Each user's groups (id and name), ignoring memberships left by a deletion still being swept. */
-export async function groupsByUser(tenantId: number): Promise<Map<number, Array<{ id: number; nome: string }>>> {
-  const [groups, memberships] = await Promise.all([listGroups(tenantId), listMemberships(tenantId)]);
-  const names = new Map(groups.map((group) => [group.groupId, group.nome]));
-  const byUser = new Map<number, Array<{ id: number; nome: string }>>();
-  for (const membership of memberships) {
-    const nome = names.get(membership.groupId);
-    if (nome !== undefined)
-      byUser.set(membership.userId, [...(byUser.get(membership.userId) ?? []), { id: membership.groupId, nome }]);
-  }
-  return byUser;
 }

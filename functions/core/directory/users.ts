@@ -70,7 +70,7 @@ export async function updateUser(tenantId: number, userId: number, changes: Upda
  */
 export async function deleteUser(tenantId: number, userId: number): Promise<void> {
   const user = await requireUser(tenantId, userId);
-  const sweep = recordFollowUp({ kind: 'sweep-user', tenantId, subjectId: userId });
+  const sweep = recordFollowUp({ kind: 'sweep-user', ownerId: tenantId, subjectId: userId });
   if (!(await deleteUserAndLogin(user, [sweep]))) throw notFound('User not found');
 }
 

@@ -9,26 +9,28 @@ import { keys } from '#functions/core/store/keys.ts';
  * - `enqueue-delivery`: put a queued webhook delivery on the queue;
  * - `sweep-user`, `sweep-group`: delete the memberships and permission records a deleted user or group left;
  * - `tidy-datamart`: delete what a datamart's record no longer accounts for (all of a deleted one's
- *   collection; the permission records on tables taken out of it).
+ *   collection; the permission records on tables taken out of it);
+ * - `sweep-template`: delete a deleted template's versions.
  * Each is finished from what the table holds (the record says what to do), so the request and the
  * sweeper finishing one at the same time converge on the same state.
  */
-export type FollowUpKind = 'provision' | 'enqueue-delivery' | 'sweep-user' | 'sweep-group' | 'tidy-datamart';
+export type FollowUpKind = 'provision' | 'enqueue-delivery' | 'sweep-user' | 'sweep-group' | 'tidy-datamart' | 'sweep-template';
 
 export interface FollowUp {
   kind: FollowUpKind;
-  tenantId: number;
-  /** What it is about: the tenant, delivery, user, group or datamart id. */
+  /** The tenant the work is about (the client, for a template). */
+  ownerId: number;
+  /** What it is about: the tenant, delivery, user, group, datamart or template id. */
   subjectId: number;
   /** Epoch milliseconds. */
   createdAt: number;
 }
 
-/** Partitions of the follow-ups, by tenant: one busy tenant's writes stay on one. */
+/** Partitions of the follow-ups, by owner: one busy tenant's writes stay on one. */
 export const followUpShards = 8;
 
-const followUpKey = ({ tenantId, kind, subjectId }: Omit<FollowUp, 'createdAt'>) =>
-  keys.followUp(followUpShards, tenantId, kind, subjectId);
+const followUpKey = ({ ownerId, kind, subjectId }: Omit<FollowUp, 'createdAt'>) =>
+  keys.followUp(followUpShards, ownerId, kind, subjectId);
 
 /** For the transaction of the write that leaves the work. */
 export function recordFollowUp(followUp: Omit<FollowUp, 'createdAt'>, now = Date.now()): TransactItem {

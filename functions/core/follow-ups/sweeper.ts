@@ -1,6 +1,7 @@
 import { sendQueuedDelivery } from '#functions/core/alerts/deliveries.ts';
 import { tidyDatamart } from '#functions/core/datamarts/datamarts.ts';
 import { sweepGroup, sweepUser } from '#functions/core/directory/directory.ts';
+import { sweepTemplate } from '#functions/core/templates/catalogue.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
@@ -17,15 +18,16 @@ const pageSize = 100;
 /** How each kind of follow-up is finished; each deletes its follow-up once done. */
 const finishers: Record<FollowUpKind, (followUp: FollowUp, deadline: number) => Promise<void>> = {
   provision: async (followUp, deadline) => {
-    const tenant = await findTenant(followUp.tenantId);
+    const tenant = await findTenant(followUp.ownerId);
     // Deactivated or deleted since, or applied meanwhile: nothing to apply now (activation writes it again).
     if (!tenant?.pendingTemplate || !tenant.ativo || tenant.deletedAt) await deleteFollowUp(followUp);
     else await applyPendingTemplate(tenant, deadline);
   },
-  'enqueue-delivery': ({ tenantId, subjectId }) => sendQueuedDelivery(tenantId, subjectId),
-  'sweep-user': ({ tenantId, subjectId }) => sweepUser(tenantId, subjectId),
-  'sweep-group': ({ tenantId, subjectId }) => sweepGroup(tenantId, subjectId),
-  'tidy-datamart': ({ tenantId, subjectId }) => tidyDatamart(tenantId, subjectId),
+  'enqueue-delivery': ({ ownerId, subjectId }) => sendQueuedDelivery(ownerId, subjectId),
+  'sweep-user': ({ ownerId, subjectId }) => sweepUser(ownerId, subjectId),
+  'sweep-group': ({ ownerId, subjectId }) => sweepGroup(ownerId, subjectId),
+  'tidy-datamart': ({ ownerId, subjectId }) => tidyDatamart(ownerId, subjectId),
+  'sweep-template': ({ ownerId, subjectId }) => sweepTemplate(ownerId, subjectId),
 };
 
 /** Finishes one follow-up (and deletes it), within `deadline` for the locks it takes. */

@@ -12,6 +12,10 @@ export const countMetricNames = [
   'WebhookDeliveries',
   'WebhookRetries',
   'WebhookFailures',
+  /** A webhook endpoint's breaker opened, or paused it again after a stalled probe (alerts/endpoint.ts). */
+  'WebhookEndpointsOpened',
+  /** A delivery's message put back without an attempt: its endpoint was at its limit of attempts in flight, or paused. */
+  'WebhookAttemptsDeferred',
   'ScheduleFires',
   'ScheduleMisses',
   'ScheduleFireFailures',

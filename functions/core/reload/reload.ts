@@ -30,12 +30,19 @@ export interface ReloadResult {
   status: 'enqueued' | 'skipped_offline';
 }
 
+/** What POST /tenant/templates/reload answers per item: spec 2.6's result, then the item's flow and context, to match them by. */
+export type ReloadItemResult = ReloadResult & Pick<ReloadItem, 'flowId' | 'context'>;
+
 /**
  * Spec 4.5: validates every item first (400 listing the bad ones, nothing queued), then sends
  * each online agent its loads in flow dependency order on its own FIFO group; an offline agent's
  * loads are `skipped_offline` and the rest of the batch goes on. Results are in request order.
  */
-export async function requestReload(tenantId: number, items: readonly ReloadItem[], batchId: string): Promise<ReloadResult[]> {
+export async function requestReload(
+  tenantId: number,
+  items: readonly ReloadItem[],
+  batchId: string,
+): Promise<ReloadItemResult[]> {
   const [tenant, flows, agents] = await Promise.all([
     findTenant(tenantId),
     loadResourcesOfType(tenantId, 'flow'),
@@ -63,7 +70,13 @@ export async function requestReload(tenantId: number, items: readonly ReloadItem
     );
 
   const statuses = await queueLoads({ tenant, flows, agents }, items, batchId);
-  return items.map((item, index) => ({ tokenId: item.tokenId, tenantId, status: statuses[index] ?? 'skipped_offline' }));
+  return items.map((item, index) => ({
+    tokenId: item.tokenId,
+    tenantId,
+    status: statuses[index] ?? 'skipped_offline',
+    flowId: item.flowId,
+    context: item.context,
+  }));
 }
 
 /** What queueing loads needs to know of a tenant. */

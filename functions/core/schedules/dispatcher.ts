@@ -1,5 +1,5 @@
 import { logger } from '#functions/core/observability/logger.ts';
-import { sendBatches } from '#functions/core/store/queues.ts';
+import { sendBatches, type TenantMessage } from '#functions/core/store/queues.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import type { FireMessage } from './fire.ts';
 import {
@@ -14,6 +14,36 @@ import {
 const minuteMs = 60_000;
 /** Due schedules per fire-queue message: a worker's partial batch failure then retries at most this many. */
 export const schedulesPerMessage = 10;
+
+/**
+ * A page's schedules as fire messages: each of one tenant (its message group on the fair queue,
+ * so a tenant with thousands due is served after the tenants with a few), at most
+ * `schedulesPerMessage` to a message. The tenants with the fewest schedules in the page go first:
+ * the fair queue can only put a quiet tenant first once its message is sent, and a page sends its
+ * messages in order, so a tenant with hundreds in the page would otherwise be ahead in every shard.
+ * Within a tenant, the page's order.
+ */
+export function fireMessages(schedules: readonly DueSchedule[], now: number, startedAt: number): TenantMessage[] {
+  const byTenant = new Map<number, DueSchedule[]>();
+  for (const schedule of schedules) {
+    const own = byTenant.get(schedule.tenantId);
+    if (own) own.push(schedule);
+    else byTenant.set(schedule.tenantId, [schedule]);
+  }
+  // A stable sort: tenants with as many schedules keep the page's order.
+  return [...byTenant]
+    .sort(([, a], [, b]) => a.length - b.length)
+    .flatMap(([tenantId, own]) =>
+      Array.from({ length: Math.ceil(own.length / schedulesPerMessage) }, (_, index) => ({
+        tenantId,
+        body: {
+          now,
+          startedAt,
+          schedules: own.slice(index * schedulesPerMessage, (index + 1) * schedulesPerMessage),
+        } satisfies FireMessage,
+      })),
+    );
+}
 
 export interface TickSummary {
   tick: string;
@@ -55,10 +85,7 @@ export async function dispatchDueSchedules(now = Date.now(), options: TickOption
   const pageSize = options.pageSize ?? duePageSize;
   const summary: TickSummary = { tick: tickIso, listed: 0, messages: 0, continued: 0 };
   const send = async (schedules: DueSchedule[]) => {
-    const messages: FireMessage[] = [];
-    for (let start = 0; start < schedules.length; start += schedulesPerMessage) {
-      messages.push({ now, startedAt, schedules: schedules.slice(start, start + schedulesPerMessage) });
-    }
+    const messages = fireMessages(schedules, now, startedAt);
     await sendBatches('fire', messages);
     summary.listed += schedules.length;
     summary.messages += messages.length;

@@ -2,14 +2,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { IANAZone } from 'luxon';
 import { schemaErrors } from '#functions/core/api/validation.ts';
 import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
-import type { SetSchedulingGranularityBody } from '#functions/core/api/validators/set-scheduling-granularity.cjs';
+import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
 import type { FieldError } from '#functions/core/errors.ts';
 import { ownValue } from '#functions/core/own-property.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
 
 /** Whether a tenant's schedules may use Minute triggers (spec 2.7); `hours` unless the client chose otherwise. */
-export type SchedulingGranularity = SetSchedulingGranularityBody['schedulingGranularity'];
+export type SchedulingGranularity = NonNullable<UpdateTenantBody['schedulingGranularity']>;
 export const defaultSchedulingGranularity: SchedulingGranularity = 'hours';
 
 /** Body fields only the service writes (spec 2.7 audit fields and version): ignored when sent. */
@@ -63,6 +63,48 @@ export function authoredContent(file: ScheduleFile): ScheduleFile {
   const body = { ...file.body };
   for (const field of readOnlyBodyFields) delete body[field];
   return { ...(file.fileName === undefined ? {} : { fileName: file.fileName }), header: file.header, body };
+}
+
+/** `value`'s own keys: `first` in that order (those it has), then the others alphabetically. */
+function ordered<T extends object>(value: T, first: readonly string[]): T {
+  const entries = Object.entries(value);
+  const rank = (key: string) => (first.includes(key) ? first.indexOf(key) : first.length);
+  return Object.fromEntries(
+    entries.sort(([a], [b]) => rank(a) - rank(b) || (rank(a) === first.length ? a.localeCompare(b) : 0)),
+  ) as T;
+}
+
+/**
+ * The file with its keys in spec 2.7's order, whatever order the store gives them back in (a
+ * DynamoDB map keeps none): `fileName`, `header`, `body`; the body's fields as the spec lists them,
+ * then the audit fields, then any extra property; each flow and trigger likewise.
+ */
+export function inSpecOrder(file: ScheduleFile): ScheduleFile {
+  const body = ordered(file.body, [
+    'nome',
+    'ativo',
+    'timezone',
+    'version',
+    'flows',
+    'triggers',
+    'tags',
+    'createdAt',
+    'createdBy',
+    'updatedAt',
+    'updatedBy',
+  ]);
+  return ordered(
+    {
+      ...file,
+      header: ordered(file.header, ['id', 'kind']),
+      body: {
+        ...body,
+        flows: body.flows.map((flow) => ordered(flow, ['flow_etl_id', 'context'])),
+        triggers: body.triggers.map((trigger) => ordered(trigger, ['type', 'period', 'start_when', 'start_time', 'end_time'])),
+      },
+    },
+    ['fileName', 'header', 'body'],
+  );
 }
 
 /** Same content, whatever the audit fields and key order say: a PUT of it changes nothing. */

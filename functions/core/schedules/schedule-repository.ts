@@ -14,7 +14,6 @@ import {
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
-import type { SchedulingGranularity } from './schedule-file.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
 /** A stored schedule: the file as the API shows it, plus what the dispatcher needs to find it. */
@@ -29,21 +28,32 @@ export interface ScheduleRecord {
   nextFireAt?: string;
 }
 
+/** Schedule ids per block: a block of one tenant's schedules shares a shard of the due index (a Query page's worth). */
+export const shardBlockSize = 500;
+
 /**
- * The shard of the due-schedules index a tenant's schedules are on (dispatch-settings.ts:
- * dueShards). One shard per tenant keeps a tenant's due schedules together in the index, so they
- * share fire messages and a fire worker reads the tenant's flows once for all of them; a shard
- * takes no more of one tenant's fires than the tenant's own partition does.
+ * The shard of the due-schedules index a schedule is on (dispatch-settings.ts: dueShards). A tenant
+ * starts on a shard of its own hash, and each block of `shardBlockSize` schedule ids goes on the
+ * next shard: a tenant with a few hundred schedules keeps them on one shard, so its due schedules
+ * share fire messages and a fire worker reads its flows once for all of them, while one with
+ * thousands due at the same minute is spread over every shard, listed by all of them in parallel
+ * and written to all of their index partitions, instead of holding back the other tenants of one.
  */
-export const shardOf = (tenantId: number) =>
-  createHash('sha256').update(String(tenantId)).digest().readUInt16BE(0) % dispatchSettings().dueShards;
+export const shardOf = (tenantId: number, scheduleId: number) =>
+  (createHash('sha256').update(String(tenantId)).digest().readUInt16BE(0) + Math.floor(scheduleId / shardBlockSize)) %
+  dispatchSettings().dueShards;
 
 /** The record as an item: in the due index exactly when it has a next fire. */
 export function scheduleItem(record: ScheduleRecord) {
   const due =
     record.nextFireAt === undefined
       ? {}
-      : keys.dueSchedulesIndex(shardOf(record.tenantId), record.nextFireAt, record.tenantId, record.scheduleId);
+      : keys.dueSchedulesIndex(
+          shardOf(record.tenantId, record.scheduleId),
+          record.nextFireAt,
+          record.tenantId,
+          record.scheduleId,
+        );
   return { ...keys.schedule(record.tenantId, record.scheduleId), ...record, ...due };
 }
 
@@ -312,7 +322,12 @@ function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
   if (nextFireAt === undefined) {
     return { ...guard, UpdateExpression: 'REMOVE nextFireAt, gsi1pk, gsi1sk', ExpressionAttributeValues: seen };
   }
-  const due = keys.dueSchedulesIndex(shardOf(schedule.tenantId), nextFireAt, schedule.tenantId, schedule.scheduleId);
+  const due = keys.dueSchedulesIndex(
+    shardOf(schedule.tenantId, schedule.scheduleId),
+    nextFireAt,
+    schedule.tenantId,
+    schedule.scheduleId,
+  );
   return {
     ...guard,
     UpdateExpression: 'SET nextFireAt = :next, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk',
@@ -328,31 +343,4 @@ export function listScheduleRuns(tenantId: number, scheduleId: number, limit: nu
     cursor,
     newestFirst: true,
   });
-}
-
-/** Sets the tenant's granularity; lowering it to hours needs the tenant's Minute count at zero. */
-export async function updateSchedulingGranularity(
-  tenantId: number,
-  clientId: number,
-  granularity: SchedulingGranularity,
-  updatedAt: string,
-): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.tenant(tenantId),
-        UpdateExpression: 'SET schedulingGranularity = :granularity, updatedAt = :updatedAt',
-        ConditionExpression: `clientId = :clientId AND attribute_not_exists(deletedAt)${
-          granularity === 'hours' ? ' AND (attribute_not_exists(minuteSchedules) OR minuteSchedules <= :zero)' : ''
-        }`,
-        ExpressionAttributeValues: {
-          ':clientId': clientId,
-          ':granularity': granularity,
-          ':updatedAt': updatedAt,
-          ...(granularity === 'hours' ? { ':zero': 0 } : {}),
-        },
-      }),
-    ),
-  );
 }

@@ -1,16 +1,15 @@
+import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import { headlineDetail } from '#functions/core/api/validation.ts';
 import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import { findTenant, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
-import { findClientTenant, summarize } from '#functions/core/tenants/tenants.ts';
 import {
   authoredContent,
   defaultSchedulingGranularity,
   hasMinuteTrigger,
   sameContent,
   scheduleFileErrors,
-  type SchedulingGranularity,
 } from './schedule-file.ts';
 import {
   deleteScheduleRecord,
@@ -19,7 +18,6 @@ import {
   listScheduleRuns,
   type ScheduleRecord,
   schedulesWithMinuteTriggers,
-  updateSchedulingGranularity,
   writeSchedule,
 } from './schedule-repository.ts';
 import { instantIn } from './instants.ts';
@@ -28,21 +26,9 @@ import { nextFire, nextFires } from './trigger-engine.ts';
 
 export const scheduleNotFound = () => notFound('Schedule not found');
 
-/** The ETag of a schedule version; If-Match takes it back. */
-export const etagOf = (version: number) => `"${version}"`;
-
 /** 409 unless If-Match (when sent) names the schedule's current version, or is `*` and it exists. */
-function checkIfMatch(ifMatch: string | undefined, current: ScheduleRecord | undefined): void {
-  if (ifMatch === undefined) return;
-  const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
-  const matches = current !== undefined && (tags.includes('*') || tags.includes(etagOf(current.version)));
-  if (!matches) {
-    const now = current ? `it is now at version ${current.version} (ETag ${etagOf(current.version)})` : 'it does not exist';
-    throw conflict(`If-Match does not match the schedule: ${now}`, 'version_mismatch', [
-      { location: 'header', pointer: '/if-match', message: `does not match the current version` },
-    ]);
-  }
-}
+const checkScheduleIfMatch = (ifMatch: string | undefined, current: ScheduleRecord | undefined) =>
+  checkIfMatch(ifMatch, current && etagOf(current.version), 'schedule');
 
 const concurrentChange = () =>
   conflict('The schedule changed while this request ran; read it again and retry', 'version_mismatch');
@@ -85,7 +71,7 @@ export async function putSchedule(
   });
   if (errors.length > 0) throw invalidSchedule(errors);
   const valid = value as ScheduleFile;
-  checkIfMatch(options.ifMatch, existing);
+  checkScheduleIfMatch(options.ifMatch, existing);
   if (existing && sameContent(existing.file, valid)) return { record: existing, created: false };
 
   const now = options.now ?? Date.now();
@@ -134,7 +120,7 @@ export async function getSchedule(tenantId: number, scheduleId: number): Promise
 export async function deleteSchedule(tenantId: number, scheduleId: number, ifMatch: string | undefined): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const record = await getSchedule(tenantId, scheduleId);
-    checkIfMatch(ifMatch, record);
+    checkScheduleIfMatch(ifMatch, record);
     const outcome = await deleteScheduleRecord(record);
     if (outcome === 'written') return;
     if (ifMatch !== undefined) throw concurrentChange();
@@ -193,29 +179,21 @@ export async function listRuns(tenantId: number, scheduleId: number, limit: numb
 }
 
 /**
- * PATCH /tenants/{id} by the client: Minute triggers allowed or not. Going back to hours while a
- * schedule has Minute triggers is a 409 that lists them.
+ * Refuses to take the tenant back to hours while schedules have Minute triggers: a 409 that lists
+ * them (nothing when none has, as when the write failed for another reason).
  */
-export async function setSchedulingGranularity(clientId: number, tenantId: number, granularity: SchedulingGranularity) {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const tenant = await findClientTenant(clientId, tenantId);
-    if (await updateSchedulingGranularity(tenantId, clientId, granularity, new Date().toISOString())) {
-      return { ...summarize(tenant), schedulingGranularity: granularity };
-    }
-    const blocking = await schedulesWithMinuteTriggers(tenantId);
-    if (blocking.length > 0) {
-      throw conflict(
-        `schedulingGranularity cannot be hours while schedules have Minute triggers: ${blocking
-          .map((record) => record.scheduleId)
-          .join(', ')}`,
-        'minute_triggers_in_use',
-        blocking.map((record) => ({
-          location: 'body',
-          pointer: '/schedulingGranularity',
-          message: `schedule ${record.scheduleId} (${JSON.stringify(record.file.body.nome)}) has Minute triggers`,
-        })),
-      );
-    }
-  }
-  throw conflict('The tenant changed while this request ran; retry it');
+export async function refuseMinuteSchedules(tenantId: number): Promise<void> {
+  const blocking = await schedulesWithMinuteTriggers(tenantId);
+  if (blocking.length === 0) return;
+  throw conflict(
+    `schedulingGranularity cannot be hours while schedules have Minute triggers: ${blocking
+      .map((record) => record.scheduleId)
+      .join(', ')}`,
+    'minute_triggers_in_use',
+    blocking.map((record) => ({
+      location: 'body',
+      pointer: '/schedulingGranularity',
+      message: `schedule ${record.scheduleId} (${JSON.stringify(record.file.body.nome)}) has Minute triggers`,
+    })),
+  );
 }

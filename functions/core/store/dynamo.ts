@@ -64,20 +64,33 @@ export async function allocateIds(counterKey: { pk: string; sk: string }, count:
   return Array.from({ length: count }, (_, index) => last - count + 1 + index);
 }
 
-/** The key condition of a query: one partition, and optionally sort keys starting with `prefix`. */
+/** Which sort keys of a partition a query reads: those starting with a prefix ('' for all), or those between two keys (both included). */
+type SortKeys = { prefix: string | undefined } | { between: readonly [string, string] };
+
+/** The key condition of a query: one partition, and optionally some of its sort keys. */
 function keyCondition(
   keyNames: { partition: string; sort: string },
   partition: string,
-  prefix: string | undefined,
+  sortKeys: SortKeys,
 ): {
   KeyConditionExpression: string;
   ExpressionAttributeNames: Record<string, string>;
   ExpressionAttributeValues: Record<string, string>;
 } {
+  const names = { '#pk': keyNames.partition, '#sk': keyNames.sort };
+  if ('between' in sortKeys) {
+    const [from, to] = sortKeys.between;
+    return {
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':pk': partition, ':from': from, ':to': to },
+    };
+  }
+  const { prefix } = sortKeys;
   const withPrefix = prefix !== undefined && prefix !== '';
   return {
     KeyConditionExpression: withPrefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
-    ExpressionAttributeNames: withPrefix ? { '#pk': keyNames.partition, '#sk': keyNames.sort } : { '#pk': keyNames.partition },
+    ExpressionAttributeNames: withPrefix ? names : { '#pk': keyNames.partition },
     ExpressionAttributeValues: withPrefix ? { ':pk': partition, ':prefix': prefix } : { ':pk': partition },
   };
 }
@@ -95,20 +108,39 @@ function keyNamesOf(indexName: IndexName | undefined) {
  * Every item of a partition (of the table, or of a global index) whose sort key starts with
  * `prefix` ('' for all); all pages. Reads of the table are consistent; index reads cannot be.
  */
-export async function queryAll<T>(
+export function queryAll<T>(
   partition: string,
   prefix: string,
   options: { projection?: string; index?: IndexName } = {},
 ): Promise<T[]> {
+  return queryPages<T>(partition, { prefix }, options);
+}
+
+/** Every item of a partition whose sort key is from `from` to `to` (both included), as queryAll reads them. */
+export function queryBetween<T>(
+  partition: string,
+  from: string,
+  to: string,
+  options: { projection?: string; index?: IndexName } = {},
+): Promise<T[]> {
+  return queryPages<T>(partition, { between: [from, to] }, options);
+}
+
+/** Reads every page of a query (each page asks from where the last ended, so they come one after another). */
+async function queryPages<T>(
+  partition: string,
+  sortKeys: SortKeys,
+  options: { projection?: string; index?: IndexName; startKey?: Record<string, unknown> },
+): Promise<T[]> {
   const names = keyNamesOf(options.index);
   const items: T[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey = options.startKey;
   do {
     const page = await db().send(
       new QueryCommand({
         TableName: tableName(),
         IndexName: names.indexName,
-        ...keyCondition(names, partition, prefix),
+        ...keyCondition(names, partition, sortKeys),
         ProjectionExpression: options.projection,
         ExclusiveStartKey: startKey,
         ConsistentRead: names.indexName ? undefined : true,
@@ -264,41 +296,59 @@ export interface Page<T> {
 
 const maxPageSize = 100;
 
+/** What a list reads: one partition (of the table, or of a global index), optionally only the sort keys starting with `prefix`. */
+interface ListQuery {
+  index?: IndexName;
+  partition: string;
+  prefix?: string;
+  cursor: string | undefined;
+  newestFirst?: boolean;
+}
+
 /**
  * One page of a partition (of the table, or of a global index), optionally only the sort keys
  * starting with `prefix`. The cursor is the last evaluated key, base64url encoded; a cursor that
  * was not issued for this partition is a 400, never a DynamoDB error.
  */
-export async function queryPage<T>(options: {
-  index?: IndexName;
-  partition: string;
-  prefix?: string;
-  limit: number;
-  cursor: string | undefined;
-  newestFirst?: boolean;
-}): Promise<Page<T>> {
+export async function queryPage<T>(options: ListQuery & { limit: number }): Promise<Page<T>> {
   const names = keyNamesOf(options.index);
   const input: QueryCommandInput = {
     TableName: tableName(),
     IndexName: names.indexName,
-    ...keyCondition(names, options.partition, options.prefix),
+    ...keyCondition(names, options.partition, { prefix: options.prefix }),
     Limit: Math.min(options.limit, maxPageSize),
     ScanIndexForward: !options.newestFirst,
+    ExclusiveStartKey: startKeyOf(options),
   };
-  if (options.cursor !== undefined) {
-    const tableKeys = [tableDefinition.partitionKey, tableDefinition.sortKey];
-    const attributes = names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
-    input.ExclusiveStartKey = decodeCursor(options.cursor, attributes);
-    const sortValue = input.ExclusiveStartKey[names.sort] ?? '';
-    if (input.ExclusiveStartKey[names.partition] !== options.partition || !sortValue.startsWith(options.prefix ?? '')) {
-      throw invalidCursor();
-    }
-  }
   const result = await db().send(new QueryCommand(input));
   return {
     items: (result.Items ?? []) as T[],
     nextCursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
   };
+}
+
+/**
+ * A list a client may read whole or in pages: without `limit`, every item (from `cursor`, if
+ * given, to the end), read as queryAll reads; with it, one page, as queryPage reads.
+ */
+export async function queryList<T>(options: Omit<ListQuery, 'newestFirst'> & { limit: number | undefined }): Promise<Page<T>> {
+  const { limit } = options;
+  if (limit !== undefined) return queryPage<T>({ ...options, limit });
+  const startKey = startKeyOf(options);
+  const items = await queryPages<T>(options.partition, { prefix: options.prefix }, { index: options.index, startKey });
+  return { items, nextCursor: null };
+}
+
+/** The key a list's cursor names, checked to be of this list. */
+function startKeyOf(options: ListQuery): Record<string, string> | undefined {
+  if (options.cursor === undefined) return undefined;
+  const names = keyNamesOf(options.index);
+  const tableKeys = [tableDefinition.partitionKey, tableDefinition.sortKey];
+  const attributes = names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
+  const startKey = decodeCursor(options.cursor, attributes);
+  const sortValue = startKey[names.sort] ?? '';
+  if (startKey[names.partition] !== options.partition || !sortValue.startsWith(options.prefix ?? '')) throw invalidCursor();
+  return startKey;
 }
 
 const invalidCursor = () =>

@@ -8,6 +8,20 @@ export type PermissionSubject = 'user' | 'group';
 /** Zero-padded so that index sort keys order numerically. */
 const sortable = (id: number) => id.toString().padStart(12, '0');
 
+const subjectLetter = (subject: PermissionSubject) => (subject === 'user' ? 'U' : 'G');
+
+/** A permission record's entry in its tenant's permission index (keys.permission). */
+const permissionIndex = (
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+  tableId: number,
+) => ({
+  gsi1pk: `TENANT#${tenantId}#PERMS`,
+  gsi1sk: `${subjectLetter(subject)}#${sortable(subjectId)}#${sortable(datamartId)}#${sortable(tableId)}`,
+});
+
 export const keys = {
   /** Global counters (ids of clients, tenants, templates). */
   counter: (name: string) => ({ pk: 'COUNTER', sk: name }),
@@ -38,6 +52,8 @@ export const keys = {
     sk: `TEMPLATEVERSION#${templateId}#${sortable(version)}`,
   }),
   templateVersionsPrefix: (templateId: number) => `TEMPLATEVERSION#${templateId}#`,
+  /** Makes a template's name unique among the client's templates (by its name key) and points at the template. */
+  templateName: (clientId: number, nameKey: string) => ({ pk: `CLIENT#${clientId}`, sk: `TEMPLATENAME#${nameKey}` }),
 
   /** A resource a template put in a tenant (desk, table, flow…), by type and integer id. */
   tenantResource: (tenantId: number, type: string, id: number) => ({ pk: `TENANT#${tenantId}`, sk: `R#${type}#${sortable(id)}` }),
@@ -78,22 +94,23 @@ export const keys = {
   membershipsPrefix: (groupId?: number) => (groupId === undefined ? 'MEMBER#' : `MEMBER#${sortable(groupId)}#`),
   userMembershipsIndex: (tenantId: number, userId: number) => `TENANT#${tenantId}#USER#${userId}#GROUPS`,
   /**
-   * A datamart is one item collection: its record (`S#DM`), its tables and owners (`S#…`), and the
-   * permission records of users and groups on its tables (`P#…`). One Query reads it whole.
+   * A datamart is one item collection: its record (`S#DM`, holding its table and owner lists), and
+   * the permission records of users and groups on its tables (`P#…`). One Query reads it whole.
    */
   datamartPartition: (tenantId: number, datamartId: number) => `DATAMART#${tenantId}#${datamartId}`,
   datamart: (tenantId: number, datamartId: number) => ({ pk: `DATAMART#${tenantId}#${datamartId}`, sk: 'S#DM' }),
-  /** Index entry listing a tenant's datamarts. */
+  /** Index entry listing a tenant's datamarts: the records themselves, so a page of them is one Query. */
   datamartsIndex: (tenantId: number, datamartId: number) => ({
     gsi1pk: `TENANT#${tenantId}#DATAMARTS`,
     gsi1sk: sortable(datamartId),
   }),
   datamartStructurePrefix: 'S#',
+  /** A table of a datamart, as an earlier version kept it (an item of the collection); read, never written. */
   datamartTable: (tenantId: number, datamartId: number, tableId: number) => ({
     pk: `DATAMART#${tenantId}#${datamartId}`,
     sk: `S#TABLE#${sortable(tableId)}`,
   }),
-  /** An owner of a datamart, also indexed by user so that deleting the user finds it. */
+  /** An owner of a datamart, as an earlier version kept it, also indexed by user so that deleting the user finds it. */
   datamartOwner: (tenantId: number, datamartId: number, userId: number) => ({
     pk: `DATAMART#${tenantId}#${datamartId}`,
     sk: `S#OWNER#${sortable(userId)}`,
@@ -101,19 +118,35 @@ export const keys = {
     gsi1sk: sortable(datamartId),
   }),
   ownerIndex: (tenantId: number, userId: number) => `TENANT#${tenantId}#OWNER#${userId}`,
-  /** A user's or group's permission record on one table of a datamart, also indexed by subject. */
+  /**
+   * The index entry a user gets on becoming a datamart's owner: the tenant's owners, with their
+   * names and logins (a projection DynamoDB keeps in step with the user), are one Query.
+   */
+  datamartOwnersIndex: (tenantId: number, userId: number) => ({
+    gsi1pk: `TENANT#${tenantId}#OWNERS`,
+    gsi1sk: sortable(userId),
+  }),
+  datamartOwnersPartition: (tenantId: number) => `TENANT#${tenantId}#OWNERS`,
+  /**
+   * A user's or group's permission record on one table of a datamart. Also indexed in one partition
+   * per tenant, by subject, then datamart, then table: a subject's records, a range of users'
+   * records and every group's records are each one Query.
+   */
   permission: (tenantId: number, datamartId: number, subject: PermissionSubject, subjectId: number, tableId: number) => ({
     pk: `DATAMART#${tenantId}#${datamartId}`,
-    sk: `P#${subject === 'user' ? 'U' : 'G'}#${sortable(subjectId)}#${sortable(tableId)}`,
-    gsi1pk: `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
-    gsi1sk: `${sortable(datamartId)}#${sortable(tableId)}`,
+    sk: `P#${subjectLetter(subject)}#${sortable(subjectId)}#${sortable(tableId)}`,
+    ...permissionIndex(tenantId, datamartId, subject, subjectId, tableId),
   }),
+  permissionIndex,
   permissionsPrefix: (subject?: PermissionSubject, subjectId?: number) =>
-    subject === undefined
-      ? 'P#'
-      : `P#${subject === 'user' ? 'U' : 'G'}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
-  subjectPermissionsIndex: (tenantId: number, subject: PermissionSubject, subjectId: number) =>
-    `TENANT#${tenantId}#PERMS#${subject === 'user' ? 'U' : 'G'}#${subjectId}`,
+    subject === undefined ? 'P#' : `P#${subjectLetter(subject)}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
+  tenantPermissionsPartition: (tenantId: number) => `TENANT#${tenantId}#PERMS`,
+  /** The sort keys of the tenant's permission index: of one kind of subject, or of one subject. */
+  tenantPermissionsPrefix: (subject: PermissionSubject, subjectId?: number) =>
+    `${subjectLetter(subject)}#${subjectId === undefined ? '' : `${sortable(subjectId)}#`}`,
+  /** Where an earlier version indexed a subject's permission records (one index partition per subject). */
+  legacySubjectPermissionsIndex: (tenantId: number, subject: PermissionSubject, subjectId: number) =>
+    `TENANT#${tenantId}#PERMS#${subjectLetter(subject)}#${subjectId}`,
 
   /** A schedule file of a tenant, by the id in its header. */
   schedule: (tenantId: number, scheduleId: number) => ({ pk: `TENANT#${tenantId}`, sk: `SCHEDULE#${sortable(scheduleId)}` }),
@@ -156,6 +189,13 @@ export const keys = {
     pk: `TENANT#${tenantId}`,
     sk: `DELIVERYBODY#${sortable(deliveryId)}`,
   }),
+  /**
+   * The tenant's webhook endpoint: its circuit breaker (only while attempts time out or fail to
+   * connect) and its attempt slots (one lease per attempt in flight), read together with one Query.
+   */
+  webhookEndpoint: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'WEBHOOK#ENDPOINT' }),
+  webhookSlot: (tenantId: number, slot: number) => ({ pk: `TENANT#${tenantId}`, sk: `WEBHOOK#SLOT#${sortable(slot)}` }),
+  webhookEndpointPrefix: 'WEBHOOK#',
 
   /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
   session: (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' }),

@@ -1,6 +1,12 @@
 /**
  * The service's queues. The CDK stack and the local twin both create them from this object, and
  * functions find each queue's URL in the environment variable named by `queueUrlVariable`.
+ *
+ * `fair`: a standard queue every message of which carries its tenant as `MessageGroupId`, which
+ * makes it an SQS fair queue: when one tenant holds a disproportionate share of the messages in
+ * flight (or of the consumers' time), SQS hands out the other tenants' messages first, so one
+ * tenant's backlog does not hold theirs back (store/queues.ts sends them so; the twin's poller
+ * orders them the same way, local/fair-queue.ts).
  */
 export const queueDefinitions = {
   /**
@@ -12,6 +18,7 @@ export const queueDefinitions = {
    */
   reload: {
     fifo: true,
+    fair: false,
     highThroughput: true,
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
@@ -25,6 +32,7 @@ export const queueDefinitions = {
    */
   fire: {
     fifo: false,
+    fair: true,
     highThroughput: false,
     visibilityTimeoutSeconds: 120,
     maxReceiveCount: 5,
@@ -33,16 +41,21 @@ export const queueDefinitions = {
   },
   /**
    * Alert deliveries. The deliverer sets each failed message's visibility to the next retry delay
-   * and moves it to the DLQ itself after the last attempt; maxReceiveCount is only a backstop
-   * (above the 8 attempts) for a deliverer that keeps crashing. Retention outlasts the ~28 hours
-   * of retries. Visibility, until the deliverer sets it, is six times its 30-second timeout.
+   * and moves it to the DLQ itself after the last attempt (and at once a message that is not a
+   * delivery). A message also comes back, uncounted as an attempt, while its endpoint is at its
+   * limit of attempts in flight or paused (alerts/endpoint.ts): every such deferral is a receive, so
+   * maxReceiveCount is SQS's highest, only a backstop for a deliverer that keeps crashing on a
+   * message (about two days of 180-second visibility timeouts). Retention is SQS's longest: the ~28
+   * hours of retries, plus up to 3 days paused before the channel is disabled, fit well inside it.
+   * Visibility, until the deliverer sets it, is six times its 30-second timeout.
    */
   webhook: {
     fifo: false,
+    fair: true,
     highThroughput: false,
     visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 12,
-    retentionDays: 4,
+    maxReceiveCount: 1000,
+    retentionDays: 14,
     deadLetterRetentionDays: 14,
   },
 } as const;

@@ -31,9 +31,27 @@ export function messageBody(value: unknown): string {
   return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** One message on a standard queue, or on `url` when given (a DLQ); `body` is sent as messageBody gives it. */
-export async function sendMessage(name: QueueName, body: unknown, url = queueUrl(name)): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: url, MessageBody: messageBody(body) }));
+/**
+ * A message on a fair queue: its body (sent as messageBody gives it) and its tenant, the
+ * `MessageGroupId` by which SQS tells a noisy tenant from the quiet ones and serves the quiet first.
+ */
+export interface TenantMessage {
+  tenantId: number;
+  body: unknown;
+}
+
+/** The message group of a tenant's messages on a fair queue. */
+export const tenantGroup = (tenantId: number) => `tenant-${tenantId}`;
+
+/** One message on a fair (standard) queue, in its tenant's message group. */
+export async function sendMessage(name: QueueName, message: TenantMessage): Promise<void> {
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl(name),
+      MessageBody: messageBody(message.body),
+      MessageGroupId: tenantGroup(message.tenantId),
+    }),
+  );
 }
 
 export interface FifoMessage {
@@ -54,13 +72,17 @@ async function sendBatch(name: QueueName, entries: BatchEntry[]): Promise<void> 
 const tens = <T>(items: readonly T[]): T[][] =>
   Array.from({ length: Math.ceil(items.length / 10) }, (_, index) => items.slice(index * 10, index * 10 + 10));
 
-/** Many messages on a standard queue, ten to a SendMessageBatch, the batches sent in parallel. */
-export async function sendBatches(name: QueueName, bodies: readonly unknown[]): Promise<void> {
+/** Many messages on a fair (standard) queue, each in its tenant's group, ten to a SendMessageBatch, the batches sent in parallel. */
+export async function sendBatches(name: QueueName, messages: readonly TenantMessage[]): Promise<void> {
   await Promise.all(
-    tens(bodies).map((chunk) =>
+    tens(messages).map((chunk) =>
       sendBatch(
         name,
-        chunk.map((body, index) => ({ Id: String(index), MessageBody: messageBody(body) })),
+        chunk.map((message, index) => ({
+          Id: String(index),
+          MessageBody: messageBody(message.body),
+          MessageGroupId: tenantGroup(message.tenantId),
+        })),
       ),
     ),
   );

@@ -4,20 +4,21 @@ import { conflict } from '#functions/core/errors.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import type { TransactItem } from '#functions/core/store/dynamo.ts';
 import { type ReloadItem, reloadPlan } from '#functions/core/reload/plan.ts';
-import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
-import { latestTemplateVersion } from './catalogue.ts';
+import { tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
+import { templateNotFound } from './catalogue.ts';
 import {
-  allocateResourceIds,
   type ApplyJournal,
-  findApplyJournal,
+  claimApplyJournal,
+  findLatestVersion,
+  findTemplate,
   finishApplyJournal,
   loadResources,
-  recordPendingTables,
+  loadVersionBundle,
+  readApplyState,
   releaseApplyLock,
-  replaceApplyJournal,
   writeResources,
 } from './template-repository.ts';
-import { computeChanges, newIdsNeeded, type StoredOf, type StoredResource } from './tenant-resources.ts';
+import { computeChanges, newIdsNeeded, type StoredOf, type StoredResource, tablesToReload } from './tenant-resources.ts';
 
 export interface ApplyOptions {
   /** Epoch milliseconds when the calling function times out: the apply lock lasts until then, no longer. */
@@ -37,9 +38,15 @@ export interface ApplyOptions {
  * tables the unfinished apply created or rebuilt, so the next apply (which rewrites whatever
  * still differs) converges and its plan still lists their flows. While the tenant waits for the
  * template it was created with (its pending template), only that one applies.
+ *
+ * Its requests, besides the writes: the tenant and its journal (one batch read), the tenant's
+ * resources and agents, together; the template and its latest version, together; the lock, which
+ * also gives the new ids and records the tables to reload; then the resources, 25 a batch write;
+ * then one transaction closing the journal.
  */
 export async function applyTemplate(tenantId: number, templateId: number, options: ApplyOptions): Promise<ReloadItem[]> {
-  const tenant = await findTenant(tenantId);
+  const [state, current, agents] = await Promise.all([readApplyState(tenantId), loadResources(tenantId), listAgents(tenantId)]);
+  const { tenant, journal: previous } = state;
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   if (!tenant.ativo) throw tenantInactive();
   const pendingTemplate = tenant.pendingTemplate;
@@ -49,19 +56,29 @@ export async function applyTemplate(tenantId: number, templateId: number, option
       'tenant_provisioning',
     );
   }
-  const { version, bundle } = await latestTemplateVersion(tenant.clientId, templateId);
+  refuseWhileLocked(previous);
+  const { version, bundle } = await latestVersion(tenant.clientId, templateId);
 
-  const lock = await claimApply(tenantId, templateId, version, options.deadline);
+  const needs = newIdsNeeded(bundle, current);
+  const pending = [...new Set([...(previous?.pendingTables ?? []), ...tablesToReload(bundle, current)])];
+  const lock: ApplyJournal = {
+    state: 'in_progress',
+    lockId: randomUUID(),
+    lockedUntil: options.deadline,
+    templateId,
+    version,
+    pendingTables: pending,
+  };
+  // Conditional on the journal as read: an apply that ran since (and so may have changed the
+  // resources read above) changed its lock id, and this one stops here.
+  const freshIds = await claimApplyJournal(tenantId, lock, previous, needs, state.earlierCounters);
+  if (!freshIds) throw applyInProgress();
   try {
-    const current = await loadResources(tenantId);
-    const freshIds = await allocateResourceIds(tenantId, newIdsNeeded(bundle, current));
-    const { changed, createdOrRebuiltTables } = computeChanges(tenantId, { templateId, version }, bundle, current, freshIds);
-    const pending = [...new Set([...lock.pendingTables, ...createdOrRebuiltTables])];
-    if (pending.length > lock.pendingTables.length) await recordPendingTables(tenantId, lock.lockId, pending);
+    const { changed } = computeChanges(tenantId, { templateId, version }, bundle, current, freshIds);
     await writeResources(changed);
 
     const after = mergeResources(current, changed);
-    const plan = reloadPlan(new Set(pending), ofType(after, 'flow'), ofType(after, 'connection'), await listAgents(tenantId));
+    const plan = reloadPlan(new Set(pending), ofType(after, 'flow'), ofType(after, 'connection'), agents);
     // The tenant records the version it now has, and the journal closes, together.
     const finished = await finishApplyJournal(
       tenantId,
@@ -69,7 +86,7 @@ export async function applyTemplate(tenantId: number, templateId: number, option
       { templateId, version },
       options.keepPlanPending ? pending : [],
       [
-        ...(pendingTemplate ? [clearFollowUp({ kind: 'provision', tenantId, subjectId: tenantId })] : []),
+        ...(pendingTemplate ? [clearFollowUp({ kind: 'provision', ownerId: tenantId, subjectId: tenantId })] : []),
         ...(options.alongside ?? []),
       ],
     );
@@ -81,6 +98,33 @@ export async function applyTemplate(tenantId: number, templateId: number, option
   }
 }
 
+/** The template's latest version: its record (it must still exist) and its newest version item, read together. */
+async function latestVersion(clientId: number, templateId: number) {
+  const [template, newest] = await Promise.all([findTemplate(clientId, templateId), findLatestVersion(clientId, templateId)]);
+  if (!template) throw templateNotFound();
+  // A version published between the two reads: the record's is the one to apply.
+  if (newest?.version === template.latestVersion) return newest;
+  const bundle = await loadVersionBundle(clientId, templateId, template.latestVersion);
+  if (!bundle) throw templateNotFound();
+  return { version: template.latestVersion, bundle };
+}
+
+const applyInProgress = (retryAfterSeconds?: number) =>
+  conflict(
+    'A template is being applied to this tenant right now; retry shortly',
+    'apply_in_progress',
+    [],
+    retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
+  );
+
+/** An apply holding the lock until its function's deadline: a lock whose holder died lasts no longer than that. */
+function refuseWhileLocked(journal: ApplyJournal | undefined): void {
+  const now = Date.now();
+  if (journal?.state === 'in_progress' && journal.lockedUntil > now) {
+    throw applyInProgress(Math.max(1, Math.ceil((journal.lockedUntil - now) / 1000)));
+  }
+}
+
 const mergeResources = (current: readonly StoredResource[], changed: readonly StoredResource[]) => {
   const byKey = new Map(current.map((resource) => [`${resource.type}:${resource.key}`, resource]));
   for (const resource of changed) byKey.set(`${resource.type}:${resource.key}`, resource);
@@ -89,28 +133,3 @@ const mergeResources = (current: readonly StoredResource[], changed: readonly St
 
 const ofType = <T extends StoredResource['type']>(resources: readonly StoredResource[], type: T) =>
   resources.filter((resource): resource is StoredOf<T> => resource.type === type);
-
-/**
- * Takes the tenant's apply lock until `deadline`, carrying over what an unfinished apply left
- * pending. A lock whose holder died lasts no longer than that holder's function could have run.
- */
-async function claimApply(tenantId: number, templateId: number, version: number, deadline: number): Promise<ApplyJournal> {
-  const previous = await findApplyJournal(tenantId);
-  const now = Date.now();
-  if (previous?.state === 'in_progress' && previous.lockedUntil > now) {
-    throw conflict('A template is being applied to this tenant right now; retry shortly', 'apply_in_progress', [], {
-      'retry-after': String(Math.max(1, Math.ceil((previous.lockedUntil - now) / 1000))),
-    });
-  }
-  const journal: ApplyJournal = {
-    state: 'in_progress',
-    lockId: randomUUID(),
-    lockedUntil: deadline,
-    templateId,
-    version,
-    pendingTables: previous?.pendingTables ?? [],
-  };
-  const written = await replaceApplyJournal(tenantId, journal, previous);
-  if (!written) throw conflict('A template is being applied to this tenant right now; retry shortly', 'apply_in_progress');
-  return journal;
-}

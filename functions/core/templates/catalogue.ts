@@ -1,9 +1,16 @@
-import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
+import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
+import { findClient } from '#functions/core/clients/client-repository.ts';
+import { badRequest, conflict, notFound, type ServiceError } from '#functions/core/errors.ts';
+import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { nameKey } from '#functions/core/names.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
   allocateTemplateId,
   bundleHashOf,
+  deleteTemplateRecord,
+  deleteTemplateVersions,
+  findTemplateNamed,
   newTemplateRecord,
   findTemplate,
   insertNextVersion,
@@ -33,16 +40,39 @@ const published = (template: TemplateRecord) => ({
 /** A published template version as the API shows it. */
 export type PublishedTemplate = ReturnType<typeof published>;
 
-/** POST /tenants/templates: a new template, version 1, with the request's answer in the same commit. */
+/**
+ * 409 naming the template that already has this name: one name, one template (new versions of it go
+ * through its PUT). Templates published before names were claimed are found by their names.
+ */
+async function nameTaken(clientId: number, nome: string, except?: number): Promise<ServiceError | undefined> {
+  const holder =
+    (await findTemplateNamed(clientId, nome)) ??
+    (await listClientTemplates(clientId)).find((template) => nameKey(template.nome) === nameKey(nome))?.templateId;
+  if (holder === undefined || holder === except) return undefined;
+  return conflict(
+    `The client already has a template named ${JSON.stringify(nome)} (id ${holder}); publish a new version of it with PUT /tenants/templates/${holder}`,
+    'template_name_taken',
+    [{ location: 'body', pointer: '/nome', message: `is the name of template ${holder}` }],
+  );
+}
+
+/**
+ * POST /tenants/templates: a new template, version 1, with the request's answer in the same commit.
+ * Its name must be new among the client's templates (compared as nameKey does).
+ */
 export async function publishTemplate(
   clientId: number,
   bundle: TemplateBundle,
   record: Resumable<PublishedTemplate> = unrecorded(),
 ): Promise<PublishedTemplate> {
   assertPublishable(bundle);
+  const taken = await nameTaken(clientId, bundle.nome);
+  if (taken) throw taken;
   const templateId = await allocateTemplateId();
   const answer = published(newTemplateRecord(clientId, templateId, bundle));
-  await insertTemplate(clientId, templateId, bundle, record.finish(answer));
+  if ((await insertTemplate(clientId, templateId, bundle, record.finish(answer))) === 'name_taken') {
+    throw (await nameTaken(clientId, bundle.nome)) ?? conflict('The template name was taken at the same time; retry');
+  }
   return answer;
 }
 
@@ -56,11 +86,50 @@ export async function publishNextVersion(clientId: number, templateId: number, b
     const template = await findTemplate(clientId, templateId);
     if (!template) throw templateNotFound();
     if (await isLatestBundle(template, bundle)) return published(template);
+    const renamedOnto = await nameTaken(clientId, bundle.nome, templateId);
+    if (renamedOnto) throw renamedOnto;
     const next = await insertNextVersion(template, bundle);
-    if (next) return published(next);
+    if (next === 'name_taken') throw (await nameTaken(clientId, bundle.nome, templateId)) ?? conflict('Retry');
+    if (next !== 'version_taken') return published(next);
   }
   throw conflict('Another version of this template was published at the same time; retry');
 }
+
+/**
+ * DELETE /tenants/templates/{id}: the template and its versions go (tenants keep what it applied;
+ * one still waiting for it as its pending template drops it). Refused (409) while it is the client's
+ * default; If-Match (its ETag, the latest version) guards against deleting a version not seen.
+ */
+export async function deleteTemplate(clientId: number, templateId: number, ifMatch: string | undefined): Promise<void> {
+  const [template, client] = await Promise.all([findTemplate(clientId, templateId), findClient(clientId)]);
+  if (!template) throw templateNotFound();
+  checkIfMatch(ifMatch, templateEtag(template), 'template');
+  if (client?.defaultTemplateId === templateId) throw isDefault(templateId);
+  if (!(await deleteTemplateRecord(template, [recordFollowUp(sweeping(clientId, templateId))]))) {
+    if ((await findClient(clientId))?.defaultTemplateId === templateId) throw isDefault(templateId);
+    throw conflict('The template changed while this request ran; read it again and retry', 'version_mismatch');
+  }
+  await sweepTemplate(clientId, templateId);
+}
+
+const isDefault = (templateId: number) =>
+  conflict(`Template ${templateId} is the client's default template: set another default (or none) first`, 'template_is_default');
+
+/** The follow-up that deletes a deleted template's versions. */
+const sweeping = (clientId: number, templateId: number) => ({
+  kind: 'sweep-template' as const,
+  ownerId: clientId,
+  subjectId: templateId,
+});
+
+/** Deletes a deleted template's versions, then the follow-up that asked for it. */
+export async function sweepTemplate(clientId: number, templateId: number): Promise<void> {
+  await deleteTemplateVersions(clientId, templateId);
+  await deleteFollowUp(sweeping(clientId, templateId));
+}
+
+/** The ETag of a template: its latest version. */
+export const templateEtag = (template: Pick<TemplateRecord, 'latestVersion'>) => etagOf(template.latestVersion);
 
 async function isLatestBundle(template: TemplateRecord, bundle: TemplateBundle): Promise<boolean> {
   if (template.bundleHash) return template.bundleHash === bundleHashOf(bundle);
@@ -69,7 +138,7 @@ async function isLatestBundle(template: TemplateRecord, bundle: TemplateBundle):
   return JSON.stringify(latest) === JSON.stringify(bundle);
 }
 
-/** GET /tenants/templates/{id}: the latest version's bundle and the version history. */
+/** GET /tenants/templates/{id}: the latest version's bundle and the version history, with its ETag. */
 export async function describeTemplate(clientId: number, templateId: number) {
   const template = await findTemplate(clientId, templateId);
   if (!template) throw templateNotFound();
@@ -77,7 +146,7 @@ export async function describeTemplate(clientId: number, templateId: number) {
     loadVersionBundle(clientId, templateId, template.latestVersion),
     listVersions(clientId, templateId),
   ]);
-  return { ...published(template), bundle, versions };
+  return { view: { ...published(template), bundle, versions }, etag: templateEtag(template) };
 }
 
 /** GET /tenants/templates (spec 4.2): exactly `{id, nome}` per template of the client. */
@@ -85,17 +154,8 @@ export async function listTemplates(clientId: number) {
   return (await listClientTemplates(clientId)).map((template) => ({ id: template.templateId, nome: template.nome }));
 }
 
-/** PUT /tenants/templates/default: a template of the client, or null for none. */
+/** PUT /tenants/templates/default: a template of the client (it must exist as it is set), or null for none. */
 export async function setDefaultTemplate(clientId: number, templateId: number | null) {
-  if (templateId !== null && !(await findTemplate(clientId, templateId))) throw templateNotFound();
-  await storeDefaultTemplate(clientId, templateId);
+  if (!(await storeDefaultTemplate(clientId, templateId))) throw templateNotFound();
   return { templateId };
-}
-
-/** The latest version of a client's template, for applying it. */
-export async function latestTemplateVersion(clientId: number, templateId: number) {
-  const template = await findTemplate(clientId, templateId);
-  const bundle = template && (await loadVersionBundle(clientId, templateId, template.latestVersion));
-  if (!template || !bundle) throw templateNotFound();
-  return { template, version: template.latestVersion, bundle };
 }

@@ -1,22 +1,28 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { payloadTooLarge } from '#functions/core/errors.ts';
+import { nameKey } from '#functions/core/names.ts';
 import {
-  allocateIds,
   db,
+  deleteAll,
+  getAll,
   getItem,
   nextId,
   putAll,
   queryAll,
+  queryPage,
   tableName,
   transact,
+  transactOrReasons,
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import type { TemplateBundle } from './bundle.ts';
-import type { IdCounter, ResourceType, StoredOf, StoredResource } from './tenant-resources.ts';
+import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
+import { type IdCounter, idCounters, type ResourceType, type StoredOf, type StoredResource } from './tenant-resources.ts';
 
 /** A client's template: its name and latest version. Each version's bundle is an item of its own. */
 export interface TemplateRecord {
@@ -85,15 +91,33 @@ export function newTemplateRecord(clientId: number, templateId: number, bundle: 
   return { templateId, clientId, nome, latestVersion: 1, bundleHash: bundleHashOf(bundle), createdAt: now, updatedAt: now };
 }
 
-/** Version 1 of a new template, with its record and `alongside`, in one transaction. */
+/** The claim that makes a name unique among the client's templates, pointing at the template. */
+const nameClaim = (clientId: number, templateId: number, nome: string): TransactItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...keys.templateName(clientId, nameKey(nome)), templateId },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+/** The template that holds a name among the client's templates, if one does (by its claim). */
+export async function findTemplateNamed(clientId: number, nome: string): Promise<number | undefined> {
+  return (await getItem<{ templateId: number }>(keys.templateName(clientId, nameKey(nome))))?.templateId;
+}
+
+/**
+ * Version 1 of a new template, with its record, the claim on its name and `alongside`, in one
+ * transaction; `name_taken` when another template of the client has the name.
+ */
 export async function insertTemplate(
   clientId: number,
   templateId: number,
   bundle: TemplateBundle,
   alongside: readonly TransactItem[],
-): Promise<TemplateRecord> {
+): Promise<'written' | 'name_taken'> {
   const record = newTemplateRecord(clientId, templateId, bundle);
-  const written = await transact([
+  const outcome = await transactOrReasons([
+    nameClaim(clientId, templateId, bundle.nome),
     {
       Put: {
         TableName: tableName(),
@@ -110,15 +134,29 @@ export async function insertTemplate(
     },
     ...alongside,
   ]);
-  if (!written) throw new Error(`Template ${templateId} already exists`);
-  return record;
+  if (outcome.written) return 'written';
+  if (outcome.failedConditions.includes(0)) return 'name_taken';
+  throw new Error(`Template ${templateId} already exists`);
 }
 
-/** The next version; `undefined` when another publish took that version number first. */
-export async function insertNextVersion(template: TemplateRecord, bundle: TemplateBundle): Promise<TemplateRecord | undefined> {
+/**
+ * The next version, its name claim moved with it when the name changes; `version_taken` when
+ * another publish took that version number first, `name_taken` when another template has the name.
+ */
+export async function insertNextVersion(
+  template: TemplateRecord,
+  bundle: TemplateBundle,
+): Promise<TemplateRecord | 'version_taken' | 'name_taken'> {
   const now = new Date().toISOString();
   const version = template.latestVersion + 1;
-  const written = await transact([
+  const renamed = nameKey(bundle.nome) !== nameKey(template.nome);
+  const outcome = await transactOrReasons([
+    ...(renamed
+      ? [
+          nameClaim(template.clientId, template.templateId, bundle.nome),
+          { Delete: { TableName: tableName(), Key: keys.templateName(template.clientId, nameKey(template.nome)) } },
+        ]
+      : []),
     {
       Update: {
         TableName: tableName(),
@@ -142,9 +180,48 @@ export async function insertNextVersion(template: TemplateRecord, bundle: Templa
       },
     },
   ]);
-  return written
-    ? { ...template, nome: bundle.nome, latestVersion: version, bundleHash: bundleHashOf(bundle), updatedAt: now }
-    : undefined;
+  if (outcome.written) {
+    return { ...template, nome: bundle.nome, latestVersion: version, bundleHash: bundleHashOf(bundle), updatedAt: now };
+  }
+  return renamed && outcome.failedConditions.includes(0) ? 'name_taken' : 'version_taken';
+}
+
+/**
+ * Deletes the template's record and its name claim, still at the version read and while it is not
+ * the client's default, with the follow-up that sweeps its versions, in one transaction; `false`
+ * when it changed or became the default meanwhile.
+ */
+export function deleteTemplateRecord(template: TemplateRecord, alongside: readonly TransactItem[]): Promise<boolean> {
+  const { clientId, templateId } = template;
+  return transact([
+    {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: keys.client(clientId),
+        ConditionExpression: 'attribute_not_exists(defaultTemplateId) OR defaultTemplateId <> :templateId',
+        ExpressionAttributeValues: { ':templateId': templateId },
+      },
+    },
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.template(clientId, templateId),
+        ConditionExpression: 'latestVersion = :seen',
+        ExpressionAttributeValues: { ':seen': template.latestVersion },
+      },
+    },
+    { Delete: { TableName: tableName(), Key: keys.templateName(clientId, nameKey(template.nome)) } },
+    ...alongside,
+  ]);
+}
+
+/** Deletes every stored version of a deleted template. */
+export async function deleteTemplateVersions(clientId: number, templateId: number): Promise<void> {
+  await deleteAll(
+    await queryAll<{ pk: string; sk: string }>(keys.client(clientId).pk, keys.templateVersionsPrefix(templateId), {
+      projection: 'pk, sk',
+    }),
+  );
 }
 
 export async function findTemplate(clientId: number, templateId: number): Promise<TemplateRecord | undefined> {
@@ -181,17 +258,34 @@ export async function loadVersionBundle(
   return result.Item ? decodeBundle(result.Item.bundle as Uint8Array) : undefined;
 }
 
-/** The client's default template (applied to new tenants created without `templateId`); null clears it. */
-export async function storeDefaultTemplate(clientId: number, templateId: number | null): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.client(clientId),
-      UpdateExpression: templateId === null ? 'REMOVE defaultTemplateId' : 'SET defaultTemplateId = :templateId',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
-    }),
-  );
+/**
+ * The client's default template (applied to new tenants created without `templateId`); null clears
+ * it. The template must still exist when it is set (a deletion meanwhile cannot leave a default
+ * that names nothing): `false` otherwise.
+ */
+export function storeDefaultTemplate(clientId: number, templateId: number | null): Promise<boolean> {
+  return transact([
+    ...(templateId === null
+      ? []
+      : [
+          {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: keys.template(clientId, templateId),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ]),
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.client(clientId),
+        UpdateExpression: templateId === null ? 'REMOVE defaultTemplateId' : 'SET defaultTemplateId = :templateId',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
+      },
+    },
+  ]);
 }
 
 /** A tenant's template apply in progress or last finished: its lock, and what it left pending. */
@@ -209,42 +303,108 @@ export interface ApplyJournal {
   pendingTables: string[];
 }
 
-export async function findApplyJournal(tenantId: number): Promise<ApplyJournal | undefined> {
-  return getItem<ApplyJournal>(keys.applyJournal(tenantId));
+/** The attribute of the journal item holding the last id a counter gave (the journal keeps the resource ids' counters). */
+const lastIdAttribute = (counter: IdCounter) => `lastId_${counter}`;
+
+/**
+ * What an apply reads before it takes the lock, in one batch read: the tenant, its journal, and
+ * the counters of resource ids an earlier version kept one item each (where the journal's start).
+ */
+export async function readApplyState(tenantId: number): Promise<{
+  tenant: TenantRecord | undefined;
+  journal: ApplyJournal | undefined;
+  earlierCounters: Record<IdCounter, number>;
+}> {
+  const counterKeys = idCounters.map((counter) => keys.tenantCounter(tenantId, counter));
+  const items = await getAll<Record<string, unknown> & { pk: string; sk: string }>([
+    keys.tenant(tenantId),
+    keys.applyJournal(tenantId),
+    ...counterKeys,
+  ]);
+  const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk);
+  const earlierCounters = Object.fromEntries(
+    idCounters.map((counter, index) => [counter, Number(find(counterKeys[index] as { pk: string; sk: string })?.value ?? 0)]),
+  ) as Record<IdCounter, number>;
+  return {
+    tenant: find(keys.tenant(tenantId)) as TenantRecord | undefined,
+    journal: find(keys.applyJournal(tenantId)) as ApplyJournal | undefined,
+    earlierCounters,
+  };
 }
 
 /**
- * Writes a new journal (taking the apply lock) if the one read before, `previous`, is still
- * there unchanged (or, without one, if there is still none); `false` when another apply took it.
+ * Takes the apply lock, writing the new journal, if the one read before, `previous`, is still
+ * there unchanged (or, without one, if there is still none), and in the same request gives the
+ * new resource ids the apply needs (`needs`, per counter; `earlierCounters` start a counter the
+ * journal does not have yet). Returns the ids, or `undefined` when another apply took the lock.
  */
-export function replaceApplyJournal(
+export async function claimApplyJournal(
   tenantId: number,
   journal: ApplyJournal,
   previous: ApplyJournal | undefined,
-): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
+  needs: Record<IdCounter, number>,
+  earlierCounters: Record<IdCounter, number>,
+): Promise<Record<IdCounter, number[]> | undefined> {
+  const counted = idCounters.filter((counter) => needs[counter] > 0);
+  const names: Record<string, string> = { '#state': 'state', '#version': 'version' };
+  const values: Record<string, unknown> = {
+    ':state': journal.state,
+    ':lockId': journal.lockId,
+    ':lockedUntil': journal.lockedUntil,
+    ':templateId': journal.templateId,
+    ':version': journal.version,
+    ':pending': journal.pendingTables,
+    ...(previous ? { ':previousLock': previous.lockId } : {}),
+  };
+  const counters = counted.map((counter, index) => {
+    names[`#c${index}`] = lastIdAttribute(counter);
+    values[`:start${index}`] = earlierCounters[counter];
+    values[`:count${index}`] = needs[counter];
+    return `#c${index} = if_not_exists(#c${index}, :start${index}) + :count${index}`;
+  });
+  let result;
+  try {
+    result = await db().send(
+      new UpdateCommand({
         TableName: tableName(),
-        Item: { ...keys.applyJournal(tenantId), ...journal },
+        Key: keys.applyJournal(tenantId),
+        UpdateExpression: [
+          'SET #state = :state, lockId = :lockId, lockedUntil = :lockedUntil, templateId = :templateId',
+          '#version = :version, pendingTables = :pending',
+          ...counters,
+        ].join(', '),
         ConditionExpression: previous ? 'lockId = :previousLock' : 'attribute_not_exists(pk)',
-        ExpressionAttributeValues: previous ? { ':previousLock': previous.lockId } : undefined,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'UPDATED_NEW',
       }),
-    ),
-  );
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+  return Object.fromEntries(
+    idCounters.map((counter) => {
+      const last = Number(result.Attributes?.[lastIdAttribute(counter)] ?? 0);
+      return [counter, Array.from({ length: needs[counter] }, (_, index) => last - needs[counter] + 1 + index)];
+    }),
+  ) as Record<IdCounter, number[]>;
 }
 
-/** Sets the tables the apply holding `lockId` leaves pending. */
-export async function recordPendingTables(tenantId: number, lockId: string, pendingTables: string[]): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.applyJournal(tenantId),
-      UpdateExpression: 'SET pendingTables = :pending',
-      ConditionExpression: 'lockId = :lockId',
-      ExpressionAttributeValues: { ':pending': pendingTables, ':lockId': lockId },
-    }),
-  );
+/** The latest version of a client's template, with its bundle: one Query of its versions, newest first. */
+export async function findLatestVersion(
+  clientId: number,
+  templateId: number,
+): Promise<{ version: number; bundle: TemplateBundle } | undefined> {
+  const { items } = await queryPage<{ version: number; bundle: Uint8Array }>({
+    partition: keys.client(clientId).pk,
+    prefix: keys.templateVersionsPrefix(templateId),
+    limit: 1,
+    cursor: undefined,
+    newestFirst: true,
+  });
+  const [latest] = items;
+  return latest ? { version: latest.version, bundle: decodeBundle(latest.bundle) } : undefined;
 }
 
 /**
@@ -303,19 +463,6 @@ export async function releaseApplyLock(tenantId: number, lockId: string): Promis
       }),
     ),
   );
-}
-
-/** New ids for the tenant's resources, as many of each counter as `needs` says (one round trip per counter, in parallel). */
-export async function allocateResourceIds(
-  tenantId: number,
-  needs: Record<IdCounter, number>,
-): Promise<Record<IdCounter, number[]>> {
-  const entries = await Promise.all(
-    (Object.entries(needs) as [IdCounter, number][]).map(
-      async ([counter, count]) => [counter, await allocateIds(keys.tenantCounter(tenantId, counter), count)] as const,
-    ),
-  );
-  return Object.fromEntries(entries) as Record<IdCounter, number[]>;
 }
 
 /** The resources templates put in the tenant. */

@@ -71,6 +71,19 @@ export function newIdsNeeded(bundle: TemplateBundle, current: readonly StoredRes
   return needs;
 }
 
+/**
+ * Keys of the tables applying `bundle` over `current` creates or rebuilds (their columns' names or
+ * types change): they need a reload. Known before any id is given, so the apply records them with
+ * its lock.
+ */
+export function tablesToReload(bundle: TemplateBundle, current: readonly StoredResource[]): string[] {
+  const existing = indexByKey(current);
+  return (bundle.tables ?? []).flatMap((table) => {
+    const before = existing.find('table', table.key);
+    return !before || structureOf(before.columns) !== structureOf(table.columns) ? [table.key] : [];
+  });
+}
+
 export interface ApplyChanges {
   /** Resources that are new or differ from what the tenant has: the writes to make. */
   changed: StoredResource[];
@@ -96,7 +109,6 @@ export function computeChanges(
     return id;
   };
   const changed: StoredResource[] = [];
-  const createdOrRebuiltTables: string[] = [];
   const base = (type: ResourceType, key: string, nome: string) => ({
     tenantId,
     id: existing.find(type, key)?.id ?? takeId(type),
@@ -115,7 +127,6 @@ export function computeChanges(
     const before = existing.find('table', table.key);
     const columnIds = new Map(before?.columns.map((column) => [column.column_name, column.id]));
     const columns = table.columns.map((column) => ({ id: columnIds.get(column.column_name) ?? takeId('column'), ...column }));
-    if (!before || structureOf(before.columns) !== structureOf(columns)) createdOrRebuiltTables.push(table.key);
     keep({ type: 'table', ...base('table', table.key, table.nome), deskKey: table.desk, columns });
   }
   for (const connection of bundle.connections ?? []) {
@@ -154,7 +165,7 @@ export function computeChanges(
       widgets,
     });
   }
-  return { changed, createdOrRebuiltTables };
+  return { changed, createdOrRebuiltTables: tablesToReload(bundle, current) };
 }
 
 /** A table's physical structure: column names and types in order (labels are presentation only). */

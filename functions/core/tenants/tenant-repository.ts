@@ -1,6 +1,6 @@
 import { defaultAgentItems, listAgents } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
-import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import {
   getAll,
@@ -101,8 +101,9 @@ const unchangedSinceRead = {
 const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientId, ':tokenHash': tenant.tokenHash });
 
 /**
- * Soft delete: marks the tenant deleted, drops it from the client's list, revokes its token and
- * its agents' tokens, and keeps a billing record, in one transaction (at most 50 agents keep it
+ * Soft delete: marks the tenant deleted, drops it from the client's list, marks its token (which
+ * answers 404 `Tenant not found` from then on), revokes its agents' tokens, and keeps a billing
+ * record, in one transaction (at most 50 agents keep it
  * well under DynamoDB's 100 items). `false` when the tenant changed since it was read.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
@@ -119,7 +120,7 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
       },
     },
     // Unconditional: the tenant's tokenHash condition above already pins which token this is.
-    revokeTokenWrite(tenant.tokenHash),
+    tenantDeletedTokenWrite(tenant.tokenHash, deletedAt),
     {
       Put: {
         TableName: tableName(),
@@ -196,7 +197,39 @@ export async function dropPendingTemplate(tenant: TenantRecord, alongside: reado
         ExpressionAttributeValues: { ':templateId': templateId },
       },
     },
-    clearFollowUp({ kind: 'provision', tenantId: tenant.tenantId, subjectId: tenant.tenantId }),
+    clearFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId }),
     ...alongside,
+  ]);
+}
+
+/**
+ * Writes the tenant's client-set fields (name, development_variables, scheduling granularity) as
+ * `next` has them, if the tenant is as read; going back to hours also needs no schedule with Minute
+ * triggers (its count is kept with each schedule write). `false` otherwise.
+ */
+export function updateTenantFields(tenant: TenantRecord, next: TenantRecord): Promise<boolean> {
+  const toHours = next.schedulingGranularity === 'hours' && tenant.schedulingGranularity === 'minutes';
+  return transact([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: `SET nome = :nome, developmentVariables = :variables, updatedAt = :updatedAt${
+          next.schedulingGranularity ? ', schedulingGranularity = :granularity' : ''
+        }`,
+        ConditionExpression: `${unchangedSinceRead.ConditionExpression} AND updatedAt = :seen${
+          toHours ? ' AND (attribute_not_exists(minuteSchedules) OR minuteSchedules <= :zero)' : ''
+        }`,
+        ExpressionAttributeValues: {
+          ...unchangedValues(tenant),
+          ':nome': next.nome,
+          ':variables': next.developmentVariables,
+          ':updatedAt': next.updatedAt,
+          ':seen': tenant.updatedAt,
+          ...(next.schedulingGranularity ? { ':granularity': next.schedulingGranularity } : {}),
+          ...(toHours ? { ':zero': 0 } : {}),
+        },
+      },
+    },
   ]);
 }

@@ -1,5 +1,7 @@
 import { logger } from '#functions/core/observability/logger.ts';
+import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import type { CreateTenantBody, VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
+import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
 import { applyTemplate } from '#functions/core/templates/apply.ts';
@@ -8,6 +10,8 @@ import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
 import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import type { Page, TransactItem } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
+import { defaultSchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
+import { refuseMinuteSchedules } from '#functions/core/schedules/schedules.ts';
 import { loadResources, templateExists } from '#functions/core/templates/template-repository.ts';
 import {
   allocateTenantId,
@@ -20,6 +24,7 @@ import {
   tenantNotFound,
   type TenantRecord,
   updateTenantActive,
+  updateTenantFields,
 } from './tenant-repository.ts';
 
 /** What the API shows of a tenant (spec 2.1: the record's other fields are not shown). */
@@ -150,7 +155,7 @@ export async function createTenant(
 
 /** The follow-up that applies an active tenant's pending template if the request doing it stops. */
 const provisioning = (tenant: TenantRecord): TransactItem =>
-  recordFollowUp({ kind: 'provision', tenantId: tenant.tenantId, subjectId: tenant.tenantId });
+  recordFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId });
 
 async function resumeCreation(
   checkpoint: CreationCheckpoint,
@@ -284,6 +289,62 @@ export function rotateTenantToken(clientId: number, tenantId: number): Promise<{
   );
 }
 
+/** The template version the tenant has (`pendingTemplateId` names one it is still to get) and its granularity. */
+const templateState = (tenant: TenantRecord) => ({
+  template: tenant.appliedTemplate
+    ? {
+        id: tenant.appliedTemplate.templateId,
+        version: tenant.appliedTemplate.version,
+        appliedAt: tenant.appliedTemplate.appliedAt,
+      }
+    : null,
+  schedulingGranularity: tenant.schedulingGranularity ?? defaultSchedulingGranularity,
+});
+
+/** The ETag of a tenant: its last change. */
+export const tenantEtag = (tenant: Pick<TenantRecord, 'updatedAt'>) => etagOf(tenant.updatedAt);
+
+/** GET /tenants/{id} (and what PATCH answers): what the client set and what the tenant has. */
+export function describeClientTenant(tenant: TenantRecord) {
+  return {
+    ...summarize(tenant),
+    development_variables: tenant.developmentVariables,
+    ...templateState(tenant),
+    createdAt: tenant.createdAt,
+    updatedAt: tenant.updatedAt,
+  };
+}
+
+/**
+ * PATCH /tenants/{id}: a new name, new development_variables (either format, normalized and checked
+ * as on creation, replacing the old ones) or a new schedulingGranularity, in one conditional write.
+ * The domain never changes. Going back to hours while a schedule has Minute triggers is a 409 that
+ * lists them; with If-Match, a tenant changed since it was read is a 409 too.
+ */
+export async function updateTenant(
+  clientId: number,
+  tenantId: number,
+  changes: UpdateTenantBody,
+  ifMatch: string | undefined,
+): Promise<TenantRecord> {
+  const developmentVariables =
+    changes.development_variables === undefined ? undefined : normalizeDevelopmentVariables(changes.development_variables);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const tenant = await findClientTenant(clientId, tenantId);
+    checkIfMatch(ifMatch, tenantEtag(tenant), 'tenant');
+    const next: TenantRecord = {
+      ...tenant,
+      nome: changes.nome ?? tenant.nome,
+      developmentVariables: developmentVariables ?? tenant.developmentVariables,
+      schedulingGranularity: changes.schedulingGranularity ?? tenant.schedulingGranularity,
+      updatedAt: new Date().toISOString(),
+    };
+    if (await updateTenantFields(tenant, next)) return next;
+    if (changes.schedulingGranularity === 'hours') await refuseMinuteSchedules(tenantId);
+  }
+  throw conflict('The tenant changed while this request ran; retry it');
+}
+
 /**
  * GET /tenant: the token's own tenant, the template version it has, and the applications, desks
  * (with their tables) and flows its templates put in it: what an integrator builds a menu from.
@@ -295,15 +356,7 @@ export async function describeOwnTenant(tenantId: number) {
   const tables = resources.filter((resource) => resource.type === 'table').sort(byId);
   return {
     ...summarize(tenant),
-    /** The template version it has; `pendingTemplateId` names one it is still to get. */
-    template: tenant.appliedTemplate
-      ? {
-          id: tenant.appliedTemplate.templateId,
-          version: tenant.appliedTemplate.version,
-          appliedAt: tenant.appliedTemplate.appliedAt,
-        }
-      : null,
-    schedulingGranularity: tenant.schedulingGranularity ?? 'hours',
+    ...templateState(tenant),
     applications: resources
       .filter((resource) => resource.type === 'application')
       .sort(byId)

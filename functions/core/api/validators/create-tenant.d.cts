@@ -12,6 +12,17 @@ declare namespace schema {
    */
   export type VisibleText = string;
   /**
+   * Global variables used by the ETL: an object of name to scalar value (recommended), or an array of {key, value} items. Both are stored as one object.
+   */
+  export type DevelopmentVariables =
+    | {
+        [k: string]: VariableValue;
+      }
+    | {
+        key: VariableName;
+        value: VariableValue;
+      }[];
+  /**
    * A scalar: string, number or boolean.
    */
   export type VariableValue = string | number | boolean;
@@ -33,17 +44,7 @@ declare namespace schema {
      * Template applied on creation; the client's default template when absent.
      */
     templateId?: number;
-    /**
-     * Global variables used by the ETL: an object of name to scalar value (recommended), or an array of {key, value} items. Both are stored as one object.
-     */
-    development_variables?:
-      | {
-          [k: string]: VariableValue;
-        }
-      | {
-          key: VariableName;
-          value: VariableValue;
-        }[];
+    development_variables?: DevelopmentVariables;
   }
 }
 export = schema;

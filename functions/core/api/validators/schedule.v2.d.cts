@@ -179,6 +179,9 @@ declare namespace schema {
    * Hour or Minute: every period hours or minutes inside the daily window start_time..end_time, never before start_when.
    */
   export interface WindowTrigger {
+    /**
+     * Hours or minutes between slots, any integer >= 1 (spec 2.7, 8); one longer than the window fires once a window, at start_time.
+     */
     period: number;
     start_when: IsoDateTime;
     start_time: LocalizedTime;

@@ -17,9 +17,13 @@ declare namespace schema {
          */
         url?: string;
         /**
-         * false pauses deliveries; true resumes them (also after a 410).
+         * false pauses deliveries; true resumes them (also after a 410, or after days without an answer disabled the channel).
          */
         enabled?: boolean;
+        /**
+         * Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt.
+         */
+        maxInFlight?: number;
       };
     };
   }

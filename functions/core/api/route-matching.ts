@@ -1,7 +1,14 @@
-import { type Route, routes } from '#functions/routes.ts';
+/** API Gateway's key of the route that takes what no other route matches. */
+export const unmatchedRouteKey = '$default';
 
-export interface RouteMatch {
-  route: Route;
+/** A route as far as matching goes: its method and its path template (`{name}` is one segment). */
+interface Routable {
+  method: string;
+  path: string;
+}
+
+export interface RouteMatch<R extends Routable> {
+  route: R;
   pathParameters: Record<string, string>;
 }
 
@@ -9,9 +16,9 @@ export interface RouteMatch {
  * Picks the route API Gateway would: same method, every segment matching, literal segments
  * preferred over `{parameters}` (so `/tenants/delete` beats `/tenants/{id}`).
  */
-export function matchRoute(method: string, path: string, table: readonly Route[] = routes): RouteMatch | undefined {
+export function matchRoute<R extends Routable>(method: string, path: string, table: readonly R[]): RouteMatch<R> | undefined {
   const segments = path.split('/').slice(1);
-  let best: (RouteMatch & { literals: number }) | undefined;
+  let best: (RouteMatch<R> & { literals: number }) | undefined;
   for (const route of table) {
     if (route.method !== method) continue;
     const templateSegments = route.path.split('/').slice(1);

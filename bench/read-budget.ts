@@ -1,0 +1,216 @@
+/**
+ * The read budget: every read route of the route table, at 1x and 100x data (bench/read-data.ts),
+ * against the floor it can reach, measured in the same run. The floor is the token lookup, then
+ * the same number of levels: `GET /whoami` (HTTP, the pipeline every route runs, the token
+ * lookup), plus the route's own DynamoDB requests after the lookup, replayed level after level
+ * (those of a level together) with nothing of ours around them. So the ratio measures what the
+ * route adds to what it must do, whatever this machine's DynamoDB costs per request (DynamoDB
+ * Local serves requests nearly one at a time; DynamoDB does not).
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import { routeKey, routes, type Route } from '#functions/routes.ts';
+import type { Twin } from '#local/twin.ts';
+import { type ApiCall, type ScaledTenant, scaledTenant } from './read-data.ts';
+import { levelsOf, recordRequests, replay, type RequestLevels } from './request-replay.ts';
+import { median } from './round-trips.ts';
+import { fixed, markdownTable, measuredAt, ratio } from './table.ts';
+import { callTwin } from './twin-api.ts';
+
+/** A read route's p50 may be at most this many times its floor's. */
+export const readFloorRatio = 1.3;
+/** After the token lookup, at most this many levels of requests (the rule the request-count test checks too). */
+export const maxLevelsAfterToken = 2;
+/** The scales of data measured: 1x and 100x a small tenant's. */
+export const readScales = [1, 100] as const;
+
+export interface ReadBudgetSettings {
+  /** Requests per route and scale, each for the route and for its floor (in alternating blocks). */
+  requests: number;
+  /** Requests per route before any is measured: DynamoDB Local is a JVM, slow until its code is compiled. */
+  warmup: number;
+}
+
+export interface ReadBudgetRow {
+  route: string;
+  scale: number;
+  requests: number;
+  /** Levels of requests, the token lookup's included. */
+  depth: number;
+  p50Ms: number;
+  /** p50 of GET /whoami plus p50 of the route's requests after the token lookup, replayed. */
+  floorMs: number;
+}
+
+/** The routes that only read the table, with a bearer token. */
+export const readRoutes = routes.filter((route) => route.method === 'GET' && route.table === 'read' && route.auth.length > 0);
+
+/** The route's path with ids of the scaled tenant's records. */
+export function readPath(route: Route, data: ScaledTenant): string {
+  const ids = data.ids;
+  const owner: Record<string, number> = {
+    '/tenants/{id}': ids.tenant,
+    '/tenants/templates/{id}': ids.template,
+    '/tenant/users/{id}': ids.user,
+    '/tenant/groups/{id}': ids.group,
+    '/tenant/datamart/{id}': ids.datamart,
+    '/tenant/schedules/{id}': ids.schedule,
+    '/tenant/alerts/{id}': ids.alert,
+    '/tenant/deliveries/{id}': ids.delivery,
+  };
+  const prefix = Object.keys(owner)
+    .filter((candidate) => route.path.startsWith(candidate))
+    .sort((a, b) => b.length - a.length)[0];
+  const withId = prefix ? `${prefix.replace('{id}', String(owner[prefix]))}${route.path.slice(prefix.length)}` : route.path;
+  return withId.replace('{userId}', String(ids.user)).replace('{groupId}', String(ids.group));
+}
+
+export const readToken = (route: Route, data: ScaledTenant) => (route.auth[0] === 'client' ? data.clientToken : data.tenantToken);
+
+/** One connection, kept alive: requests one at a time, as a route's Lambda gets them. */
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+function get(url: URL, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const sent = httpRequest(url, { agent, headers: { authorization: `Bearer ${token}` } }, (response) => {
+      response.on('data', () => undefined);
+      response.on('end', () => {
+        if ((response.statusCode ?? 500) >= 300) reject(new Error(`GET ${url.pathname}: ${response.statusCode}`));
+        else resolve(performance.now() - started);
+      });
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+async function timed(operation: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await operation();
+  return performance.now() - started;
+}
+
+/**
+ * The route's p50 and its floor's (GET /whoami's, plus the replay of the route's levels after the
+ * token lookup), in alternating blocks of requests so that whatever else the machine does
+ * meanwhile weighs on all of them alike.
+ */
+async function routeAndFloor(
+  route: { url: URL; token: string },
+  whoami: { url: URL; token: string },
+  levels: RequestLevels,
+  requests: number,
+) {
+  const blocks = 10;
+  const times = { route: [] as number[], whoami: [] as number[], after: [] as number[] };
+  const afterToken = levels.slice(1);
+  for (let block = 0; block < blocks; block++) {
+    for (let index = 0; index < requests / blocks; index++) times.route.push(await get(route.url, route.token));
+    for (let index = 0; index < requests / blocks; index++) times.whoami.push(await get(whoami.url, whoami.token));
+    for (let index = 0; index < requests / blocks; index++) times.after.push(await timed(() => replay(afterToken)));
+  }
+  return { p50Ms: median(times.route), floorMs: median(times.whoami) + median(times.after) };
+}
+
+/** Measures every read route at 1x and 100x data on a twin started in this process; also returns the tenants it made. */
+export async function measureReadBudget(
+  twin: Pick<Twin, 'url' | 'clientToken'>,
+  settings: ReadBudgetSettings,
+  progress: (message: string) => void = () => undefined,
+): Promise<{ rows: ReadBudgetRow[]; tenants: ScaledTenant[] }> {
+  const call: ApiCall = (method, path, token, body) => callTwin(twin, method, path, token, body);
+  const rows: ReadBudgetRow[] = [];
+  const tenants: ScaledTenant[] = [];
+  for (const scale of readScales) {
+    progress(`  read budget: ${scale}x data...`);
+    const data = await scaledTenant(call, twin.clientToken, scale);
+    tenants.push(data);
+    const urls = readRoutes.map((route) => ({
+      route,
+      url: new URL(readPath(route, data), twin.url),
+      token: readToken(route, data),
+    }));
+    for (const { url, token } of urls) for (let index = 0; index < settings.warmup; index++) await get(url, token);
+    const whoami = { url: new URL('/whoami', twin.url), token: data.tenantToken };
+    for (const { route, url, token } of urls) {
+      const recorded = await recordRequests(() => get(url, token));
+      const levels = levelsOf(recorded);
+      const { p50Ms, floorMs } = await routeAndFloor({ url, token }, whoami, levels, settings.requests);
+      rows.push({ route: routeKey(route), scale, requests: recorded.length, depth: levels.length, p50Ms, floorMs });
+    }
+  }
+  return { rows, tenants };
+}
+
+/** What the budget table says of each route: its rows at both scales side by side, and whether each check passes. */
+function byRoute(rows: readonly ReadBudgetRow[]) {
+  return readRoutes.map((route) => {
+    const key = routeKey(route);
+    const [small, large] = readScales.map((scale) => rows.find((row) => row.route === key && row.scale === scale));
+    const flat = Boolean(small && large && small.requests === large.requests && small.depth === large.depth);
+    const shallow = Boolean(small && large && Math.max(small.depth, large.depth) - 1 <= maxLevelsAfterToken);
+    const fast = Boolean(small && large && [small, large].every((row) => row.p50Ms <= row.floorMs * readFloorRatio));
+    return { key, small, large, flat, shallow, fast };
+  });
+}
+
+/** The Budgets table's rows for the reads. */
+export function readBudgetRows(rows: readonly ReadBudgetRow[]): Array<[string, boolean, string]> {
+  const routesChecked = byRoute(rows);
+  const failing = (check: 'flat' | 'shallow' | 'fast') =>
+    routesChecked
+      .filter((route) => !route[check])
+      .map((route) => route.key)
+      .join(', ');
+  return [
+    [
+      `every read route's p50 within ${readFloorRatio}x of its floor (GET /whoami, then its own requests after the token lookup, level by level), at 1x and 100x data`,
+      routesChecked.every((route) => route.fast),
+      failing('fast'),
+    ],
+    [
+      `every read route: at most ${maxLevelsAfterToken} levels of requests after the token lookup, and as many requests in as many levels at 100x data as at 1x`,
+      routesChecked.every((route) => route.flat && route.shallow),
+      [failing('flat'), failing('shallow')].filter(Boolean).join('; '),
+    ],
+  ];
+}
+
+export const readBudgetHeading = '## Read routes against their floor';
+
+/** The section of bench/results.md. */
+export function readBudgetSection(rows: readonly ReadBudgetRow[], settings: ReadBudgetSettings): string {
+  return [
+    `${readBudgetHeading}\n\n${measuredAt()} Every GET route that reads the table with a bearer token, on a tenant with 1x and 100x a small tenant's data (bench/read-data.ts: 3 users, 2 groups, 2 datamarts, their permission records, a schedule, an alert... per unit). Requests and depth (levels of requests that waited for one another, the token lookup's included) are counted on one request; then ${settings.requests} requests of the route (HTTP, one connection) and as many of its floor, in alternating blocks, after ${settings.warmup} warm-up requests per route. The floor is the token lookup, then the same number of levels: \`GET /whoami\` (HTTP, the pipeline every route runs, the token lookup), plus the route's own requests after the lookup replayed level by level (each level's together) with nothing of ours around them. So the ratio is what the route's own code adds; DynamoDB Local's cost per request, which is not DynamoDB's, is in the floor as much as in the route. \`npm run bench -- reads\` measures this section alone and rewrites only it.`,
+    markdownTable(
+      [
+        'route',
+        'requests 1x',
+        'depth 1x',
+        'requests 100x',
+        'depth 100x',
+        'p50 1x',
+        'floor 1x',
+        'vs floor',
+        'p50 100x',
+        'floor 100x',
+        'vs floor',
+        'budget',
+      ],
+      byRoute(rows).map(({ key, small, large, flat, shallow, fast }) => [
+        key,
+        small?.requests ?? '',
+        small?.depth ?? '',
+        large?.requests ?? '',
+        large?.depth ?? '',
+        small ? fixed(small.p50Ms, 2) : '',
+        small ? fixed(small.floorMs, 2) : '',
+        small ? ratio(small.p50Ms, small.floorMs) : '',
+        large ? fixed(large.p50Ms, 2) : '',
+        large ? fixed(large.floorMs, 2) : '',
+        large ? ratio(large.p50Ms, large.floorMs) : '',
+        flat && shallow && fast ? 'pass' : '**FAIL**',
+      ]),
+    ),
+  ].join('\n\n');
+}

@@ -1,0 +1,89 @@
+/**
+ * A typed TypeScript client of the BI tenant administration API: openapi-fetch over the types
+ * openapi-typescript makes of docs/openapi.json (./schema.d.ts, generated: `npm run docs`). Every
+ * path, parameter, body and answer is typed from the document; this file adds only what the
+ * document cannot say: the bearer token, failures as a typed error, and walking paginated lists.
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from './schema.d.ts';
+
+export type { components, paths };
+
+/** The error envelope every failure answers (`{status: 'error', success: false, message, code, errors, …}`). */
+export type ErrorEnvelope = components['schemas']['error-envelope'];
+
+/** A call that failed: its HTTP status and the error envelope, typed. */
+export class ServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly envelope: ErrorEnvelope,
+  ) {
+    super(`${status} ${envelope.code}: ${envelope.message}`);
+    this.name = 'ServiceError';
+  }
+
+  /** For programs: `validation_failed`, `not_found`, `tenant_inactive`, … */
+  get code(): string {
+    return this.envelope.code;
+  }
+}
+
+export interface ClientOptions {
+  /** Where the service answers, e.g. `https://api.example.com` or the twin's `http://localhost:3000`. */
+  baseUrl: string;
+  /** A fetch of your own (tests, proxies); the global one by default. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export type ServiceClient = Client<paths>;
+
+/** A client that sends `token` as its bearer token. */
+function withToken(token: string, options: ClientOptions): ServiceClient {
+  const client = createClient<paths>({ baseUrl: options.baseUrl, fetch: options.fetch });
+  client.use({
+    onRequest: ({ request }) => {
+      request.headers.set('authorization', `Bearer ${token}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+/** For the routes of the `clientBearerAuth` scheme: an integrator's client token (`cli_…`). */
+export const integratorClient = (clientToken: string, options: ClientOptions) => withToken(clientToken, options);
+
+/** For the routes of the `tenantBearerAuth` scheme: a tenant's token (`ten_…`, from the creation or a rotation). */
+export const tenantClient = (tenantToken: string, options: ClientOptions) => withToken(tenantToken, options);
+
+/** For the agent routes (`agentBearerAuth`): an agent's token (`agt_…`). */
+export const agentClient = (agentToken: string, options: ClientOptions) => withToken(agentToken, options);
+
+/**
+ * The answer of a call, or its failure thrown as a ServiceError:
+ * `const { data } = await must(tenants.GET('/tenant'))`.
+ */
+export async function must<Data>(call: Promise<{ data?: Data; error?: unknown; response: Response }>): Promise<Data> {
+  const { data, error, response } = await call;
+  if (!response.ok || data === undefined) {
+    throw new ServiceError(response.status, (error ?? { message: response.statusText, code: 'unknown' }) as ErrorEnvelope);
+  }
+  return data;
+}
+
+/** A fresh Idempotency-Key: send it with a creation, and the same one with its retries. */
+export const newIdempotencyKey = () => crypto.randomUUID();
+
+/**
+ * Every item of a paginated list, page after page, following `nextCursor`:
+ * `for await (const tenant of each((cursor) => must(client.GET('/tenants', { params: { query: { cursor } } }))))`.
+ */
+export async function* each<Item>(
+  page: (cursor: string | undefined) => Promise<{ data: Item[]; nextCursor?: string | null }>,
+): AsyncGenerator<Item> {
+  let cursor: string | undefined;
+  do {
+    const answer = await page(cursor);
+    yield* answer.data;
+    cursor = answer.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}

@@ -1,0 +1,18 @@
+import { conflict } from '#functions/core/errors.ts';
+
+/** The ETag of a version of a record (a schedule's version number, a tenant's last change, a template's latest version). */
+export const etagOf = (version: number | string) => `"${version}"`;
+
+/**
+ * 409 `version_mismatch` unless If-Match (when sent) names the record's current ETag, or is `*` and
+ * the record exists. `what` names the record in the message.
+ */
+export function checkIfMatch(ifMatch: string | undefined, current: string | undefined, what: string): void {
+  if (ifMatch === undefined) return;
+  const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  if (current !== undefined && (tags.includes('*') || tags.includes(current))) return;
+  const now = current ? `its ETag is now ${current}` : 'it does not exist';
+  throw conflict(`If-Match does not match the ${what}: ${now}`, 'version_mismatch', [
+    { location: 'header', pointer: '/if-match', message: 'does not match the current version' },
+  ]);
+}
