@@ -93,6 +93,10 @@ export function webhookModel(input: WebhookModelInput, aws = noisyAssumptions): 
 
 export interface ScheduleModelInput {
   quietDue: number;
+  /** Schedules of each quiet tenant (their turns in the due index). */
+  quietSchedulesEach: number;
+  /** Schedule ids per block of one shard (schedule-repository.ts). */
+  shardBlockSize: number;
   noisyDue: number;
   dueShards: number;
   duePageSize: number;
@@ -107,7 +111,11 @@ export interface ScheduleModelInput {
 
 export interface ScheduleModel {
   aloneSeconds: number;
-  /** Index pages a quiet tenant's shard lists before its entries (the noisy tenant's share of the shard, sorted first). */
+  /**
+   * Index pages a quiet tenant's shard lists before its last entry: the shard lists in turns, so
+   * before it come, for each of its turns, one entry per block of the noisy tenant on the shard and
+   * one per quiet tenant there.
+   */
   pagesAhead: number;
   /** A worker busy with a batch of the noisy tenant, bound by that tenant's partition shared by every such worker. */
   noisyBatchSeconds: number;
@@ -123,7 +131,9 @@ export function scheduleModel(input: ScheduleModelInput, aws = noisyAssumptions)
   const pageSeconds = (aws.dynamoPageMs + aws.sqsRequestMs) / 1000;
   const batchSeconds = input.burst.batchMs / 1000;
   const aloneSeconds = aws.tickStartSeconds + pageSeconds + batchSeconds;
-  const pagesAhead = Math.floor(input.noisyDue / input.dueShards / input.duePageSize);
+  const noisyBlocksPerShard = Math.ceil(input.noisyDue / (input.dueShards * input.shardBlockSize));
+  const quietTenantsPerShard = Math.ceil(input.quietDue / input.quietSchedulesEach / input.dueShards);
+  const pagesAhead = Math.floor((input.quietSchedulesEach * (noisyBlocksPerShard + quietTenantsPerShard)) / input.duePageSize);
   const noisyFiresPerSecond = aws.tenantPartitionWriteUnitsPerSecond / input.tenantWriteUnitsPerFire;
   const perBatch = input.batchSize * input.schedulesPerMessage;
   // Every worker on a noisy batch shares the tenant's partition: each batch takes that long.

@@ -155,7 +155,7 @@ export async function measureNoisyWebhooks(
 
 /** Quiet tenants, each with a few schedules due at the slot; one noisy tenant with thousands due at the same slot. */
 const quietTenants = 20;
-const quietSchedulesEach = 5;
+export const quietSchedulesEach = 5;
 const minuteMs = 60_000;
 
 export async function measureNoisySchedules(
@@ -174,8 +174,8 @@ export async function measureNoisySchedules(
     const agent = await twinData(twin, 'POST', '/tenant/agents/1/token', created.token as string);
     return { id: created.id as number, agent: agent.token as string };
   };
-  // The noisy tenant is made first: its id, and so its index entries, sort before the quiet tenants' within a
-  // minute, in every shard's pages (the worse case for them).
+  // The noisy tenant is made first: its id, and so its index entries, sort before the quiet tenants' in each turn
+  // of a minute, in every shard's pages (the worse case for them).
   const noisyTenant = await tenant('Noisy schedules');
   const quiet = [];
   for (let index = 0; index < quietTenants; index++) quiet.push(await tenant(`Quiet schedules ${index}`));

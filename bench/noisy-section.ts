@@ -9,13 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { maxInFlightLimits, stallsToOpen } from '#functions/core/alerts/endpoint.ts';
 import { dispatchSettingLimits } from '#functions/core/schedules/dispatch-settings.ts';
 import { schedulesPerMessage } from '#functions/core/schedules/dispatcher.ts';
+import { shardBlockSize } from '#functions/core/schedules/schedule-repository.ts';
 import { queueConsumers } from '#functions/routes.ts';
 import { FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
 import { startingBatches } from '#local/queue-poller.ts';
 import { burstModel } from './burst-model.ts';
 import { runForStdout } from './child-process.ts';
 import { noisyAssumptions, scheduleModel, webhookModel } from './noisy-model.ts';
-import type { NoisyResult, NoisyScheduleRow, NoisyWebhookRow } from './noisy-neighbours.ts';
+import { type NoisyResult, type NoisyScheduleRow, type NoisyWebhookRow, quietSchedulesEach } from './noisy-neighbours.ts';
 import { fixed, markdownTable } from './table.ts';
 
 export const noisyHeading = '## Noisy neighbours';
@@ -107,6 +108,8 @@ function modelSection(result: NoisyResult): string {
       row,
       model: scheduleModel({
         quietDue: row.quietDue,
+        quietSchedulesEach,
+        shardBlockSize,
         noisyDue: row.noisyDue,
         ...burstInput,
         burst,
@@ -198,10 +201,10 @@ function modelSection(result: NoisyResult): string {
 
 export function noisySection(result: NoisyResult): string {
   return [
-    `${noisyHeading}\n\nOne tenant must not hold back another's webhooks or schedules (issue 23). On the twin, with the production retry schedule and breaker: the deliverer runs ${startingBatches} batches at once and the fire worker ${FIRE_CONCURRENCY.fallback}, behind the twin's fair queue (docs/architecture.md says where it only approximates SQS); ${maxInFlightLimits.fallback} attempts in flight per endpoint. \`npm run bench -- noisy\` measures this section alone and rewrites only it.`,
+    `${noisyHeading}\n\nOne tenant must not hold back another's webhooks or schedules (issue 23). On the twin, with the production retry schedule and breaker: the deliverer runs ${startingBatches} batches at once and the fire worker ${FIRE_CONCURRENCY.fallback}, behind the twin's fair queue, with DynamoDB Local's requests taken in turns per partition (docs/architecture.md says where the twin only approximates SQS and DynamoDB); ${maxInFlightLimits.fallback} attempts in flight per endpoint. \`npm run bench -- noisy\` measures this section alone and rewrites only it.`,
     `**Webhooks.** A quiet tenant fires an alert every 0.5 s, 80 in all, to a receiver that answers at once; beside it, a noisy tenant fires 300 or 3,000 alerts (25 at a time, starting 2 s before) to a receiver that takes every request and never answers, so each of its attempts waits out the 10-second time-out. Latency is from the quiet fire's 202 (queued) to its receiver having it.`,
     webhookTable(result.webhooks),
-    `**Schedules.** ${result.schedules[0]?.quietDue ?? 0} schedules of 20 quiet tenants due at a minute, alone, then beside one tenant with 10,000 due at the same minute (its ids 1 to 10,000, so spread over every shard; created before them, so in each shard its entries come first). The tick runs at the slot; lateness is fire time minus slot.`,
+    `**Schedules.** ${result.schedules[0]?.quietDue ?? 0} schedules of 20 quiet tenants due at a minute, alone, then beside one tenant with 10,000 due at the same minute (its ids 1 to 10,000, so spread over every shard; created before them, so its entries come first in each turn of every shard). The tick runs at the slot; lateness is fire time minus slot.`,
     scheduleTable(result.schedules),
     modelSection(result),
   ].join('\n\n');

@@ -29,6 +29,7 @@ import { measureWrites, writeBudgetRows, writeSection, type WriteRow } from './w
 import { twinData } from './twin-api.ts';
 import { measureParsers, type ParserCost, parserBudgetRatio } from './parsers.ts';
 import { rewriteNoisySection } from './noisy-section.ts';
+import { itemSizeSection } from './item-sizes.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.json', import.meta.url));
@@ -386,8 +387,14 @@ console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
 const section = process.argv[2];
-if (section !== undefined && section !== 'parsers' && section !== 'reads' && section !== 'writes' && section !== 'noisy')
-  throw new Error(`Unknown bench section ${section}: the ones to run alone are parsers, reads, writes and noisy`);
+const sections = ['parsers', 'reads', 'writes', 'noisy', 'sizes'];
+if (section !== undefined && !sections.includes(section))
+  throw new Error(`Unknown bench section ${section}: the ones to run alone are ${sections.join(', ')}`);
+if (section === 'sizes') {
+  // Computed, not measured: printed only (docs/operations.md, Cost and storage, quotes it).
+  console.log(`\n${itemSizeSection()}\n`);
+  process.exit(0);
+}
 if (section === 'noisy') {
   await rewriteNoisySection(reportFile, callerEnvironment);
   process.exit(0);

@@ -1009,12 +1009,21 @@ export interface QueueConsumer {
   /** Function time-out; the queue's visibility timeout must be at least this. */
   timeoutSeconds: number;
   /**
-   * The stack setting that caps its concurrency (reserved concurrency, and the event source's
-   * maximum concurrency): the consumer's share of the account's Lambda concurrency.
+   * The stack setting that caps its concurrency: its event source's maximum concurrency, the most
+   * batches Lambda runs at once. It reserves nothing, and keeps a backlog from taking the account's
+   * concurrency from the API and the other consumers.
    */
-  concurrencySetting?: 'fireConcurrency';
+  concurrencySetting: ConsumerConcurrencySetting;
+  /**
+   * Also reserves that concurrency, out of the account's unreserved pool (unless the stage turns
+   * reservations off): for the one consumer whose work is due at a given minute, and lost when an
+   * hour late, so other workloads of the account cannot hold it back when they peak with it.
+   */
+  reservesConcurrency?: boolean;
   summary: string;
 }
+
+export type ConsumerConcurrencySetting = 'reloadConcurrency' | 'webhookConcurrency' | 'fireConcurrency';
 
 export const queueConsumers: readonly QueueConsumer[] = [
   {
@@ -1023,6 +1032,7 @@ export const queueConsumers: readonly QueueConsumer[] = [
     batchSize: 10,
     table: 'readWrite',
     timeoutSeconds: 30,
+    concurrencySetting: 'reloadConcurrency',
     summary: 'Records queued loads as runs for their agents',
   },
   {
@@ -1034,6 +1044,7 @@ export const queueConsumers: readonly QueueConsumer[] = [
     sendsToDeadLetter: true,
     // The batch's deliveries go out in parallel, each with the 10-second receiver time-out.
     timeoutSeconds: 30,
+    concurrencySetting: 'webhookConcurrency',
     summary: 'POSTs alert webhooks (signed), retries on the schedule, dead-letters after the last attempt',
   },
   {
@@ -1045,6 +1056,7 @@ export const queueConsumers: readonly QueueConsumer[] = [
     // A batch is up to 100 schedules fired in parallel: about a second on AWS.
     timeoutSeconds: 20,
     concurrencySetting: 'fireConcurrency',
+    reservesConcurrency: true,
     summary: 'Fires the schedules a tick found due: queues their flows, claims each slot once, moves each to its next fire',
   },
 ];

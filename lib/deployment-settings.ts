@@ -6,6 +6,8 @@ import {
   type WholeNumberLimits,
   wholeNumberSetting,
 } from '#functions/core/schedules/dispatch-settings.ts';
+import { type RetentionSettings, retentionSettingLimits } from '#functions/core/store/retention.ts';
+import { type ConsumerConcurrencySetting, queueConsumers } from '#functions/routes.ts';
 
 /** API Gateway stage throttling when the context sets none: steady requests per second, and the burst above it. */
 export const DEFAULT_API_RATE_LIMIT = 200;
@@ -19,16 +21,44 @@ export const DEFAULT_ANONYMOUS_RATE_LIMIT = 50;
 export const DEFAULT_ANONYMOUS_BURST_LIMIT = 100;
 
 /**
- * Fire workers that may run at once when the fire queue is busy: reserved for the fire worker (taken
- * from the account's unreserved concurrency) and the most its event source runs. One worker fires
- * about 800 schedules a second and one shard of the due index takes about 500, so the default
- * matches the default 16 shards (docs/schedules.md, section At scale). The bounds are the event
- * source mapping's own for maximum concurrency.
+ * Fire workers that may run at once when the fire queue is busy: the most its event source runs,
+ * and reserved for the fire worker (taken from the account's unreserved concurrency) unless the
+ * stage turns reservations off. One worker fires about 800 schedules a second and one shard of the
+ * due index takes about 500, so the default matches the default 16 shards (docs/schedules.md,
+ * section At scale). The bounds, here and below, are the event source mapping's own for maximum
+ * concurrency.
  */
 export const FIRE_CONCURRENCY: WholeNumberLimits = { fallback: 10, min: 2, max: 1000 };
+/**
+ * Reload workers at most. A worker records about 20 loads a second (a few DynamoDB requests each,
+ * in order within a FIFO group), so 50 turn the 200,000 loads of a burst of 100,000 schedules into
+ * runs in about 3 minutes.
+ */
+export const RELOAD_CONCURRENCY: WholeNumberLimits = { fallback: 50, min: 2, max: 1000 };
+/**
+ * Webhook deliverers at most. A batch's 10 deliveries go out in parallel, each waiting up to 10 s for
+ * its receiver, so 20 keep up to 200 attempts in flight.
+ */
+export const WEBHOOK_CONCURRENCY: WholeNumberLimits = { fallback: 20, min: 2, max: 1000 };
+
+/** Each consumer's concurrency setting, by name. */
+export const CONSUMER_CONCURRENCY: Record<ConsumerConcurrencySetting, WholeNumberLimits> = {
+  reloadConcurrency: RELOAD_CONCURRENCY,
+  webhookConcurrency: WEBHOOK_CONCURRENCY,
+  fireConcurrency: FIRE_CONCURRENCY,
+};
+
+/**
+ * The account's Lambda concurrent executions in the stage's region (its Service Quotas value):
+ * reservations are checked against it at synth, and the account concurrency alarm fires at a share
+ * of it. 1,000 is Lambda's default quota; new accounts may have less.
+ */
+export const ACCOUNT_CONCURRENCY_LIMIT: WholeNumberLimits = { fallback: 1000, min: 10, max: 1_000_000 };
+/** Lambda refuses a reservation that would leave fewer than this many of the account's executions unreserved. */
+export const MINIMUM_UNRESERVED_CONCURRENCY = 100;
 
 /** The operational settings a deployer gives as CDK context (the stage's in cdk.json, or `-c name=value`). */
-export interface DeploymentSettings extends DispatchSettings {
+export interface DeploymentSettings extends DispatchSettings, RetentionSettings, Record<ConsumerConcurrencySetting, number> {
   /** Subscribed to the alarm topic when set (SNS sends a confirmation e-mail first). */
   alarmEmail?: string;
   /** Steady-state requests per second the API's default stage accepts before answering 429. */
@@ -38,7 +68,9 @@ export interface DeploymentSettings extends DispatchSettings {
   /** Steady requests per second each anonymous route accepts, in a bucket of its own. */
   anonymousRateLimit: number;
   anonymousBurstLimit: number;
-  fireConcurrency: number;
+  accountConcurrencyLimit: number;
+  /** Whether the consumers that reserve concurrency (the fire worker) do; off, every consumer is only capped. */
+  reserveConcurrency: boolean;
 }
 
 /**
@@ -74,14 +106,54 @@ export function deploymentSettings(scope: Construct): DeploymentSettings {
     }
   };
 
-  return {
+  const reserve = context('reserveConcurrency');
+  if (![undefined, '', true, false, 'true', 'false'].includes(reserve as string | boolean | undefined))
+    throw new Error(`Context reserveConcurrency must be true or false, not "${String(reserve)}"`);
+
+  const settings: DeploymentSettings = {
     alarmEmail,
     apiRateLimit: number('apiRateLimit', DEFAULT_API_RATE_LIMIT, false),
     apiBurstLimit: number('apiBurstLimit', DEFAULT_API_BURST_LIMIT, true),
     anonymousRateLimit: number('anonymousRateLimit', DEFAULT_ANONYMOUS_RATE_LIMIT, false),
     anonymousBurstLimit: number('anonymousBurstLimit', DEFAULT_ANONYMOUS_BURST_LIMIT, true),
+    reloadConcurrency: wholeNumber('reloadConcurrency', RELOAD_CONCURRENCY),
+    webhookConcurrency: wholeNumber('webhookConcurrency', WEBHOOK_CONCURRENCY),
     fireConcurrency: wholeNumber('fireConcurrency', FIRE_CONCURRENCY),
+    accountConcurrencyLimit: wholeNumber('accountConcurrencyLimit', ACCOUNT_CONCURRENCY_LIMIT),
+    reserveConcurrency: reserve !== false && reserve !== 'false',
     dueShards: wholeNumber('dueShards', dispatchSettingLimits.dueShards),
     duePageSize: wholeNumber('duePageSize', dispatchSettingLimits.duePageSize),
+    runRetentionDays: wholeNumber('runRetentionDays', retentionSettingLimits.runRetentionDays),
+    deliveryRetentionDays: wholeNumber('deliveryRetentionDays', retentionSettingLimits.deliveryRetentionDays),
   };
+  checkReservations(settings);
+  return settings;
+}
+
+/** The concurrency each queue consumer reserves, by handler: none unless it reserves and the stage lets it. */
+export function reservedConcurrency(settings: DeploymentSettings): Map<string, number> {
+  return new Map(
+    queueConsumers
+      .filter((consumer) => consumer.reservesConcurrency && settings.reserveConcurrency)
+      .map((consumer) => [consumer.handler, settings[consumer.concurrencySetting]]),
+  );
+}
+
+/**
+ * Lambda refuses, halfway through a deploy, a reservation that would leave fewer than 100 of the
+ * account's concurrent executions unreserved (a new account's quota may be 10); the synth says so first.
+ */
+function checkReservations(settings: DeploymentSettings): void {
+  const reservations = reservedConcurrency(settings);
+  const reserved = [...reservations.values()].reduce((sum, value) => sum + value, 0);
+  const unreserved = settings.accountConcurrencyLimit - reserved;
+  if (reserved === 0 || unreserved >= MINIMUM_UNRESERVED_CONCURRENCY) return;
+  const which = [...reservations].map(([handler, value]) => `${handler} ${value}`).join(', ');
+  throw new Error(
+    `The stack reserves ${reserved} concurrent executions (${which}), which would leave ${unreserved} of the ` +
+      `account's ${settings.accountConcurrencyLimit} (context accountConcurrencyLimit) unreserved: Lambda keeps at least ` +
+      `${MINIMUM_UNRESERVED_CONCURRENCY} unreserved and would refuse the deploy. Set accountConcurrencyLimit to the account's ` +
+      `quota (Service Quotas, AWS Lambda, Concurrent executions, in the stage's region; ask for more there), lower ` +
+      'fireConcurrency, or set reserveConcurrency to false (the fire workers are then only capped, not guaranteed).',
+  );
 }

@@ -8,41 +8,68 @@ import {
   CompositeAlarm,
   Dashboard,
   GraphWidget,
+  type HorizontalAnnotation,
   type IAlarm,
   type IAlarmAction,
   type IMetric,
   MathExpression,
   Metric,
   TreatMissingData,
+  Unit,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
+  consumerMetricDimension,
+  consumerMetricNames,
   countMetricNames,
   durationMetricNames,
   serviceMetricsNamespace,
   serviceName,
 } from '#functions/core/observability/names.ts';
+import type { QueueName } from '#functions/core/store/queue-definitions.ts';
+import { tableDefinition } from '#functions/core/store/table-definition.ts';
+import { pascalCase } from './construct-ids.ts';
 import type { NamedFunction } from './project-function.ts';
 
 export interface ServiceMonitoringProps {
+  /** The stage: a dimension of every metric of the service's own, so each stage's alarms watch only it. */
+  stage: string;
   api: HttpApi;
+  /** The API's access log, whose 429 lines a metric filter counts. */
+  accessLogs: ILogGroup;
+  table: ITable;
   /** Every function of the service. */
   functions: readonly NamedFunction[];
   /** The functions run by a timer: each gets an alarm when it stops running. */
   timedFunctions: readonly (NamedFunction & { everyMinutes: number })[];
-  /** The queue consumers, for their error graph. */
+  /** The queue consumers (named by handler): their error graph, and an alarm each on the share of messages they fail. */
   queueConsumers: readonly NamedFunction[];
-  queues: readonly { name: string; queue: IQueue; deadLetterQueue: IQueue }[];
+  queues: readonly { name: QueueName; queue: IQueue; deadLetterQueue: IQueue }[];
   /** Alarms made elsewhere (the DLQ depths), shown in the dashboard's alarm list. */
   otherAlarms: readonly IAlarm[];
   alarmAction: IAlarmAction;
+  /** The account's Lambda concurrency quota in the region (context accountConcurrencyLimit). */
+  accountConcurrencyLimit: number;
 }
 
-/** The namespace and dimension of the service's own metrics (EMF lines written by functions/core/observability/metrics.ts). */
+/**
+ * The namespace and dimensions of the service's own metrics (EMF lines written by
+ * functions/core/observability/metrics.ts, and the API's 429s counted from its access log).
+ */
 export const SERVICE_METRICS_NAMESPACE = serviceMetricsNamespace;
-export const SERVICE_METRICS_DIMENSIONS = { service: serviceName };
-export const SERVICE_METRIC_NAMES = [...countMetricNames, ...durationMetricNames] as const;
+export const serviceMetricsDimensions = (stage: string) => ({ service: serviceName, stage });
+/** Counted by a metric filter on the API access log: HTTP APIs publish 4xx, but no count of 429s alone. */
+export const API_THROTTLED_METRIC = 'ApiThrottledRequests';
+export const SERVICE_METRIC_NAMES = [
+  ...countMetricNames,
+  ...durationMetricNames,
+  ...consumerMetricNames,
+  API_THROTTLED_METRIC,
+] as const;
+type ServiceMetricName = (typeof SERVICE_METRIC_NAMES)[number];
 
 /** Schedules firing this late after their slot (p99 over 5 minutes) raise an alarm: the fire workers are not keeping up. */
 export const FIRE_LATENESS_P99_THRESHOLD_MS = 60_000;
@@ -56,8 +83,51 @@ export const API_5XX_PERCENT_THRESHOLD = 5;
 export const API_5XX_MINIMUM_REQUESTS = 20;
 export const API_5XX_MINIMUM_ERRORS = 5;
 
+/** API latency: a p99 above this (all routes, 5 minutes) for 15 minutes, once there are enough requests for a p99. */
+export const API_LATENCY_P99_THRESHOLD_MS = 3000;
+/** API throttling: more than this share of the answers were 429 in 5 minutes, and at least API_THROTTLED_MINIMUM of them. */
+export const API_THROTTLED_PERCENT_THRESHOLD = 1;
+export const API_THROTTLED_MINIMUM = 20;
+
+/**
+ * The operations the functions send to DynamoDB (functions/core/store): SystemErrors,
+ * ThrottledRequests and latency have an Operation dimension and no total without it.
+ */
+export const DYNAMODB_OPERATIONS = [
+  'GetItem',
+  'BatchGetItem',
+  'Query',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+] as const;
+
+/**
+ * Oldest message a queue may hold (seconds) before its alarm. Fire: a fire message is taken within
+ * seconds, and a fire an hour late is lost. Reload: 10 minutes, longer than a burst of 100,000
+ * schedules' loads takes at the default reloadConcurrency. Webhook: retries hide messages for
+ * their delay on purpose (5 s, 5 minutes, 30 minutes…); SQS leaves a message received three
+ * times out of the metric, so a healthy queue's oldest is under about 35 minutes.
+ */
+export const OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS: Record<QueueName, number> = {
+  fire: 300,
+  reload: 600,
+  webhook: 3600,
+};
+
+/** Account concurrency: the alarm fires when executions reach this share of the account's quota for 3 minutes. */
+export const ACCOUNT_CONCURRENCY_ALARM_SHARE = 0.8;
+
+/** A queue consumer that fails more than this share of its messages (put-backs aside) in each of 3 minutes alarms. */
+export const CONSUMER_FAILURE_PERCENT_THRESHOLD = 50;
+
 /** CloudWatch accepts at most 10 metrics in one alarm's math expression. */
 export const METRICS_PER_ALARM = 10;
+
+/** Adds the topic to an alarm's actions (on alarm and on OK) and lists it on the dashboard. */
+type Notify = <A extends Alarm | CompositeAlarm>(alarm: A) => A;
 
 const FIVE_MINUTES = Duration.minutes(5);
 const RUNBOOK = 'Runbook: docs/operations.md, section Alarms.';
@@ -78,13 +148,15 @@ const RUNBOOK = 'Runbook: docs/operations.md, section Alarms.';
 export class ServiceMonitoring extends Construct {
   readonly alarms: IAlarm[] = [];
   readonly dashboardName: string;
+  private readonly dimensions: Record<string, string>;
 
   constructor(scope: Construct, id: string, props: ServiceMonitoringProps) {
     super(scope, id);
+    this.dimensions = serviceMetricsDimensions(props.stage);
     // Dashboards are global to the account: the region keeps two regions' stacks apart.
     this.dashboardName = `${Stack.of(this).stackName}-${Aws.REGION}`;
     const { api, alarmAction } = props;
-    const notify = (alarm: Alarm | CompositeAlarm) => {
+    const notify: Notify = (alarm) => {
       alarm.addAlarmAction(alarmAction);
       alarm.addOkAction(alarmAction);
       this.alarms.push(alarm);
@@ -127,11 +199,8 @@ export class ServiceMonitoring extends Construct {
           alarmDescription:
             `Part ${index + 1} of ${groups.length} of the Lambda${kind} alarm, which notifies: ${kind.toLowerCase()} of ` +
             `${members.map((member) => member.name).join(', ')}.`,
-          // FILL: a function that did not run has no data point, which would leave the sum without one.
           metric: new MathExpression({
-            expression: Object.keys(metrics)
-              .map((name) => `FILL(${name}, 0)`)
-              .join(' + '),
+            expression: sumOf(metrics),
             usingMetrics: metrics,
             period: FIVE_MINUTES,
             label: `Lambda ${kind.toLowerCase()}, group ${index + 1}`,
@@ -172,7 +241,7 @@ export class ServiceMonitoring extends Construct {
           "in 5 minutes: schedules are firing late. Look at the fire queue depth and the fire worker's errors, throttles " +
           'and duration on the dashboard; if the queue drains slowly without errors, raise fireConcurrency (and dueShards ' +
           `if DynamoDB throttles the index): docs/schedules.md, section At scale. ${RUNBOOK}`,
-        metric: serviceMetric('ScheduleFireLateness', 'p99'),
+        metric: this.serviceMetric('ScheduleFireLateness', 'p99'),
         threshold: FIRE_LATENESS_P99_THRESHOLD_MS,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
@@ -188,7 +257,7 @@ export class ServiceMonitoring extends Construct {
           'worker got to it: the dispatcher did not run, the fire workers fell an hour behind, or firing kept failing ' +
           "(the ScheduleFireFailures metric and the fire worker's log say why; each failure is retried until the hour " +
           `is up). The schedules moved on to their next slot. docs/schedules.md, section At scale. ${RUNBOOK}`,
-        metric: serviceMetric('ScheduleMisses'),
+        metric: this.serviceMetric('ScheduleMisses'),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
@@ -206,7 +275,7 @@ export class ServiceMonitoring extends Construct {
           'connect, so its deliveries wait (no attempt is used up) while one probe at a time checks it. One tenant: its ' +
           'receiver is down; its settings and delivery log say so, nothing to do on our side. Many at once: suspect our ' +
           `egress (DNS, NAT, network). The deliverer's log ("Webhook endpoint paused") names the tenants. ${RUNBOOK}`,
-        metric: serviceMetric('WebhookEndpointsOpened'),
+        metric: this.serviceMetric('WebhookEndpointsOpened'),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 3,
@@ -222,7 +291,7 @@ export class ServiceMonitoring extends Construct {
           'The follow-up sweeper failed to finish work that requests left behind (a pending template to apply, a ' +
           'delivery to queue, a deletion to sweep) in each of 3 runs of 5 minutes: it retries every minute, so one is ' +
           `stuck. Its log ("A follow-up could not be finished") names the follow-up and the error. ${RUNBOOK}`,
-        metric: serviceMetric('FollowUpFailures'),
+        metric: this.serviceMetric('FollowUpFailures'),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 3,
@@ -252,13 +321,235 @@ export class ServiceMonitoring extends Construct {
       );
     }
 
+    this.watchApi(props, notify);
+    this.watchTable(props.table, notify);
+    this.watchQueues(props, notify);
+    this.watchConcurrency(props, notify);
+
     this.createDashboard(props);
+  }
+
+  /** One of the service's own metrics, over 5 minutes unless told; graphs name their lines, alarms need no label. */
+  private serviceMetric(
+    metricName: ServiceMetricName,
+    statistic = 'Sum',
+    label?: string,
+    options: { period?: Duration; dimensions?: Record<string, string> } = {},
+  ) {
+    return new Metric({
+      namespace: SERVICE_METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { ...this.dimensions, ...options.dimensions },
+      statistic,
+      period: options.period ?? FIVE_MINUTES,
+      label,
+    });
+  }
+
+  /** A consumer's messages received or failed, from the worker wrapper's EMF, under its function's name. */
+  private consumerMetric(member: NamedFunction, metricName: (typeof consumerMetricNames)[number], period: Duration) {
+    return this.serviceMetric(
+      metricName,
+      'Sum',
+      `${member.name} ${metricName === 'ConsumerMessagesFailed' ? 'failed' : 'received'}`,
+      {
+        period,
+        dimensions: { [consumerMetricDimension]: member.fn.functionName },
+      },
+    );
+  }
+
+  /** API p99 latency and 429s. */
+  private watchApi(props: ServiceMonitoringProps, notify: Notify): void {
+    const { api } = props;
+    notify(
+      new Alarm(this, 'ApiLatencyAlarm', {
+        alarmDescription:
+          `The API's p99 latency (all routes) was over ${API_LATENCY_P99_THRESHOLD_MS / 1000} s in 3 periods of 5 minutes in ` +
+          'a row: callers wait, and some may time out. Find the slow route in the access log (latency, integrationLatency, ' +
+          "by routeKey) and its function's duration and throttles on the dashboard; then DynamoDB latency and throttles. " +
+          `Periods with too few requests for a p99 are left out. ${RUNBOOK}`,
+        metric: api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+        threshold: API_LATENCY_P99_THRESHOLD_MS,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        evaluateLowSampleCountPercentile: 'ignore',
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    // HTTP APIs publish 4xx but no count of 429s alone: a metric filter counts the access log's 429 lines, under
+    // the dimensions of the service's own metrics, which are fields of each line (lib/service-api.ts, accessLogFormat).
+    new MetricFilter(this, 'ApiThrottledFilter', {
+      logGroup: props.accessLogs,
+      filterPattern: FilterPattern.stringValue('$.status', '=', '429'),
+      metricNamespace: SERVICE_METRICS_NAMESPACE,
+      metricName: API_THROTTLED_METRIC,
+      metricValue: '1',
+      unit: Unit.COUNT,
+      dimensions: Object.fromEntries(Object.keys(this.dimensions).map((name) => [name, `$.${name}`])),
+    });
+    const requests = api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const throttled = this.serviceMetric(API_THROTTLED_METRIC);
+    notify(
+      new Alarm(this, 'ApiThrottledAlarm', {
+        alarmDescription:
+          `More than ${API_THROTTLED_PERCENT_THRESHOLD}% of the API's answers were 429 Too Many Requests in 5 minutes (at least ` +
+          `${API_THROTTLED_MINIMUM}): the stage's or a route's throttling refused callers. The access log (status 429, by ` +
+          'routeKey and ip) says whether it is a flood on a route without a token (its own bucket: nothing else suffers) or ' +
+          `callers with tokens meeting apiRateLimit (raise it if the traffic is legitimate). ${RUNBOOK}`,
+        metric: new MathExpression({
+          expression: `IF(FILL(throttled, 0) >= ${API_THROTTLED_MINIMUM}, 100 * FILL(throttled, 0) / requests, 0)`,
+          usingMetrics: { requests, throttled },
+          period: FIVE_MINUTES,
+          label: 'API 429 (% of requests)',
+        }),
+        threshold: API_THROTTLED_PERCENT_THRESHOLD,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  /** DynamoDB throttling (table and indexes) and system errors, sustained over 2 of 3 periods of 5 minutes. */
+  private watchTable(table: ITable, notify: Notify): void {
+    const throttleEvents = Object.fromEntries(
+      tableThrottleMetrics(table, { period: FIVE_MINUTES, statistic: 'Sum' }).map((metric, index) => [`t${index}`, metric]),
+    );
+    notify(
+      new Alarm(this, 'TableThrottlesAlarm', {
+        alarmDescription:
+          'DynamoDB throttled reads or writes of the table or of an index in 2 of the last 3 periods of 5 minutes. The SDK ' +
+          'retries them, so callers see latency first, then errors. The dashboard shows which (table or index, read or ' +
+          'write, which operation): a burst of schedule fires on too few due-index shards, a new table not yet warm for ' +
+          `the load, or one hot partition. ${RUNBOOK}`,
+        metric: new MathExpression({
+          expression: sumOf(throttleEvents),
+          usingMetrics: throttleEvents,
+          period: FIVE_MINUTES,
+          label: 'DynamoDB throttle events',
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    const systemErrors = Object.fromEntries(
+      operationMetrics(table, 'SystemErrors', { period: FIVE_MINUTES, statistic: 'Sum' }).map((metric, index) => [
+        `e${index}`,
+        metric,
+      ]),
+    );
+    notify(
+      new Alarm(this, 'TableSystemErrorsAlarm', {
+        alarmDescription:
+          'DynamoDB answered requests of the service with an internal error (HTTP 500) in 2 of the last 3 periods of 5 ' +
+          "minutes. The SDK retries them; what still fails reaches the functions' errors. It is on AWS's side: check the " +
+          `AWS Health Dashboard for DynamoDB in the region, and the API 5xx and Lambda errors alarms. ${RUNBOOK}`,
+        metric: new MathExpression({
+          expression: sumOf(systemErrors),
+          usingMetrics: systemErrors,
+          period: FIVE_MINUTES,
+          label: 'DynamoDB system errors',
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  /** Every queue's oldest message, and every consumer's share of failed messages. */
+  private watchQueues(props: ServiceMonitoringProps, notify: Notify): void {
+    for (const { name, queue } of props.queues) {
+      const threshold = OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS[name];
+      notify(
+        new Alarm(this, `${pascalCase(name)}OldestMessageAlarm`, {
+          alarmDescription:
+            `The oldest message of the ${name} queue has waited more than ${threshold / 60} minutes: its consumer is not ` +
+            'keeping up (capped by its concurrency setting, throttled, or failing) or not running. Look at the queue depth ' +
+            `and its consumer's invocations, errors and throttles on the dashboard. ${RUNBOOK}`,
+          metric: queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+          threshold,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    // A consumer failing every message reports partial failures, not errors: this, not the Lambda errors alarm, sees it.
+    for (const member of props.queueConsumers) {
+      const received = this.consumerMetric(member, 'ConsumerMessagesReceived', Duration.minutes(1));
+      const failed = this.consumerMetric(member, 'ConsumerMessagesFailed', Duration.minutes(1));
+      notify(
+        new Alarm(this, `${pascalCase(member.name)}FailureRatioAlarm`, {
+          alarmDescription:
+            `${member.name} failed more than ${CONSUMER_FAILURE_PERCENT_THRESHOLD}% of the messages it received in each of ` +
+            "3 minutes in a row (messages put back on purpose, a webhook's retry delay, are not failures). They come back " +
+            "after the visibility timeout and end in the DLQ. Its log group has the errors, by messageId. The function's " +
+            `errors alarm stays quiet, since a failed message is reported, not thrown. ${RUNBOOK}`,
+          metric: new MathExpression({
+            expression: 'IF(FILL(received, 0) > 0, 100 * FILL(failed, 0) / received, 0)',
+            usingMetrics: { received, failed },
+            period: Duration.minutes(1),
+            label: `${member.name} failed (% of received)`,
+          }),
+          threshold: CONSUMER_FAILURE_PERCENT_THRESHOLD,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 3,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+  }
+
+  /**
+   * The account's concurrent executions in the region: the one alarm on something the stack shares
+   * (every function of the account, every stage deployed there), since Lambda throttles every
+   * function alike once the quota is used up.
+   */
+  private watchConcurrency(props: ServiceMonitoringProps, notify: Notify): void {
+    const threshold = accountConcurrencyThreshold(props.accountConcurrencyLimit);
+    notify(
+      new Alarm(this, 'AccountConcurrencyAlarm', {
+        alarmDescription:
+          `The account's Lambda concurrent executions in the region reached ${threshold} (${ACCOUNT_CONCURRENCY_ALARM_SHARE * 100}% ` +
+          `of accountConcurrencyLimit, ${props.accountConcurrencyLimit}) for 3 minutes: at the quota Lambda throttles every ` +
+          'function of the account, API routes included. Find what runs (the dashboard, or ConcurrentExecutions by ' +
+          'function in CloudWatch), and ask for a higher quota if the load is real. ' +
+          RUNBOOK,
+        metric: accountConcurrency({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
   }
 
   private createDashboard(props: ServiceMonitoringProps): void {
     const { api } = props;
-    const graph = (title: string, left: IMetric[], options: { period?: Duration } = {}) =>
-      new GraphWidget({ title, left, width: 8, height: 6, period: options.period ?? FIVE_MINUTES });
+    const graph = (
+      title: string,
+      left: IMetric[],
+      options: { period?: Duration; width?: number; leftAnnotations?: HorizontalAnnotation[] } = {},
+    ) =>
+      new GraphWidget({
+        title,
+        left,
+        width: options.width ?? 8,
+        height: 6,
+        period: options.period ?? FIVE_MINUTES,
+        leftAnnotations: options.leftAnnotations,
+      });
     /** The 10 functions with the highest values of the metric (the others are fetched, not drawn). */
     const topFunctions = (title: string, kind: 'Errors' | 'Throttles' | 'Duration', statistic: string) => {
       const metrics = Object.fromEntries(
@@ -292,6 +583,57 @@ export class ServiceMonitoring extends Construct {
         api.metricLatency({ statistic: 'p99', label: 'p99' }),
       ]),
     );
+    const minute = Duration.minutes(1);
+    dashboard.addWidgets(
+      graph('API 429 answers (throttled), from the access log', [this.serviceMetric(API_THROTTLED_METRIC, 'Sum', '429')]),
+      graph(
+        'Lambda concurrent executions (whole account and region)',
+        [accountConcurrency({ period: minute, statistic: 'Maximum', label: 'ConcurrentExecutions' })],
+        {
+          period: minute,
+          leftAnnotations: [{ value: accountConcurrencyThreshold(props.accountConcurrencyLimit), label: 'alarm' }],
+        },
+      ),
+      graph(
+        'Queue consumers: messages received and failed (per minute)',
+        props.queueConsumers.flatMap((member) => consumerMetricNames.map((name) => this.consumerMetric(member, name, minute))),
+        { period: minute },
+      ),
+    );
+    // The table: what its runbooks (docs/operations.md, Alarms) point to.
+    const dynamo = { width: 6 };
+    dashboard.addWidgets(
+      graph(
+        'DynamoDB throttles',
+        [
+          ...tableThrottleMetrics(props.table, { statistic: 'Sum' }),
+          ...operationMetrics(props.table, 'ThrottledRequests', { statistic: 'Sum' }).map((metric) =>
+            metric.with({ label: `ThrottledRequests ${metric.label}` }),
+          ),
+        ],
+        dynamo,
+      ),
+      graph('DynamoDB system errors', operationMetrics(props.table, 'SystemErrors', { statistic: 'Sum' }), dynamo),
+      graph(
+        'DynamoDB consumed capacity (units)',
+        (['ConsumedReadCapacityUnits', 'ConsumedWriteCapacityUnits'] as const).flatMap((metricName) => [
+          tableMetric(props.table, metricName, { statistic: 'Sum', label: `table ${metricName}` }),
+          ...tableDefinition.globalIndexes.map(({ indexName }) =>
+            tableMetric(props.table, metricName, {
+              statistic: 'Sum',
+              label: `${indexName} ${metricName}`,
+              dimensions: { GlobalSecondaryIndexName: indexName },
+            }),
+          ),
+        ]),
+        dynamo,
+      ),
+      graph(
+        'DynamoDB latency (ms, average)',
+        operationMetrics(props.table, 'SuccessfulRequestLatency', { statistic: 'Average' }),
+        dynamo,
+      ),
+    );
     dashboard.addWidgets(
       topFunctions('Lambda errors (top 10 functions)', 'Errors', 'Sum'),
       topFunctions('Lambda throttles (top 10 functions)', 'Throttles', 'Sum'),
@@ -303,6 +645,10 @@ export class ServiceMonitoring extends Construct {
         props.queues.map(({ name, queue }) =>
           queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', label: name }),
         ),
+      ),
+      graph(
+        'Queue oldest message age (s)',
+        props.queues.map(({ name, queue }) => queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', label: name })),
       ),
       graph(
         'DLQ depth (visible messages)',
@@ -326,45 +672,33 @@ export class ServiceMonitoring extends Construct {
       ),
       graph(
         'Service: requests and 5xx answers',
-        (['Requests', 'Errors'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+        (['Requests', 'Errors'] as const).map((name) => this.serviceMetric(name, 'Sum', name)),
       ),
       graph(
         'Service: webhook deliveries',
         (
           ['WebhookDeliveries', 'WebhookRetries', 'WebhookFailures', 'WebhookAttemptsDeferred', 'WebhookEndpointsOpened'] as const
-        ).map((name) => serviceMetric(name, 'Sum', name)),
+        ).map((name) => this.serviceMetric(name, 'Sum', name)),
       ),
     );
     dashboard.addWidgets(
       graph(
         'Service: schedules and reloads',
         (['ScheduleFires', 'ScheduleMisses', 'ScheduleFireFailures', 'ReloadEnqueued', 'ReloadSkippedOffline'] as const).map(
-          (name) => serviceMetric(name, 'Sum', name),
+          (name) => this.serviceMetric(name, 'Sum', name),
         ),
       ),
       graph('Schedule fire lateness (ms)', [
-        serviceMetric('ScheduleFireLateness', 'p50', 'p50'),
-        serviceMetric('ScheduleFireLateness', 'p99', 'p99'),
+        this.serviceMetric('ScheduleFireLateness', 'p50', 'p50'),
+        this.serviceMetric('ScheduleFireLateness', 'p99', 'p99'),
       ]),
       graph(
         'Service: follow-ups finished by the sweeper',
-        (['FollowUpsFinished', 'FollowUpFailures'] as const).map((name) => serviceMetric(name, 'Sum', name)),
+        (['FollowUpsFinished', 'FollowUpFailures'] as const).map((name) => this.serviceMetric(name, 'Sum', name)),
       ),
       new AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms, ...props.otherAlarms], width: 16, height: 6 }),
     );
   }
-}
-
-/** One of the service's own metrics (EMF), over 5 minutes; graphs name their lines, alarms need no label. */
-function serviceMetric(metricName: (typeof SERVICE_METRIC_NAMES)[number], statistic = 'Sum', label?: string) {
-  return new Metric({
-    namespace: SERVICE_METRICS_NAMESPACE,
-    metricName,
-    dimensionsMap: SERVICE_METRICS_DIMENSIONS,
-    statistic,
-    period: FIVE_MINUTES,
-    label,
-  });
 }
 
 function metricOf(
@@ -381,6 +715,61 @@ function metricOf(
       return member.fn.metricDuration(options);
   }
 }
+
+/** The sum of the metrics of a math expression. FILL: a metric with no data point (a function that did not run) would leave the sum without one. */
+function sumOf(metrics: Record<string, IMetric>): string {
+  return Object.keys(metrics)
+    .map((name) => `FILL(${name}, 0)`)
+    .join(' + ');
+}
+
+/** A DynamoDB metric of the table, or of one of its indexes. */
+function tableMetric(
+  table: ITable,
+  metricName: string,
+  options: { period?: Duration; statistic: string; label?: string; dimensions?: Record<string, string> },
+) {
+  return new Metric({
+    namespace: 'AWS/DynamoDB',
+    metricName,
+    dimensionsMap: { TableName: table.tableName, ...options.dimensions },
+    period: options.period ?? FIVE_MINUTES,
+    statistic: options.statistic,
+    label: options.label,
+  });
+}
+
+/** A metric that DynamoDB publishes per operation, for each operation the functions send. */
+function operationMetrics(table: ITable, metricName: string, options: { period?: Duration; statistic: string }) {
+  return DYNAMODB_OPERATIONS.map((operation) =>
+    tableMetric(table, metricName, { ...options, label: operation, dimensions: { Operation: operation } }),
+  );
+}
+
+/** Throttled reads and writes of the table and of each index (an index short of writes throttles the table's). */
+function tableThrottleMetrics(table: ITable, options: { period?: Duration; statistic: string }) {
+  const targets = [
+    { label: 'table', dimensions: {} },
+    ...tableDefinition.globalIndexes.map(({ indexName }) => ({
+      label: indexName,
+      dimensions: { GlobalSecondaryIndexName: indexName },
+    })),
+  ];
+  return targets.flatMap(({ label, dimensions }) =>
+    (['ReadThrottleEvents', 'WriteThrottleEvents'] as const).map((metricName) =>
+      tableMetric(table, metricName, { ...options, dimensions, label: `${label} ${metricName}` }),
+    ),
+  );
+}
+
+/** Lambda's concurrent executions of the whole account in the region (the metric without a FunctionName). */
+function accountConcurrency(options: { period: Duration; statistic: string; label?: string }) {
+  return new Metric({ namespace: 'AWS/Lambda', metricName: 'ConcurrentExecutions', ...options });
+}
+
+/** The executions at which the account concurrency alarm fires. */
+export const accountConcurrencyThreshold = (accountConcurrencyLimit: number) =>
+  Math.floor(accountConcurrencyLimit * ACCOUNT_CONCURRENCY_ALARM_SHARE);
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];

@@ -5,18 +5,20 @@ export type PayloadAccess = 'read' | 'readWrite';
 
 /**
  * Webhook bodies too large for a queue message (the claim check). Private, encrypted, TLS only; a
- * body is deleted once delivered, and anything left (failed, kept for a redelivery) expires with its
- * delivery record.
+ * body is deleted once delivered, and anything left (failed, kept for a redelivery) expires a day
+ * after its delivery record (deliveryRetentionDays).
  */
 export class PayloadBucket {
   readonly bucket: Bucket;
 
-  constructor(stack: Stack) {
+  constructor(stack: Stack, props: { deliveryRetentionDays: number }) {
     this.bucket = new Bucket(stack, 'Payloads', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
-      lifecycleRules: [{ expiration: Duration.days(31), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { expiration: Duration.days(props.deliveryRetentionDays + 1), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.bucket).acknowledge({

@@ -3,7 +3,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { queueConsumers } from '#functions/routes.ts';
 import { consumerIdOf } from './construct-ids.ts';
-import type { DeploymentSettings } from './deployment-settings.ts';
+import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
@@ -11,7 +11,7 @@ import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 
 export interface QueueWorkersProps {
-  /** Where a consumer's concurrency setting (the fire workers') is read. */
+  /** Where each consumer's concurrency setting is read, and whether it reserves it. */
   settings: DeploymentSettings;
   table: ServiceTable;
   queues: ServiceQueues;
@@ -26,11 +26,11 @@ export class QueueWorkers {
 
   constructor(stack: Stack, props: QueueWorkersProps) {
     const { queues, payloads, roles } = props;
+    const reservations = reservedConcurrency(props.settings);
     for (const consumer of queueConsumers) {
       const queue = queues.queues[consumer.queue];
       const deadLetterQueue = queues.deadLetterQueues[consumer.queue];
       const sends = consumer.sends ?? [];
-      const concurrency = consumer.concurrencySetting && props.settings[consumer.concurrencySetting];
       const fn = new ProjectFunction(stack, consumerIdOf(consumer.handler), {
         entry: `functions/workers/${consumer.handler}.ts`,
         description: `${consumer.queue} queue: ${consumer.summary}`,
@@ -43,7 +43,7 @@ export class QueueWorkers {
           ...payloads.environmentFor(consumer.payloads),
         },
         timeoutSeconds: consumer.timeoutSeconds,
-        reservedConcurrency: concurrency,
+        reservedConcurrency: reservations.get(consumer.handler),
         // The event source mapping adds the consumer's receive and delete grants to this role.
         role: roles.roleFor({
           table: consumer.table,
@@ -57,8 +57,9 @@ export class QueueWorkers {
         new SqsEventSource(queue, {
           batchSize: consumer.batchSize,
           reportBatchItemFailures: true,
-          // No more pollers than the reserved concurrency lets run: none of its batches is throttled back to the queue.
-          ...(concurrency ? { maxConcurrency: concurrency } : {}),
+          // Every consumer is capped (docs/operations.md, Quotas a deployment needs). A reservation is the same
+          // number, so the event source never runs more batches than the function may: none is throttled back.
+          maxConcurrency: props.settings[consumer.concurrencySetting],
         }),
       );
       this.functions.push({ name: consumerIdOf(consumer.handler), handler: consumer.handler, fn });

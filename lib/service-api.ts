@@ -13,6 +13,7 @@ import {
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { serviceName } from '#functions/core/observability/names.ts';
 import { type Route, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
 import { functionIdOf, pascalCase } from './construct-ids.ts';
 import type { FunctionRoles } from './function-roles.ts';
@@ -34,7 +35,9 @@ const ARNS_PER_INVOKE_POLICY = 40;
 /**
  * What the API access log records per request, as JSON: who, which route, what answer, how fast.
  * No header (so no Authorization, no cookie) and no path: the SSO landing's path carries a login
- * token, and routeKey names the route without it.
+ * token, and routeKey names the route without it. Each line also names the service and the stage
+ * (`accessLogFormat`), the dimensions a metric filter needs to count 429s as the service's metrics
+ * are counted (monitoring.ts): a filter's dimensions can only be fields of the line.
  */
 export const apiAccessLogFields = {
   requestId: '$context.requestId',
@@ -49,6 +52,8 @@ export const apiAccessLogFields = {
   error: '$context.error.message',
   integrationError: '$context.integrationErrorMessage',
 };
+
+export const accessLogFormat = (stage: string) => JSON.stringify({ ...apiAccessLogFields, service: serviceName, stage });
 
 export interface ServiceApiProps {
   stage: string;
@@ -79,7 +84,7 @@ export class ServiceApi {
   constructor(stack: Stack, props: ServiceApiProps) {
     const { queues, payloads, signingKeys, roles } = props;
     // The API's one stage, $default, made here rather than by HttpApi (same construct id, so the same
-    // resource) to give it throttling (CDK context) and a JSON access log (apiAccessLogFields).
+    // resource) to give it throttling (CDK context) and a JSON access log (accessLogFormat).
     this.api = new HttpApi(stack, 'Api', { apiName: `bi-tenant-admin-${props.stage}`, createDefaultStage: false });
     this.accessLogs = new LogGroup(stack, 'ApiAccessLogs', {
       retention: RetentionDays.ONE_MONTH,
@@ -91,7 +96,7 @@ export class ServiceApi {
       throttle: props.throttle,
       accessLogSettings: {
         destination: new LogGroupLogDestination(this.accessLogs),
-        format: AccessLogFormat.custom(JSON.stringify(apiAccessLogFields)),
+        format: AccessLogFormat.custom(accessLogFormat(props.stage)),
       },
     });
     if (props.tenantCertificateArn) {

@@ -1,5 +1,6 @@
 import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { stageVariable } from '#functions/core/observability/names.ts';
 import { AlarmTopic } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
 import { deploymentSettings } from './deployment-settings.ts';
@@ -14,8 +15,8 @@ import { SigningKeys } from './signing-keys.ts';
 import { TimedWorkers } from './timed-workers.ts';
 
 /**
- * Besides these props, the stack reads CDK context (see deployment-settings.ts): `alarmEmail`,
- * `apiRateLimit` and `apiBurstLimit`.
+ * Besides these props, the stack reads CDK context (see deployment-settings.ts): the alarm e-mail,
+ * API throttling, consumer concurrency and the account's quota, the due index's shape, retentions.
  */
 export interface ServiceStackProps extends StackProps {
   stage: string;
@@ -44,11 +45,11 @@ export class ServiceStack extends Stack {
     super(scope, id, props);
     const settings = deploymentSettings(this);
 
-    const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings });
+    const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings, retention: settings });
     // Every alarm of the service notifies this one topic (the ARN is an output).
     const alarmTopic = new AlarmTopic(this, 'Alarms', { email: settings.alarmEmail });
     const queues = new ServiceQueues(this, alarmTopic.action);
-    const payloads = new PayloadBucket(this);
+    const payloads = new PayloadBucket(this, settings);
     const signingKeys = new SigningKeys(this);
     const roles = new FunctionRoles(this, { table, queues, payloads, signingKeys });
 
@@ -68,9 +69,15 @@ export class ServiceStack extends Stack {
     const timedWorkers = new TimedWorkers(this, { table, queues, roles });
     const functions = [...api.functions, ...queueWorkers.functions, ...timedWorkers.functions];
     roles.allowLogWriting(functions);
+    // The stage in every metric the functions emit: two stages in one account never watch each other's.
+    for (const { fn } of functions) fn.addEnvironment(stageVariable, props.stage);
 
     const monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      stage: props.stage,
       api: api.api,
+      accessLogs: api.accessLogs,
+      table: table.table,
+      accountConcurrencyLimit: settings.accountConcurrencyLimit,
       functions,
       timedFunctions: timedWorkers.functions,
       queueConsumers: queueWorkers.functions.map(({ handler, fn }) => ({ name: handler, fn })),

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type DispatchSettings, dispatchSettingVariables } from '#functions/core/schedules/dispatch-settings.ts';
+import { type RetentionSettings, retentionSettingVariables } from '#functions/core/store/retention.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 
 export interface ServiceTableProps {
@@ -9,6 +10,8 @@ export interface ServiceTableProps {
   ephemeral: boolean;
   /** The sharding and page size of the due-schedules index, which the functions that read it are told. */
   dispatch: DispatchSettings;
+  /** How long the functions keep what they write to expire (runs, deliveries). */
+  retention: RetentionSettings;
 }
 
 /** The service's one DynamoDB table, shaped by functions/core/store/table-definition.ts (as the twin's is). */
@@ -21,7 +24,7 @@ export class ServiceTable {
    * through DynamoDB (function-roles.ts), never to decrypt anything themselves.
    */
   readonly key: Key;
-  /** What every function that touches the table reads: the table, and the shape of the due-schedules index. */
+  /** What every function that touches the table reads: the table, the shape of the due-schedules index, the retentions. */
   readonly environment: Record<string, string>;
 
   constructor(stack: Stack, props: ServiceTableProps) {
@@ -55,6 +58,8 @@ export class ServiceTable {
       TABLE_NAME: this.table.tableName,
       [dispatchSettingVariables.dueShards]: String(props.dispatch.dueShards),
       [dispatchSettingVariables.duePageSize]: String(props.dispatch.duePageSize),
+      [retentionSettingVariables.runRetentionDays]: String(props.retention.runRetentionDays),
+      [retentionSettingVariables.deliveryRetentionDays]: String(props.retention.deliveryRetentionDays),
     };
   }
 }

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { db } from '#functions/core/store/dynamo.ts';
 import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { queueConsumers, timedFunctions } from '#functions/routes.ts';
 import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
+import { shareDynamoInTurns } from './dynamo-turns.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
 import { ensureSigningKey } from './signing-key.ts';
@@ -138,6 +140,8 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       stateFile: options.dataDir && join(options.dataDir, 'local-client.json'),
       preferredToken: options.clientToken,
     });
+    // The functions run in this process: their DynamoDB requests take turns per invocation.
+    shareDynamoInTurns(db());
     const sqs = new SQSClient({ endpoint: queues.endpoint });
     stops.push(async () => sqs.destroy());
     const pollers: Poller[] = queueConsumers

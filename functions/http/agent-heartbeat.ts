@@ -4,16 +4,23 @@ import { recordHeartbeat } from '#functions/core/agents/agent-repository.ts';
 import { nextHeartbeatSeconds } from '#functions/core/agents/agents.ts';
 import { pendingRuns } from '#functions/core/reload/run-repository.ts';
 import { describeRun } from '#functions/core/reload/runs.ts';
+import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 
 /**
  * The agent is online for two minutes, gets the loads dispatched to it, oldest first, and when to
- * beat next (jittered, so a fleet spreads over the minute).
+ * beat next (jittered, so a fleet spreads over the minute). Each load comes with the tenant's
+ * development_variables as they are when the agent takes it, the moment its run starts: runs keep
+ * no copy of them, and the tenant is read only when a load is waiting (most beats find none).
  */
 export const handler = httpHandler(async ({ principal }) => {
   const { tenantId, agentId } = agentOf(principal);
   const now = new Date().toISOString();
   await recordHeartbeat(tenantId, agentId, now);
-  const runs = await pendingRuns(tenantId, agentId);
+  const pending = await pendingRuns(tenantId, agentId);
+  const tenant = pending.length > 0 ? await findTenant(tenantId) : undefined;
+  // A beat racing its tenant's deletion (which revokes the agents' tokens) gets nothing to run, as
+  // the reload worker drops the loads of a deleted tenant.
+  const variables = tenant && !tenant.deletedAt ? tenant.developmentVariables : undefined;
   return {
     status: 200,
     body: {
@@ -22,7 +29,7 @@ export const handler = httpHandler(async ({ principal }) => {
         agentId,
         serverTime: now,
         nextHeartbeatInSeconds: nextHeartbeatSeconds(),
-        runs: runs.map((run) => ({ ...describeRun(run), variables: run.variables })),
+        runs: variables ? pending.map((run) => ({ ...describeRun(run), variables })) : [],
       },
     },
   };

@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#functions/core/observability/logger.ts';
-import { workerHandler } from '#functions/core/api/worker-handler.ts';
+import { messagePutBack, workerHandler } from '#functions/core/api/worker-handler.ts';
 import { attemptDelivery } from '#functions/core/alerts/deliverer.ts';
 import type { DeliveryMessage } from '#functions/core/alerts/deliveries.ts';
 import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
@@ -28,8 +28,9 @@ async function deadLetter(record: SQSRecord): Promise<void> {
 
 /**
  * One delivery attempt. A delivery to retry stays on the queue, hidden until its next attempt: its
- * visibility timeout becomes the retry delay and the message is reported failed; a message whose
- * endpoint is at its limit or paused is put back the same way, without an attempt. After its last
+ * visibility timeout becomes the retry delay and the message is reported failed, as put back (so
+ * not a failure in the deliverer's failure ratio); a message whose endpoint is at its limit or
+ * paused is put back the same way, without an attempt. After its last
  * attempt it is moved to the DLQ (as received), and only then marked failed, so a DLQ that cannot
  * be reached leaves it for the next receive. A message that is not a delivery goes to the DLQ at
  * once (deferrals count as receives, so SQS's own redrive comes only after many); an error of ours
@@ -60,6 +61,7 @@ async function deliver(record: SQSRecord, context: Context): Promise<void> {
     logger.error('Handling a webhook message failed', { messageId: record.messageId, error: error as Error });
     throw error;
   }
+  messagePutBack(context);
   throw new Error('The delivery is retried when the message reappears');
 }
 

@@ -56,6 +56,15 @@ describe('the template story, end to end', () => {
     // Dispatched in dependency order on the agent's FIFO group: the run ids follow the plan's order.
     expect(dispatched.map((run: { flowId: number }) => run.flowId)).toEqual(plan.map((item) => item.flowId));
     expect(dispatched[0].variables).toEqual({ WAREHOUSE: 'north' });
+    // Runs keep no copy of the variables: the agent gets the tenant's as they are when it takes a run.
+    const patched = await api(
+      'PATCH',
+      `/tenants/${tenant.id}`,
+      json(client.token, { development_variables: { WAREHOUSE: 'south' } }),
+    );
+    expect(patched.status).toBe(200);
+    const taken = (await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs;
+    expect(taken.map((run: { variables: unknown }) => run.variables)).toEqual(Array(3).fill({ WAREHOUSE: 'south' }));
 
     for (const run of dispatched) {
       expect((await api('POST', `/agent/runs/${run.id}`, json(agent, { status: 'running' }))).status).toBe(200);

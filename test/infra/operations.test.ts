@@ -15,9 +15,10 @@ import {
   FIRE_LATENESS_P99_THRESHOLD_MS,
   API_5XX_MINIMUM_REQUESTS,
   API_5XX_PERCENT_THRESHOLD,
+  DYNAMODB_OPERATIONS,
   METRICS_PER_ALARM,
   SERVICE_METRIC_NAMES,
-  SERVICE_METRICS_DIMENSIONS,
+  serviceMetricsDimensions,
   SERVICE_METRICS_NAMESPACE,
 } from '#lib/monitoring.ts';
 import { consumerIdOf } from '#lib/construct-ids.ts';
@@ -25,6 +26,9 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '#test/support/cdk-app.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
+const STAGE = 'test';
+/** The dimensions of the service's own metrics in this stage: service and stage. */
+const SERVICE_METRICS_DIMENSIONS = serviceMetricsDimensions(STAGE);
 
 interface CfnResource<P = Record<string, unknown>> {
   Type: string;
@@ -64,7 +68,7 @@ type CompositeAlarmResource = CfnResource<{ AlarmDescription?: string; AlarmActi
 
 function synthesize(context: Record<string, unknown> = {}, props: { tenantCertificateArn?: string } = {}): Template {
   const app = testApp(context);
-  return Template.fromStack(new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN, ...props }));
+  return Template.fromStack(new ServiceStack(app, 'Test', { stage: STAGE, tenantBaseDomain: TENANT_BASE_DOMAIN, ...props }));
 }
 
 function resourcesOfType<R extends CfnResource>(template: Template, type: string): Record<string, R> {
@@ -430,20 +434,65 @@ describe('ServiceStack operations', () => {
       expect(queueConsumers.map((consumer) => consumer.handler)).toContain('webhook-deliverer');
     });
 
-    it('graphs every metric the service emits (EMF, namespace BiTenantAdmin)', () => {
+    /** A line's dimensions, as name to value (CloudWatch lists them as name, value, name, value… in any order). */
+    const dimensionsOf = (line: unknown[]) => {
+      const pairs = line.slice(2, -1) as string[];
+      return Object.fromEntries(pairs.flatMap((name, index) => (index % 2 === 0 ? [[name, pairs[index + 1]]] : [])));
+    };
+
+    it('graphs every metric the service emits (EMF, namespace BiTenantAdmin), in its own stage', () => {
       for (const name of SERVICE_METRIC_NAMES) {
         expect(
           allMetrics().some(
             (line) =>
               line[0] === SERVICE_METRICS_NAMESPACE &&
               line[1] === name &&
-              line[2] === 'service' &&
-              line[3] === SERVICE_METRICS_DIMENSIONS.service,
+              expect.objectContaining(SERVICE_METRICS_DIMENSIONS).asymmetricMatch(dimensionsOf(line)),
           ),
           name,
         ).toBe(true);
       }
-      expect(SERVICE_METRICS_DIMENSIONS).toEqual({ service: 'bi-tenant-admin' });
+      // The stage too: two stages in one account and region never watch each other's metrics.
+      expect(SERVICE_METRICS_DIMENSIONS).toEqual({ service: 'bi-tenant-admin', stage: STAGE });
+    });
+
+    it("graphs each queue consumer's messages received and failed, under its function's name", () => {
+      for (const consumer of queueConsumers) {
+        const functionRef = `ref:${logicalIdOf(template, 'AWS::Lambda::Function', consumerIdOf(consumer.handler))}`;
+        for (const metricName of ['ConsumerMessagesReceived', 'ConsumerMessagesFailed'])
+          expect(
+            allMetrics().some(
+              (line) =>
+                line[1] === metricName &&
+                JSON.stringify(dimensionsOf(line)) ===
+                  JSON.stringify({ FunctionName: functionRef, ...SERVICE_METRICS_DIMENSIONS }),
+            ),
+            `${consumer.handler} ${metricName}`,
+          ).toBe(true);
+      }
+    });
+
+    it('graphs the table: throttles, system errors, consumed capacity and latency, of the table and its index', () => {
+      const tableRef = `ref:${single(Object.keys(template.findResources('AWS::DynamoDB::Table')), 'table')}`;
+      const ofTable = (metricName: string, extra: Record<string, string> = {}) =>
+        allMetrics().some(
+          (line) =>
+            line[0] === 'AWS/DynamoDB' &&
+            line[1] === metricName &&
+            expect.objectContaining({ TableName: tableRef, ...extra }).asymmetricMatch(dimensionsOf(line)),
+        );
+      for (const metricName of [
+        'ReadThrottleEvents',
+        'WriteThrottleEvents',
+        'ConsumedReadCapacityUnits',
+        'ConsumedWriteCapacityUnits',
+      ]) {
+        expect(ofTable(metricName), metricName).toBe(true);
+        expect(ofTable(metricName, { GlobalSecondaryIndexName: 'gsi1' }), `gsi1 ${metricName}`).toBe(true);
+      }
+      for (const operation of DYNAMODB_OPERATIONS)
+        for (const metricName of ['ThrottledRequests', 'SystemErrors', 'SuccessfulRequestLatency'])
+          expect(ofTable(metricName, { Operation: operation }), `${metricName} ${operation}`).toBe(true);
     });
 
     it('lists every notifying alarm', () => {

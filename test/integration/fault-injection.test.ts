@@ -216,7 +216,6 @@ const loadMessage = (party: Party, flowId: number, batchId: string): LoadMessage
   agentId: 1,
   flowId,
   context: 'full',
-  variables: {},
   requestedAt: new Date().toISOString(),
 });
 

@@ -3,6 +3,9 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, inject, test } from 'vitest';
 import type { LoadMessage } from '#functions/core/reload/reload.ts';
 import { listRuns } from '#functions/core/reload/runs.ts';
+import { getItem } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { retentionSettingLimits } from '#functions/core/store/retention.ts';
 import { handler } from '#functions/workers/reload-worker.ts';
 import { newClient, newTenant } from '#test/support/api.ts';
 import { eventually } from '#test/support/templates.ts';
@@ -14,7 +17,6 @@ const load = (tenantId: number, flowId: number, batchId = crypto.randomUUID()): 
   agentId: 1,
   flowId,
   context: 'full',
-  variables: { A: 1 },
   requestedAt: new Date().toISOString(),
 });
 
@@ -58,6 +60,20 @@ describe('reload worker', () => {
     const result = await handler({ Records: records } as SQSEvent, context);
     expect(result.batchItemFailures).toEqual(records.map((entry) => ({ itemIdentifier: entry.messageId })));
     expect((await listRuns(tenant.id, 50, undefined)).items).toEqual([]);
+  });
+
+  test('a run keeps no copy of the tenant variables, and expires after runRetentionDays', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token, { development_variables: { WAREHOUSE: 'north' } });
+    const before = Math.floor(Date.now() / 1000);
+    await handler({ Records: [record(load(tenant.id, 41), 'g')] } as SQSEvent, context);
+    const [run] = (await listRuns(tenant.id, 50, undefined)).items;
+    const item = await getItem(keys.run(tenant.id, run?.id ?? 0));
+    expect(item).toMatchObject({ flowId: 41, status: 'dispatched' });
+    expect(item).not.toHaveProperty('variables');
+    const retention = retentionSettingLimits.runRetentionDays.fallback * 86_400;
+    expect(item?.expiresAt).toBeGreaterThanOrEqual(before + retention);
+    expect(item?.expiresAt).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + retention);
   });
 
   test('a message delivered twice makes one run', async () => {

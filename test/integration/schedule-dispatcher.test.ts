@@ -301,7 +301,7 @@ describe('a burst of due schedules', () => {
     const record = await findSchedule(schedules.tenant.id, 1);
     if (!record?.nextFireAt) throw new Error('the schedule has no next fire');
     const higherShard = configured + 3;
-    await putAll([{ ...scheduleItem(record), ...keys.dueSchedulesIndex(higherShard, record.nextFireAt, record.tenantId, 1) }]);
+    await putAll([{ ...scheduleItem(record), ...keys.dueSchedulesIndex(higherShard, record.nextFireAt, 1, record.tenantId, 1) }]);
     try {
       // That deployment raised the count it recorded; this one, configured lower, keeps it.
       expect(await dispatchShardCount(configured + 8)).toBe(configured + 8);

@@ -5,7 +5,7 @@
  * helpers that send real HTTP call it on every answer, so the document cannot drift from what the
  * routes really answer.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
@@ -61,6 +61,8 @@ export function expectDocumented(method: string, url: string, answer: ReceivedAn
   const route = matchRoute(method, new URL(url, 'http://twin').pathname, routes)?.route;
   if (!route) return;
   const where = `${method} ${route.path}`;
+  // Which routes the tests reach, for the list of routes no test calls (CONTRACT_CALLS_FILE=path npm test).
+  if (process.env.CONTRACT_CALLS_FILE) appendFileSync(process.env.CONTRACT_CALLS_FILE, `${where} ${answer.status}\n`);
   let response = document.paths[route.path]?.[method.toLowerCase()]?.responses[String(answer.status)];
   let pointer = `/paths/${pointerToken(route.path)}/${method.toLowerCase()}/responses/${answer.status}`;
   if (!response) throw new Error(`${where} answered ${answer.status}, which docs/openapi.json does not document for it`);

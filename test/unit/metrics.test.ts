@@ -2,10 +2,11 @@ import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { afterEach, expect, test, vi } from 'vitest';
 import { emfOf } from '#test/support/emf.ts';
 
-// The twin silences EMF; here it is what is under test. Set before the modules read it.
+// The twin silences EMF; here it is what is under test. Set before the modules read it, as the stage is.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+process.env.SERVICE_STAGE = 'unit';
 const { httpHandler } = await import('#functions/core/api/http-handler.ts');
-const { workerHandler } = await import('#functions/core/api/worker-handler.ts');
+const { messagePutBack, workerHandler } = await import('#functions/core/api/worker-handler.ts');
 const { count } = await import('#functions/core/observability/metrics.ts');
 
 const event = (routeKey: string, path: string) =>
@@ -42,7 +43,9 @@ test('every request counts in Requests, and a 500 also in Errors, as EMF in name
   const ok = httpHandler(async () => ({ status: 200, body: { status: 'success', data: 'ok' } }));
   const [success] = await emfOf(() => ok(event('GET /health', '/health'), context));
   expect(success?._aws.CloudWatchMetrics[0]?.Namespace).toBe('BiTenantAdmin');
-  expect(success).toMatchObject({ service: 'bi-tenant-admin', Requests: 1 });
+  expect(success).toMatchObject({ service: 'bi-tenant-admin', stage: 'unit', Requests: 1 });
+  // The stage is a dimension: staging's alarms never read prod's metrics.
+  expect(success?._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['service', 'stage']] });
   expect(success?.Errors).toBeUndefined();
 
   const broken = httpHandler(async () => {
@@ -74,4 +77,52 @@ test('a worker publishes what it counted under the same names, even when it fail
   // No EMF document, and no warning about the empty one, from a batch that counted nothing.
   const quiet = workerHandler(async (_event: SQSEvent) => ({ batchItemFailures: [] }));
   expect(await outputOf(() => quiet(batch, context))).toEqual([]);
+});
+
+test("a queue consumer publishes each batch's messages received and failed under its function's name, put-backs aside", async () => {
+  const batch = (size: number) =>
+    ({ Records: Array.from({ length: size }, (_, index) => ({ messageId: `m${index}` })) }) as unknown as SQSEvent;
+  const consumer = { ...context, functionName: 'Stack-ReloadWorker-abc' } as Context;
+  const consumerDocument = (documents: Awaited<ReturnType<typeof emfOf>>) =>
+    documents.find((document) => 'ConsumerMessagesReceived' in document);
+
+  const failingTwo = workerHandler(async (_event: SQSEvent) => ({
+    batchItemFailures: [{ itemIdentifier: 'm0' }, { itemIdentifier: 'm1' }],
+  }));
+  const published = consumerDocument(await emfOf(() => failingTwo(batch(5), consumer)));
+  expect(published).toMatchObject({
+    service: 'bi-tenant-admin',
+    stage: 'unit',
+    FunctionName: 'Stack-ReloadWorker-abc',
+    ConsumerMessagesReceived: 5,
+    ConsumerMessagesFailed: 2,
+  });
+  expect(published?._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['service', 'stage', 'FunctionName']] });
+
+  // Messages put back on purpose (a webhook retry's delay) are reported failed to SQS, but are no failure of the consumer.
+  const retrying = workerHandler(async (_event: SQSEvent, invocation: Context) => {
+    messagePutBack(invocation);
+    messagePutBack(invocation);
+    return { batchItemFailures: [{ itemIdentifier: 'm0' }, { itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }] };
+  });
+  expect(consumerDocument(await emfOf(() => retrying(batch(4), { ...consumer } as Context)))).toMatchObject({
+    ConsumerMessagesReceived: 4,
+    ConsumerMessagesFailed: 1,
+  });
+
+  // An invocation that throws fails its whole batch.
+  const crashing = workerHandler(async (_event: SQSEvent) => {
+    throw new Error('boom');
+  });
+  const crashed = await emfOf(() => crashing(batch(3), consumer).catch(() => undefined));
+  expect(consumerDocument(crashed)).toMatchObject({ ConsumerMessagesReceived: 3, ConsumerMessagesFailed: 3 });
+
+  // Counted apart: the invocation's other metrics keep the service-wide dimensions their alarms read.
+  const counting = workerHandler(async (_event: SQSEvent) => {
+    count('WebhookDeliveries');
+    return { batchItemFailures: [] };
+  });
+  const documents = await emfOf(() => counting(batch(1), consumer));
+  expect(documents.find((document) => 'WebhookDeliveries' in document)).not.toHaveProperty('FunctionName');
+  expect(consumerDocument(documents)).toMatchObject({ ConsumerMessagesReceived: 1, ConsumerMessagesFailed: 0 });
 });

@@ -23,6 +23,7 @@ import {
 } from './alert-repository.ts';
 import { buildPayload, findAlert } from './alerts.ts';
 import { channelProblem } from './settings.ts';
+import { expiresAt as expiresAfterRetention } from '#functions/core/store/retention.ts';
 
 /** Spec 8: a webhook body is at most 4 MB. */
 export const maxWebhookBodyBytes = 4 * 1024 * 1024;
@@ -33,7 +34,6 @@ export const maxWebhookBodyBytes = 4 * 1024 * 1024;
  * item well under DynamoDB's 400 KB.
  */
 export const inlineMessageBytes = 240 * 1024;
-export const deliveryRetentionDays = 30;
 
 /** The queue message: which delivery, and its body when small enough to travel along. */
 export interface DeliveryMessage {
@@ -106,7 +106,7 @@ export async function queueDelivery(
   }
   const deliveryId = await allocateDeliveryId(tenantId);
   const now = new Date();
-  const expiresAt = Math.floor(now.getTime() / 1000) + deliveryRetentionDays * 86_400;
+  const expiresAt = expiresAfterRetention('deliveryRetentionDays', now.getTime());
   // Sized as sent: escaping may make the message several times larger than the body.
   const inline = Buffer.byteLength(messageText({ tenantId, deliveryId, body })) <= inlineMessageBytes;
   const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;

@@ -4,7 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { config } from '#functions/core/config.ts';
 import { runUntilKilled } from './middy-options.ts';
 import { logger } from '#functions/core/observability/logger.ts';
-import { publishMetrics } from '#functions/core/observability/metrics.ts';
+import { countConsumerBatch, publishMetrics } from '#functions/core/observability/metrics.ts';
 
 interface WorkerContext extends Context {
   startedAt?: number;
@@ -15,9 +15,33 @@ config();
 
 /** For a queue batch, how many records it had and how many are reported failed (left to SQS to redeliver). */
 function batchOutcome(event: unknown, result: unknown): { records?: number; failed?: number } {
-  const records = (event as Partial<SQSEvent> | undefined)?.Records;
+  const records = recordsOf(event);
   const failures = (result as Partial<SQSBatchResponse> | undefined)?.batchItemFailures;
-  return Array.isArray(records) && Array.isArray(failures) ? { records: records.length, failed: failures.length } : {};
+  return records !== undefined && Array.isArray(failures) ? { records, failed: failures.length } : {};
+}
+
+/** The number of messages of a queue batch; undefined for any other event (a timer's). */
+function recordsOf(event: unknown): number | undefined {
+  const records = (event as Partial<SQSEvent> | undefined)?.Records;
+  return Array.isArray(records) ? records.length : undefined;
+}
+
+/** Per invocation (its context), the messages the consumer reported failed on purpose. */
+const putBackMessages = new WeakMap<Context, number>();
+
+/**
+ * Marks a message the consumer reports failed on purpose, for SQS to hand it out again later (a
+ * webhook retry's delay, a delivery waiting for its endpoint): routine, so not a failure of the
+ * consumer in its ConsumerMessagesFailed metric, whose ratio to the messages received has an alarm.
+ */
+export function messagePutBack(context: Context): void {
+  putBackMessages.set(context, (putBackMessages.get(context) ?? 0) + 1);
+}
+
+/** A queue batch's counts for the consumer's failure ratio; nothing for a timer, or a batch of no message. */
+function countBatch(context: Context, records: number | undefined, failed: number | undefined): void {
+  if (!records || failed === undefined) return;
+  countConsumerBatch(context.functionName, records, Math.max(0, failed - (putBackMessages.get(context) ?? 0)));
 }
 
 /** One log line per invocation, as the HTTP side's access log: how long it took and how it ended. */
@@ -40,11 +64,23 @@ const invocationLog = <Event, Result>(): MiddlewareObj<Event, Result, Error, Wor
 };
 
 /**
- * Metrics counted during the invocation, flushed as EMF when it ends, even in error. Powertools'
- * logMetrics would warn on every invocation that counted nothing (a reload batch, a tick with
- * nothing due); an HTTP request always counts one.
+ * Metrics counted during the invocation, flushed as EMF when it ends, even in error; for a queue
+ * batch, also its messages received and failed (an invocation that failed fails its whole batch).
+ * Powertools' logMetrics would warn on every invocation that counted nothing (a reload batch, a
+ * tick with nothing due); an HTTP request always counts one.
  */
-const countedMetrics = (): MiddlewareObj => ({ after: publishMetrics, onError: publishMetrics });
+const countedMetrics = (): MiddlewareObj => ({
+  after: async (request) => {
+    const { records, failed } = batchOutcome(request.event, request.response);
+    countBatch(request.context, records, failed);
+    publishMetrics();
+  },
+  onError: async (request) => {
+    const records = recordsOf(request.event);
+    countBatch(request.context, records, records);
+    publishMetrics();
+  },
+});
 
 /**
  * Wraps a function that is not an HTTP route (a queue consumer, a timer), for any event and result:

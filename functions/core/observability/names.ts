@@ -5,6 +5,14 @@
 export const serviceMetricsNamespace = 'BiTenantAdmin';
 export const serviceName = 'bi-tenant-admin';
 
+/**
+ * Every metric also carries the stage (a dimension `stage`), so that two stages in one account and
+ * region, each with its alarms, never watch each other's. The stack sets the stage on every
+ * function in this variable; off AWS (the twin, tests) it is `local`.
+ */
+export const stageVariable = 'SERVICE_STAGE';
+export const localStage = 'local';
+
 /** Counters (EMF unit Count). */
 export const countMetricNames = [
   'Requests',
@@ -29,3 +37,12 @@ export type MetricName = (typeof countMetricNames)[number];
 /** Durations (EMF unit Milliseconds), one value per event. */
 export const durationMetricNames = ['ScheduleFireLateness'] as const;
 export type DurationMetricName = (typeof durationMetricNames)[number];
+
+/**
+ * A queue consumer's batches (the shared worker wrapper counts them): the messages it received and
+ * those it reported failed, not counting the ones it put back on purpose (a webhook retry's delay).
+ * Published per function, under the dimension `FunctionName` (the Lambda function's name, as
+ * AWS/Lambda names it), so the stack can alarm on each consumer's failure ratio.
+ */
+export const consumerMetricNames = ['ConsumerMessagesReceived', 'ConsumerMessagesFailed'] as const;
+export const consumerMetricDimension = 'FunctionName';

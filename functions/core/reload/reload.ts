@@ -18,8 +18,6 @@ export interface LoadMessage {
   agentId: number;
   flowId: number;
   context: string;
-  /** The tenant's development_variables when the load was requested: they travel with it. */
-  variables: TenantRecord['developmentVariables'];
   requestedAt: string;
 }
 
@@ -126,7 +124,6 @@ export async function queueLoads(
             agentId,
             flowId: item.flowId,
             context: item.context,
-            variables: tenant.developmentVariables,
             requestedAt,
           };
           return { deduplicationId, body: load };

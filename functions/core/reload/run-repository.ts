@@ -3,24 +3,28 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
 import { db, getItem, nextTenantId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
-import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
 /** `dispatched` until the agent reports the others. */
 export type RunStatus = 'dispatched' | ReportRunBody['status'];
 
-/** One load handed to an agent: created `dispatched` by the reload worker, then reported by the agent. */
+/**
+ * One load handed to an agent: created `dispatched` by the reload worker, then reported by the
+ * agent. It holds no copy of the tenant's development_variables (up to 64 KiB, which made most of
+ * a run's size): the agent gets the tenant's own when it takes the run (the heartbeat reads them).
+ */
 export interface RunRecord {
   runId: number;
   tenantId: number;
   agentId: number;
   flowId: number;
   context: string;
-  variables: TenantRecord['developmentVariables'];
   batchId: string;
   status: RunStatus;
   message?: string;
   createdAt: string;
   updatedAt: string;
+  /** TTL (epoch seconds): runs are kept `runRetentionDays` (store/retention.ts). */
+  expiresAt: number;
 }
 
 /** How long the record that a queued load was already turned into a run is kept. */

@@ -1,6 +1,7 @@
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
+import { expiresAt } from '#functions/core/store/retention.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import type { LoadMessage } from './reload.ts';
 import { allocateRunId, insertRun, listRunsPage, loadRecorded, type RunRecord, updateRunStatus } from './run-repository.ts';
@@ -28,18 +29,18 @@ export async function recordDispatchedRun(load: LoadMessage): Promise<'recorded'
   if (!tenant || tenant.deletedAt) return 'tenant_gone';
   if (await loadRecorded(load.tenantId, load.deduplicationId)) return 'duplicate';
   const runId = await allocateRunId(load.tenantId);
-  const now = new Date().toISOString();
+  const now = Date.now();
   const run: RunRecord = {
     runId,
     tenantId: load.tenantId,
     agentId: load.agentId,
     flowId: load.flowId,
     context: load.context,
-    variables: load.variables,
     batchId: load.batchId,
     status: 'dispatched',
-    createdAt: now,
-    updatedAt: now,
+    createdAt: new Date(now).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+    expiresAt: expiresAt('runRetentionDays', now),
   };
   const written = await insertRun(run, load.deduplicationId);
   return written ? 'recorded' : 'duplicate';

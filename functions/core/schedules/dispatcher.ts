@@ -86,30 +86,47 @@ export async function dispatchDueSchedules(now = Date.now(), options: TickOption
   const summary: TickSummary = { tick: tickIso, listed: 0, messages: 0, continued: 0 };
   const send = async (schedules: DueSchedule[]) => {
     const messages = fireMessages(schedules, now, startedAt);
-    await sendBatches('fire', messages);
+    // Batches sent at once are queued in any order: every tenant's first message goes out (and is
+    // queued) before any tenant's second, so a tenant's first ten are never behind another's hundreds.
+    const firstOfTenant = (message: TenantMessage, index: number) => messages[index - 1]?.tenantId !== message.tenantId;
+    await sendBatches('fire', messages.filter(firstOfTenant));
+    await sendBatches(
+      'fire',
+      messages.filter((message, index) => !firstOfTenant(message, index)),
+    );
     summary.listed += schedules.length;
     summary.messages += messages.length;
   };
-  const listShard = async (shard: number) => {
+  /** A shard's first page, from where the previous tick stopped if it ran out of time. */
+  const firstPage = async (shard: number) => {
     const cursor = await findDispatchCursor(shard);
     // A cursor past this tick's instant (left by a tick at a later instant) does not apply to it.
-    let after = cursor && cursor <= `${tickIso}#~` ? cursor : undefined;
-    for (;;) {
-      const page = await dueSchedulesPage(shard, tickIso, { after, limit: pageSize });
-      await send(page.schedules);
-      if (!page.last) break;
-      after = page.last;
+    const after = cursor && cursor <= `${tickIso}#~` ? cursor : undefined;
+    return { shard, cursor, page: await dueSchedulesPage(shard, tickIso, { after, limit: pageSize }) };
+  };
+  /** The shard's next pages, each sent before the next is read, until the end or the deadline. */
+  const restOfShard = async ({ shard, cursor, page }: Awaited<ReturnType<typeof firstPage>>) => {
+    for (let last = page.last; last !== undefined;) {
       if (options.deadline !== undefined && Date.now() >= options.deadline) {
-        await saveDispatchCursor(shard, after);
+        await saveDispatchCursor(shard, last);
         summary.continued += 1;
         return;
       }
+      const next = await dueSchedulesPage(shard, tickIso, { after: last, limit: pageSize });
+      await send(next.schedules);
+      last = next.last;
     }
     if (cursor) await clearDispatchCursor(shard);
   };
+  // Every shard's first page is sent at once, the tenants with fewest schedules in them first: a
+  // tenant with a few due is then queued ahead of the first batches of one with thousands, on every
+  // shard, and the fair queue has nothing of the big tenant's to hand out before it.
+  const firstPages = await Promise.allSettled(Array.from({ length: dueShards }, (_, shard) => firstPage(shard)));
+  const listedFirst = firstPages.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  await send(listedFirst.flatMap(({ page }) => page.schedules));
   // Every shard finishes (its cursor saved or cleared) before a failed one fails the tick.
-  const listed = await Promise.allSettled(Array.from({ length: dueShards }, (_, shard) => listShard(shard)));
-  const failures = listed.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  const rest = await Promise.allSettled(listedFirst.map(restOfShard));
+  const failures = [...firstPages, ...rest].flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
   if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${dueShards} shards could not be listed`);
   if (summary.listed > 0 || summary.continued > 0) logger.info('Dispatcher tick', { ...summary });
   if (summary.continued > 0) {

@@ -1,6 +1,7 @@
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, duration } from '#functions/core/observability/metrics.ts';
 import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '#functions/core/reload/reload.ts';
+import { expiresAt } from '#functions/core/store/retention.ts';
 import { findTenants, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { instantIn } from './instants.ts';
 import {
@@ -12,7 +13,6 @@ import {
   scheduleKey,
   type ScheduleRecord,
   type ScheduleRunRecord,
-  scheduleRunRetentionDays,
 } from './schedule-repository.ts';
 import { nextFire } from './trigger-engine.ts';
 
@@ -182,7 +182,7 @@ async function planFire(
     scheduleVersion: record.version,
     status,
     flows,
-    expiresAt: Math.floor(Date.now() / 1000) + scheduleRunRetentionDays * 24 * 3600,
+    expiresAt: expiresAt('runRetentionDays'),
   });
   try {
     const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));

@@ -43,17 +43,18 @@ export const shardOf = (tenantId: number, scheduleId: number) =>
   (createHash('sha256').update(String(tenantId)).digest().readUInt16BE(0) + Math.floor(scheduleId / shardBlockSize)) %
   dispatchSettings().dueShards;
 
+/**
+ * A schedule's entry in the due index. Within an instant a shard lists its entries in turns: every
+ * tenant's first schedule of its block, then every tenant's second, and so on, so each page of a
+ * shard holds some of every tenant's due schedules. In tenant order, a tenant with thousands due
+ * would fill a shard's first pages, and the tenants after it would wait for them to be listed.
+ */
+export const dueIndexEntry = (tenantId: number, scheduleId: number, nextFireAt: string) =>
+  keys.dueSchedulesIndex(shardOf(tenantId, scheduleId), nextFireAt, scheduleId % shardBlockSize, tenantId, scheduleId);
+
 /** The record as an item: in the due index exactly when it has a next fire. */
 export function scheduleItem(record: ScheduleRecord) {
-  const due =
-    record.nextFireAt === undefined
-      ? {}
-      : keys.dueSchedulesIndex(
-          shardOf(record.tenantId, record.scheduleId),
-          record.nextFireAt,
-          record.tenantId,
-          record.scheduleId,
-        );
+  const due = record.nextFireAt === undefined ? {} : dueIndexEntry(record.tenantId, record.scheduleId, record.nextFireAt);
   return { ...keys.schedule(record.tenantId, record.scheduleId), ...record, ...due };
 }
 
@@ -199,8 +200,8 @@ export async function dueSchedulesPage(
         ':shard': keys.dueSchedulesShard(shard),
         // '~' sorts after the digits that follow the instant in the index key.
         ':upTo': `${instant}#~`,
-        // Every key of the index has the same shape (instant#tenant#schedule), so none extends
-        // another: `${after}~` sorts above `after` and below every key after it.
+        // No key of the index extends another (keys.ts: dueSchedulesIndex): `${after}~` sorts above
+        // `after` and below every key after it.
         ...(options.after === undefined ? {} : { ':from': `${options.after}~` }),
       },
       ProjectionExpression: 'gsi1sk, tenantId, scheduleId, nextFireAt',
@@ -270,11 +271,9 @@ export interface ScheduleRunRecord {
   status: 'firing' | 'fired' | 'failed';
   flows: Array<{ flowId: number; context: string; tokenId?: number; status: string }>;
   error?: string;
-  /** TTL (epoch seconds): runs are kept 90 days. */
+  /** TTL (epoch seconds): runs are kept `runRetentionDays` (store/retention.ts). */
   expiresAt: number;
 }
-
-export const scheduleRunRetentionDays = 90;
 
 /**
  * Writes runs (BatchWriteItem, 25 at a time). A run's key is its slot, so writing one again (a
@@ -322,12 +321,7 @@ function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
   if (nextFireAt === undefined) {
     return { ...guard, UpdateExpression: 'REMOVE nextFireAt, gsi1pk, gsi1sk', ExpressionAttributeValues: seen };
   }
-  const due = keys.dueSchedulesIndex(
-    shardOf(schedule.tenantId, schedule.scheduleId),
-    nextFireAt,
-    schedule.tenantId,
-    schedule.scheduleId,
-  );
+  const due = dueIndexEntry(schedule.tenantId, schedule.scheduleId, nextFireAt);
   return {
     ...guard,
     UpdateExpression: 'SET nextFireAt = :next, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk',

@@ -153,11 +153,13 @@ export const keys = {
   schedulesPrefix: 'SCHEDULE#',
   /**
    * Index entry of an active schedule's next fire time, on one of `dueShards` partitions (so the
-   * dispatcher's reads spread and one tick reads only what is due). ISO instants sort as time.
+   * dispatcher's reads spread and one tick reads only what is due). ISO instants sort as time;
+   * within an instant, entries sort by `turn` first (schedule-repository.ts: dueIndexEntry).
    */
-  dueSchedulesIndex: (shard: number, nextFireAt: string, tenantId: number, scheduleId: number) => ({
+  dueSchedulesIndex: (shard: number, nextFireAt: string, turn: number, tenantId: number, scheduleId: number) => ({
     gsi1pk: `SCHEDULES#DUE#${shard}`,
-    gsi1sk: `${nextFireAt}#${sortable(tenantId)}#${sortable(scheduleId)}`,
+    // `t` before the turn: no key of the earlier shape (instant#tenant#schedule) is a prefix of one of these.
+    gsi1sk: `${nextFireAt}#t${sortable(turn)}#${sortable(tenantId)}#${sortable(scheduleId)}`,
   }),
   dueSchedulesShard: (shard: number) => `SCHEDULES#DUE#${shard}`,
   /** Where the dispatcher stopped listing a shard of that index when a tick ran out of time. */
