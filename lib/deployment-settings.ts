@@ -1,11 +1,7 @@
 import type { Construct } from 'constructs';
 import { stageContext } from './stage.ts';
-import {
-  type DispatchSettings,
-  dispatchSettingLimits,
-  type WholeNumberLimits,
-  wholeNumberSetting,
-} from '#functions/core/schedules/dispatch-settings.ts';
+import { type WholeNumberLimits, wholeNumberSetting } from '#functions/core/environment-settings.ts';
+import { type DispatchSettings, dispatchSettingLimits } from '#functions/core/schedules/dispatch-settings.ts';
 import { type RetentionSettings, retentionSettingLimits } from '#functions/core/store/retention.ts';
 import { type ConsumerConcurrencySetting, queueConsumers } from '#functions/routes.ts';
 

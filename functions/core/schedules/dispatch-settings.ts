@@ -1,3 +1,5 @@
+import { settingsFromEnvironment, type WholeNumberLimits } from '#functions/core/environment-settings.ts';
+
 /**
  * The dispatcher's scale settings. The stack sets them on every function from CDK context (see
  * lib/deployment-settings.ts, which checks them against the same limits at synth); the twin and the
@@ -27,32 +29,5 @@ export const dispatchSettingVariables: Record<keyof DispatchSettings, string> = 
   duePageSize: 'DUE_PAGE_SIZE',
 };
 
-export interface WholeNumberLimits {
-  fallback: number;
-  min: number;
-  max: number;
-}
-
-/** A setting's value: the fallback when unset, else a whole number within the limits (a string or a number). */
-export function wholeNumberSetting(name: string, raw: unknown, { fallback, min, max }: WholeNumberLimits): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : Number.NaN;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, not "${String(raw)}"`);
-  }
-  return value;
-}
-
-const fromEnvironment = (name: keyof DispatchSettings) =>
-  wholeNumberSetting(dispatchSettingVariables[name], process.env[dispatchSettingVariables[name]], dispatchSettingLimits[name]);
-
-let cached: DispatchSettings | undefined;
-
 /** Read from the environment once per cold start; a bad value fails there. */
-export function dispatchSettings(): DispatchSettings {
-  cached ??= {
-    dueShards: fromEnvironment('dueShards'),
-    duePageSize: fromEnvironment('duePageSize'),
-  };
-  return cached;
-}
+export const dispatchSettings: () => DispatchSettings = settingsFromEnvironment(dispatchSettingLimits, dispatchSettingVariables);

@@ -1,4 +1,4 @@
-import { type WholeNumberLimits, wholeNumberSetting } from '#functions/core/schedules/dispatch-settings.ts';
+import { settingsFromEnvironment, type WholeNumberLimits } from '#functions/core/environment-settings.ts';
 
 /**
  * How long the records that pile up with use are kept: every one is written with `expiresAt`
@@ -30,19 +30,11 @@ export const retentionSettingVariables: Record<keyof RetentionSettings, string> 
   deliveryRetentionDays: 'DELIVERY_RETENTION_DAYS',
 };
 
-const fromEnvironment = (name: keyof RetentionSettings) =>
-  wholeNumberSetting(retentionSettingVariables[name], process.env[retentionSettingVariables[name]], retentionSettingLimits[name]);
-
-let cached: RetentionSettings | undefined;
-
 /** Read from the environment once per cold start; a bad value fails there. */
-export function retentionSettings(): RetentionSettings {
-  cached ??= {
-    runRetentionDays: fromEnvironment('runRetentionDays'),
-    deliveryRetentionDays: fromEnvironment('deliveryRetentionDays'),
-  };
-  return cached;
-}
+export const retentionSettings: () => RetentionSettings = settingsFromEnvironment(
+  retentionSettingLimits,
+  retentionSettingVariables,
+);
 
 /** The `expiresAt` (epoch seconds) of a record of that kind written at `nowMs`. */
 export function expiresAt(setting: keyof RetentionSettings, nowMs = Date.now()): number {
