@@ -4,6 +4,7 @@
  * and test/integration/read-round-trips.test.ts, which checks the same at 1x and 100x).
  */
 import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 
 /** One API request; anything but a 2xx throws. Returns the answer's body. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary JSON answers
@@ -69,14 +70,8 @@ function bundle(nome: string): TemplateBundle {
   };
 }
 
-const record = (tableId: number, allowed: boolean, filters: Array<{ column: string; operator: string; value: string }> = []) => ({
-  tableId,
-  allowed,
-  allow_export: false,
-  expires_in: null,
-  hidden_columns: [],
-  filters,
-});
+const record = (tableId: number, allowed: boolean, filters: Array<{ column: string; operator: string; value: string }> = []) =>
+  tablePermission(tableId, { allowed, filters });
 
 /**
  * `scale` times: 3 users, 2 groups (each user in one), 2 datamarts over the template's tables

@@ -11,6 +11,7 @@ import { median } from './round-trips.ts';
 import { fixed, markdownTable, measuredAt, ratio } from './table.ts';
 import { benchBundle } from './templates.ts';
 import { callTwin } from './twin-api.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 
 /** An apply may send at most this many times its floor's requests. */
 export const applyFloorRatio = 1.5;
@@ -139,14 +140,7 @@ export async function measureWrites(
         await measured(runs, (run) => call('PATCH', `/tenant/datamart/${created[run]}`, token, { nome: `Renamed ${run}` })),
       ),
     );
-    const records = tables.map((tableId) => ({
-      tableId,
-      allowed: true,
-      allow_export: false,
-      expires_in: null,
-      hidden_columns: [],
-      filters: [],
-    }));
+    const records = tables.map((tableId) => tablePermission(tableId));
     rows.push(
       row(
         "replace a user's permissions (one per table)",

@@ -4,7 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { queueDefinitions } from '#functions/core/store/queue-definitions.ts';
 import { sqs as functionsSqs } from '#functions/core/store/queues.ts';
 import type { QueueConsumer } from '#functions/routes.ts';
-import { FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
+import { CONSUMER_CONCURRENCY } from '#lib/deployment-settings.ts';
 import { type FairQueue, startFairQueue } from './fair-queue.ts';
 import { invoke } from './lambda-context.ts';
 import type { LocalQueues } from './queues.ts';
@@ -23,9 +23,14 @@ export interface Poller {
  */
 export const startingBatches = 5;
 
-/** The consumer's concurrent batches on the twin: its concurrency setting's default when it has one (the most AWS runs), else the start. */
-export const twinBatchesOf = (consumer: Pick<QueueConsumer, 'concurrencySetting'>) =>
-  consumer.concurrencySetting === 'fireConcurrency' ? FIRE_CONCURRENCY.fallback : startingBatches;
+/**
+ * The consumer's concurrent batches on the twin: its whole cap (the setting's default) when it
+ * reserves that concurrency, which is then always there for it; else where AWS starts, within its cap.
+ */
+export const twinBatchesOf = (consumer: Pick<QueueConsumer, 'concurrencySetting' | 'reservesConcurrency'>) => {
+  const cap = CONSUMER_CONCURRENCY[consumer.concurrencySetting].fallback;
+  return consumer.reservesConcurrency ? cap : Math.min(startingBatches, cap);
+};
 
 /**
  * Feeds a queue to its consumer as a Lambda event source mapping does: several batches at once

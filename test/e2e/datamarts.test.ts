@@ -6,6 +6,7 @@ import groupPermissionSchema from '#schemas/responses/group-permission.schema.js
 import userPermissionSchema from '#schemas/responses/user-permission.schema.json' with { type: 'json' };
 import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 addFormats(ajv);
@@ -38,16 +39,6 @@ async function retailTenant() {
   await api('PUT', `/tenant/groups/${sales.id}/members/${ana.id}`, { token: tenant.token });
   return { client, tenant, tables, ana, bia, sales };
 }
-
-const permission = (tableId: number, fields: Record<string, unknown> = {}) => ({
-  tableId,
-  allowed: true,
-  allow_export: false,
-  expires_in: null,
-  hidden_columns: [],
-  filters: [],
-  ...fields,
-});
 
 describe('datamarts (spec 2.3, 4.7)', () => {
   test('created over template tables with owners; GET /tenant/datamart answers exactly the spec shape', async () => {
@@ -146,9 +137,13 @@ describe('lists the spec shows without paging (issue 22)', () => {
     }
     const [first] = datamarts;
     for (const user of users) {
-      await api('PUT', `/tenant/datamart/${first}/user/${user}`, json(token, { permissions: [permission(tables.orders)] }));
+      await api('PUT', `/tenant/datamart/${first}/user/${user}`, json(token, { permissions: [tablePermission(tables.orders)] }));
     }
-    await api('PUT', `/tenant/datamart/${first}/group/${sales.id}`, json(token, { permissions: [permission(tables.orders)] }));
+    await api(
+      'PUT',
+      `/tenant/datamart/${first}/group/${sales.id}`,
+      json(token, { permissions: [tablePermission(tables.orders)] }),
+    );
 
     const lists: Array<[path: string, count: number, id: (item: Record<string, number>) => number]> = [
       ['/tenant/datamart', 52, (item) => item.id as number],
@@ -213,12 +208,12 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
       `/tenant/datamart/${dm.id}/group/${sales.id}`,
       json(tenant.token, {
         permissions: [
-          permission(tables.orders, {
+          tablePermission(tables.orders, {
             allow_export: true,
             hidden_columns: ['total'],
             filters: [{ column: 'order_id', operator: '>=', value: '1000' }],
           }),
-          permission(tables.daily, { expires_in: later }),
+          tablePermission(tables.daily, { expires_in: later }),
         ],
       }),
     );
@@ -227,7 +222,7 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
       'PUT',
       `/tenant/datamart/${dm.id}/user/${bia.id}`,
       json(tenant.token, {
-        permissions: [permission(tables.orders, { filters: [{ column: 'order_id', operator: '=', value: '7' }] })],
+        permissions: [tablePermission(tables.orders, { filters: [{ column: 'order_id', operator: '=', value: '7' }] })],
       }),
     );
 
@@ -289,21 +284,21 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
       api('PUT', `/tenant/datamart/${dm.id}/user/${ana.id}`, json(tenant.token, { permissions }));
     const pointers = async (permissions: unknown[]) =>
       expectErrorEnvelope(await put(permissions), 400).errors.map((field: { pointer: string }) => field.pointer);
-    expect(await pointers([permission(tables.daily)])).toEqual(['/permissions/0/tableId']);
-    expect(await pointers([permission(tables.orders, { hidden_columns: ['nope'] })])).toEqual([
+    expect(await pointers([tablePermission(tables.daily)])).toEqual(['/permissions/0/tableId']);
+    expect(await pointers([tablePermission(tables.orders, { hidden_columns: ['nope'] })])).toEqual([
       '/permissions/0/hidden_columns/0',
     ]);
-    expect(await pointers([permission(tables.orders, { filters: [{ column: 'ghost', operator: '=', value: '1' }] })])).toEqual([
-      '/permissions/0/filters/0/column',
-    ]);
-    expect(await pointers([permission(tables.orders, { filters: [{ column: 'total', operator: 'like', value: '1' }] })])).toEqual(
-      ['/permissions/0/filters/0/operator'],
-    );
-    expect(await pointers([permission(tables.orders, { expires_in: 'tomorrow' })])).toEqual(['/permissions/0/expires_in']);
-    expect(await pointers([permission(tables.orders), permission(tables.orders)])).toEqual(['/permissions/1/tableId']);
+    expect(
+      await pointers([tablePermission(tables.orders, { filters: [{ column: 'ghost', operator: '=', value: '1' }] })]),
+    ).toEqual(['/permissions/0/filters/0/column']);
+    expect(
+      await pointers([tablePermission(tables.orders, { filters: [{ column: 'total', operator: 'like', value: '1' }] })]),
+    ).toEqual(['/permissions/0/filters/0/operator']);
+    expect(await pointers([tablePermission(tables.orders, { expires_in: 'tomorrow' })])).toEqual(['/permissions/0/expires_in']);
+    expect(await pointers([tablePermission(tables.orders), tablePermission(tables.orders)])).toEqual(['/permissions/1/tableId']);
     expect(await pointers([{ tableId: tables.orders, allowed: true }])).toContain('/permissions/0/allow_export');
     expect(
-      (await put([permission(tables.orders, { filters: [{ column: 'order_id', operator: 'in', value: '1,2,3' }] })])).status,
+      (await put([tablePermission(tables.orders, { filters: [{ column: 'order_id', operator: 'in', value: '1,2,3' }] })])).status,
     ).toBe(200);
 
     const theirUser = (await api('POST', '/tenant/users', json(other.tenant.token, { login: 'c@o.io', nome: 'C' }))).body.data.id;
@@ -349,17 +344,17 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
     await api(
       'PUT',
       `/tenant/datamart/${dm.id}/user/${ana.id}`,
-      json(tenant.token, { permissions: [permission(tables.orders), permission(tables.daily)] }),
+      json(tenant.token, { permissions: [tablePermission(tables.orders), tablePermission(tables.daily)] }),
     );
     await api(
       'PUT',
       `/tenant/datamart/${dm.id}/user/${bia.id}`,
-      json(tenant.token, { permissions: [permission(tables.orders)] }),
+      json(tenant.token, { permissions: [tablePermission(tables.orders)] }),
     );
     await api(
       'PUT',
       `/tenant/datamart/${dm.id}/group/${sales.id}`,
-      json(tenant.token, { permissions: [permission(tables.daily)] }),
+      json(tenant.token, { permissions: [tablePermission(tables.daily)] }),
     );
     const records = async (kind: 'user' | 'group') =>
       (await api('GET', `/tenant/datamart/${dm.id}/${kind}`, { token: tenant.token })).body.data;
@@ -376,7 +371,7 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
     await api(
       'PUT',
       `/tenant/datamart/${dm.id}/group/${sales.id}`,
-      json(tenant.token, { permissions: [permission(tables.orders)] }),
+      json(tenant.token, { permissions: [tablePermission(tables.orders)] }),
     );
     await api('DELETE', `/tenant/groups/${sales.id}`, { token: tenant.token });
     expect(await records('group')).toEqual([]);

@@ -12,6 +12,7 @@ import { db, getItem, queryAll, tableName } from '#functions/core/store/dynamo.t
 import { keys } from '#functions/core/store/keys.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 
 async function followUpsOf(tenantId: number) {
   const found = [];
@@ -33,14 +34,7 @@ async function populated() {
   const group = (await api('POST', '/tenant/groups', { token, body: { nome: 'Sales' } })).body.data.id;
   await api('PUT', `/tenant/groups/${group}/members/${user}`, { token });
   const datamart = (await api('POST', '/tenant/datamart', { token, body: { nome: 'DM', tables, owners: [user] } })).body.data.id;
-  const permissions = tables.map((tableId) => ({
-    tableId,
-    allowed: true,
-    allow_export: false,
-    expires_in: null,
-    hidden_columns: [],
-    filters: [],
-  }));
+  const permissions = tables.map((tableId) => tablePermission(tableId));
   await api('PUT', `/tenant/datamart/${datamart}/user/${user}`, { token, body: { permissions } });
   return { client, tenant, token, tables, user, group, datamart };
 }

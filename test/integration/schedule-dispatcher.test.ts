@@ -9,12 +9,17 @@ import { describe, expect, test } from 'vitest';
 import { dispatchSettings } from '#functions/core/schedules/dispatch-settings.ts';
 import { dispatchDueSchedules, type TickSummary } from '#functions/core/schedules/dispatcher.ts';
 import {
+  dispatchShardCount,
   type DueSchedule,
   findDispatchCursor,
   findSchedule,
   listScheduleRuns,
+  type ScheduleRecord,
+  scheduleItem,
   shardOf,
 } from '#functions/core/schedules/schedule-repository.ts';
+import { deleteAll, getItem, putAll } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
 import { putSchedule } from '#functions/core/schedules/schedules.ts';
 import type { ScheduleFile, Trigger } from '#functions/core/schedules/schedule-types.ts';
 import { api } from '#test/support/api.ts';
@@ -290,9 +295,6 @@ describe('a burst of due schedules', () => {
   });
 
   test('a lower dueShards loses nothing: ticks keep listing as many shards as any deployment wrote to', async () => {
-    const { deleteAll, getItem, putAll } = await import('#functions/core/store/dynamo.ts');
-    const { keys } = await import('#functions/core/store/keys.ts');
-    const { dispatchShardCount, scheduleItem } = await import('#functions/core/schedules/schedule-repository.ts');
     const configured = shards().length;
     const tick = at('2020-07-22T11:00:00Z');
     await tickAndFire(tick);
@@ -336,5 +338,42 @@ describe('a burst of due schedules', () => {
     }
     await tickAndFire(tick + 2_000);
     expect(await schedules.runsOf(1)).toHaveLength(1);
+  });
+
+  test("a tenant with hundreds due holds back no other on its shard: listed in turns, each tenant's first message queued first", async () => {
+    // Tenants no other test has, all on one shard, due at an instant no other test ticks at.
+    const instant = '2099-01-01T00:00:00.000Z';
+    const big = 900_001;
+    const small = Array.from({ length: 400 }, (_, index) => 900_002 + index)
+      .filter((tenantId) => shardOf(tenantId, 1) === shardOf(big, 1))
+      .slice(0, 3);
+    const record = (tenantId: number, scheduleId: number): ScheduleRecord => ({
+      tenantId,
+      scheduleId,
+      version: 1,
+      minuteTriggers: false,
+      nextFireAt: instant,
+      file: scheduleFile(scheduleId, [1]),
+    });
+    const records = [
+      ...Array.from({ length: 450 }, (_, index) => record(big, index + 1)),
+      ...small.flatMap((tenantId) => [record(tenantId, 1), record(tenantId, 2)]),
+    ];
+    await putAll(records.map(scheduleItem));
+    try {
+      const listed = await withProbeFireQueue(async (sent) => {
+        await dispatchDueSchedules(Date.parse(instant), { pageSize: 20 });
+        return sent();
+      });
+      const ours = listed.filter((due) => due.tenantId === big || small.includes(due.tenantId));
+      expect(ours).toHaveLength(records.length);
+      // In the order queued: every small tenant's schedules before the big tenant's second message (its 11th).
+      const bigEleventh = ours.filter((due) => due.tenantId === big)[10];
+      const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
+      expect(small).toHaveLength(3);
+      expect(lastSmall).toBeLessThan(ours.indexOf(bigEleventh as DueSchedule));
+    } finally {
+      await deleteAll(records.map((one) => keys.schedule(one.tenantId, one.scheduleId)));
+    }
   });
 });
