@@ -84,6 +84,53 @@ describe('uniqueness rules: one winner', () => {
     ]);
   });
 
+  test('30 changes of one tenant at once with the same If-Match: one applies, the others 409 version_mismatch', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const etag = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).headers.get('etag') as string;
+    const answers = await at(30, (index) =>
+      api('PATCH', `/tenants/${tenant.id}`, {
+        token: client.token,
+        headers: { 'if-match': etag },
+        body: { nome: `Acme ${index}`, development_variables: { RUN: String(index) } },
+      }),
+    );
+    expect(statuses(answers)).toEqual({ 200: 1, 409: 29 });
+    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.code === 'version_mismatch')).toBe(
+      true,
+    );
+    // What was stored is the winner's change, whole: its name with its own variables.
+    const winner = answers.find((answer) => answer.status === 200)?.body.data;
+    const stored = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data;
+    expect(stored).toMatchObject({ nome: winner.nome, development_variables: winner.development_variables });
+    expect(stored.nome).toBe(`Acme ${stored.development_variables.RUN}`);
+  });
+
+  test('a template deleted while 30 requests make it the default: never a default that is gone', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    const [deleted, ...defaults] = await Promise.all([
+      api('DELETE', `/tenants/templates/${templateId}`, { token: client.token }),
+      ...Array.from({ length: 30 }, () => api('PUT', '/tenants/templates/default', json(client.token, { templateId }))),
+    ]);
+    const stillThere = (await api('GET', `/tenants/templates/${templateId}`, { token: client.token })).status;
+    // A tenant created without a templateId gets the client's default: it shows what the default is now.
+    const created = await api('POST', '/tenants', json(client.token, { nome: 'After the race', ativo: true }));
+    expect(created.status).toBe(201);
+    const detail = (await api('GET', `/tenants/${created.body.data.id}`, { token: client.token })).body.data;
+    if (deleted?.status === 200) {
+      // The delete won: every set-default after it was refused, and the default is not the deleted template.
+      expect(stillThere).toBe(404);
+      expect(detail.template).toBeNull();
+    } else {
+      // A set-default won first: the delete was refused and the template is still there, the default.
+      expect(deleted?.body.code).toBe('template_is_default');
+      expect(stillThere).toBe(200);
+      expect(detail.template).toMatchObject({ id: templateId });
+    }
+    expect(defaults.every((answer) => answer.status === 200 || answer.status === 404)).toBe(true);
+  });
+
   test('one Idempotency-Key, 50 creations at once: one tenant, one answer', async () => {
     const client = await newClient();
     const headers = { 'idempotency-key': crypto.randomUUID() };
