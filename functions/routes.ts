@@ -72,10 +72,6 @@ export interface RouteDocs {
   headers?: Readonly<Record<string, string>>;
   /** When it answers 304 Not Modified (without a body). */
   notModified?: string;
-  /** The body names other records (a template, a tenant, a user's login): 404 when one is not there. */
-  bodyNamesRecords?: boolean;
-  /** Refuses an inactive tenant (409) though it writes nothing (a route that writes has its 409 anyway). */
-  refusesInactiveTenant?: boolean;
   /** A public route that still identifies its caller, though not with a bearer token: where the credential is, and how. */
   credential?: { in: 'cookie' | 'path'; note: string };
   /** Failures answered with an HTML page (a browser's route) rather than the error envelope, by status. */
@@ -224,7 +220,6 @@ export const routes: readonly Route[] = [
     docs: {
       answer: { data: 'tenant-created' },
       success: { 201: 'The tenant, with its token (shown only here).' },
-      bodyNamesRecords: true,
     },
   },
   {
@@ -245,7 +240,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant, compatibility form (spec 4.3)',
-    docs: { answer: { data: 'done' }, bodyNamesRecords: true },
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'DELETE',
@@ -255,7 +250,7 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant (spec 4.10)',
-    docs: { answer: { data: 'done' }, bodyNamesRecords: true },
+    docs: { answer: { data: 'done' } },
   },
   {
     method: 'POST',
@@ -372,7 +367,7 @@ export const routes: readonly Route[] = [
     body: 'set-default-template',
     table: 'readWrite',
     summary: "Set or clear the client's default template",
-    docs: { answer: { data: 'default-template' }, bodyNamesRecords: true },
+    docs: { answer: { data: 'default-template' } },
   },
   {
     method: 'POST',
@@ -385,7 +380,6 @@ export const routes: readonly Route[] = [
     docs: {
       success: { 200: 'Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4).' },
       answer: { schema: 'apply-template-answer' },
-      bodyNamesRecords: true,
     },
   },
   {
@@ -882,8 +876,6 @@ export const routes: readonly Route[] = [
     docs: {
       success: { 200: 'The login token and the URL that opens the BI signed in (spec 4.6).' },
       answer: { schema: 'login-answer' },
-      bodyNamesRecords: true,
-      refusesInactiveTenant: true,
     },
   },
   {
@@ -894,7 +886,7 @@ export const routes: readonly Route[] = [
     body: 'revoke-login',
     table: 'readWrite',
     summary: "End a user's sessions and void the login tokens issued to them",
-    docs: { success: { 200: 'Revoked.' }, answer: { schema: 'revoke-login-answer' }, bodyNamesRecords: true },
+    docs: { success: { 200: 'Revoked.' }, answer: { schema: 'revoke-login-answer' } },
   },
   {
     method: 'GET',

@@ -2271,174 +2271,6 @@ export interface components {
     };
   };
   responses: {
-    /** @description Invalid: every failing field, by JSON pointer. */
-    BadRequest: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
-         *       "code": "validation_failed",
-         *       "errors": [
-         *         {
-         *           "location": "body",
-         *           "pointer": "/nome",
-         *           "message": "must NOT have fewer than 1 characters"
-         *         }
-         *       ],
-         *       "errorCount": 1,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description No valid credentials. */
-    Unauthorized: {
-      headers: {
-        /** @description The scheme to authenticate with. */
-        'WWW-Authenticate'?: string;
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Missing or invalid bearer token",
-         *       "code": "unauthorized",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description A valid token of another kind than the route takes; the message names the scheme it needs. */
-    Forbidden: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
-         *       "code": "wrong_token_kind",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description Not there, or not the caller’s; also every tenant route called with the token of a deleted tenant (`Tenant not found`). */
-    NotFound: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Tenant not found",
-         *       "code": "not_found",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description Conflicts with the current state (an inactive tenant, a name taken, a concurrent change, an Idempotency-Key reused). */
-    Conflict: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Tenant is inactive",
-         *       "code": "tenant_inactive",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description The body is over the limit. */
-    PayloadTooLarge: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Request body is larger than 1048576 bytes",
-         *       "code": "payload_too_large",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description The body is not in a media type the route takes. */
-    UnsupportedMediaType: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Content-Type must be application/json, not text/plain",
-         *       "code": "unsupported_media_type",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
-    /** @description Something failed on our side; the logs have the details under the same requestId. */
-    InternalError: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Internal server error",
-         *       "code": "internal_error",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
-      };
-    };
     /** @description Throttled by API Gateway, before any function runs: its own body, not the error envelope. */
     TooManyRequests: {
       headers: {
@@ -2453,26 +2285,6 @@ export interface components {
         'application/json': {
           message?: string;
         };
-      };
-    };
-    /** @description Login tokens cannot be issued yet (no signing key). */
-    ServiceUnavailable: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "status": "error",
-         *       "success": false,
-         *       "message": "Login tokens cannot be issued: no signing key yet",
-         *       "code": "no_signing_key",
-         *       "errors": [],
-         *       "errorCount": 0,
-         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
-         *     }
-         */
-        'application/json': components['schemas']['error-envelope'];
       };
     };
   };
@@ -2510,9 +2322,61 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   openapi: {
@@ -2533,9 +2397,34 @@ export interface operations {
           'application/json': components['schemas']['openapi-document'];
         };
       };
-      400: components['responses']['BadRequest'];
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   docs: {
@@ -2556,9 +2445,61 @@ export interface operations {
           'text/html': string;
         };
       };
-      400: components['responses']['BadRequest'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   docsAsset: {
@@ -2590,10 +2531,61 @@ export interface operations {
         };
         content?: never;
       };
-      400: components['responses']['BadRequest'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   whoami: {
@@ -2616,12 +2608,144 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listTenants: {
@@ -2649,11 +2773,118 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createTenant: {
@@ -2692,15 +2923,255 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
+       *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
+           *       "code": "idempotency_answer_not_kept",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'tenant_inactive'
+              | 'tenant_provisioning'
+              | 'apply_in_progress'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteTenantDelete: {
@@ -2732,15 +3203,234 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteTenantPost: {
@@ -2772,15 +3462,234 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deactivateTenant: {
@@ -2806,13 +3715,178 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
+       *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress' | 'concurrent_change';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   activateTenant: {
@@ -2838,13 +3912,178 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
+       *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress' | 'concurrent_change';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getClientTenant: {
@@ -2872,12 +4111,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   updateTenant: {
@@ -2921,15 +4293,238 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `minute_triggers_in_use`: Schedules with Minute triggers keep `schedulingGranularity` at minutes.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Schedules with Minute triggers keep schedulingGranularity at minutes.",
+           *       "code": "minute_triggers_in_use",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'version_mismatch' | 'minute_triggers_in_use';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   rotateTenantToken: {
@@ -2955,13 +4550,172 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getTenant: {
@@ -2984,12 +4738,144 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listTemplates: {
@@ -3012,11 +4898,117 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   publishTemplate: {
@@ -3321,14 +5313,228 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `malformed_yaml`: The body is not valid YAML.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `invalid_template`: The template bundle refers to resources it does not define.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'malformed_yaml'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'invalid_template';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `template_name_taken`: The client already has a template with this name: `errors` names it.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The client already has a template with this name: errors names it.",
+           *       "code": "template_name_taken",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'concurrent_change'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'template_name_taken';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getTemplate: {
@@ -3356,12 +5562,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   publishTemplateVersion: {
@@ -3666,15 +6005,245 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `malformed_yaml`: The body is not valid YAML.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_template`: The template bundle refers to resources it does not define.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'malformed_yaml'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_template';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `template_name_taken`: The client already has a template with this name: `errors` names it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The client already has a template with this name: errors names it.",
+           *       "code": "template_name_taken",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'template_name_taken';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteTemplate: {
@@ -3703,13 +6272,173 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `template_is_default`: The template is the client's default: set another default first.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The template is the client's default: set another default first.",
+           *       "code": "template_is_default",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch' | 'template_is_default';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   setDefaultTemplate: {
@@ -3741,15 +6470,207 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   applyTemplate: {
@@ -3779,15 +6700,240 @@ export interface operations {
           'application/json': components['schemas']['apply-template-answer'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
+       *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A template is being applied to the tenant right now; retry after Retry-After.",
+           *       "code": "apply_in_progress",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   reload: {
@@ -3826,15 +6972,247 @@ export interface operations {
           'application/json': components['schemas']['reload-answer'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `invalid_reload_items`: A reload item names a flow or agent that is not the tenant's; nothing was queued.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'invalid_reload_items';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
+           *       "code": "idempotency_answer_not_kept",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_inactive' | 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listAgents: {
@@ -3857,12 +7235,144 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createAgent: {
@@ -3897,15 +7407,247 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `agent_name_taken`: The tenant already has an agent with this name.
+       *     - `agent_limit`: The tenant has as many agents as it may.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has as many agents as it may.",
+           *       "code": "agent_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'agent_name_taken'
+              | 'agent_limit';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   rotateAgentToken: {
@@ -3931,13 +7673,172 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listRuns: {
@@ -3965,12 +7866,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listUsers: {
@@ -3998,12 +8032,146 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createUser: {
@@ -4040,15 +8208,241 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `login_taken`: The tenant already has a user with this login (case and width folded).
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant already has a user with this login (case and width folded).",
+           *       "code": "login_taken",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept' | 'login_taken';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getUser: {
@@ -4074,12 +8468,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteUser: {
@@ -4105,13 +8632,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   updateUser: {
@@ -4147,15 +8806,237 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `login_taken`: The tenant already has a user with this login (case and width folded).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant already has a user with this login (case and width folded).",
+           *       "code": "login_taken",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'login_taken';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listGroups: {
@@ -4178,12 +9059,144 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createGroup: {
@@ -4218,15 +9231,240 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
+           *       "code": "idempotency_answer_not_kept",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getGroup: {
@@ -4252,12 +9490,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteGroup: {
@@ -4283,13 +9654,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   addGroupMember: {
@@ -4317,13 +9820,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   removeGroupMember: {
@@ -4351,13 +9986,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listDatamarts: {
@@ -4385,12 +10152,146 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createDatamart: {
@@ -4432,15 +10333,247 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'invalid_references';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
+           *       "code": "idempotency_answer_not_kept",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getDatamart: {
@@ -4466,12 +10599,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteDatamart: {
@@ -4497,13 +10763,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   updateDatamart: {
@@ -4543,15 +10941,242 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_references';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listUserPermissions: {
@@ -4582,12 +11207,147 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listGroupPermissions: {
@@ -4618,12 +11378,147 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   replaceUserPermissions: {
@@ -4677,15 +11572,215 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_permissions`: The permissions name users, groups or tables that are not the tenant's.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_permissions';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   removeUserPermissions: {
@@ -4713,13 +11808,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   replaceGroupPermissions: {
@@ -4773,15 +12000,215 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_permissions`: The permissions name users, groups or tables that are not the tenant's.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_permissions';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   removeGroupPermissions: {
@@ -4809,13 +12236,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   effectivePermissions: {
@@ -4843,12 +12402,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getSchedule: {
@@ -4877,12 +12569,145 @@ export interface operations {
           'application/yaml': components['schemas']['schedule.v2'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   putSchedule: {
@@ -5027,15 +12852,242 @@ export interface operations {
           'application/yaml': components['schemas']['schedule.v2'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `malformed_yaml`: The body is not valid YAML.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'malformed_yaml'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names an older version than the current one; read it again.",
+           *       "code": "version_mismatch",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteSchedule: {
@@ -5064,13 +13116,172 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names an older version than the current one; read it again.",
+           *       "code": "version_mismatch",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listSchedules: {
@@ -5098,12 +13309,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   previewSchedule: {
@@ -5132,12 +13476,146 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listScheduleRuns: {
@@ -5168,12 +13646,146 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getSettings: {
@@ -5196,12 +13808,144 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   updateSettings: {
@@ -5237,15 +13981,234 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   rotateWebhookSecret: {
@@ -5268,13 +14231,172 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `no_webhook`: The tenant has no webhook configured.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has no webhook configured.",
+           *       "code": "no_webhook",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'no_webhook';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listAlerts: {
@@ -5302,12 +14424,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   createAlert: {
@@ -5354,15 +14609,240 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
+           *       "code": "idempotency_answer_not_kept",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getAlert: {
@@ -5388,12 +14868,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   deleteAlert: {
@@ -5419,13 +15032,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   updateAlert: {
@@ -5462,15 +15207,209 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   previewAlert: {
@@ -5517,14 +15456,209 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   sendAlert: {
@@ -5574,15 +15708,253 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `channel_inactive`: The alert's webhook channel, or the tenant's webhook, is off.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The alert's webhook channel, or the tenant's webhook, is off.",
+           *       "code": "channel_inactive",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'tenant_inactive'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'channel_inactive';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   fireAlert: {
@@ -5632,15 +16004,253 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `channel_inactive`: The alert's webhook channel, or the tenant's webhook, is off.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The alert's webhook channel, or the tenant's webhook, is off.",
+           *       "code": "channel_inactive",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'tenant_inactive'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'channel_inactive';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   listDeliveries: {
@@ -5671,12 +16281,146 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   getDelivery: {
@@ -5702,12 +16446,145 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   redeliver: {
@@ -5733,13 +16610,175 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `channel_inactive`: The alert's webhook channel, or the tenant's webhook, is off.
+       *     - `delivery_not_failed`: Only a failed delivery can be redelivered.
+       *     - `payload_expired`: The delivery's payload has expired and cannot be sent again.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The delivery's payload has expired and cannot be sent again.",
+           *       "code": "payload_expired",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'channel_inactive' | 'delivery_not_failed' | 'payload_expired';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   login: {
@@ -5771,16 +16810,261 @@ export interface operations {
           'application/json': components['schemas']['login-answer'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant is inactive.",
+           *       "code": "tenant_inactive",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_inactive';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
-      503: components['responses']['ServiceUnavailable'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /**
+       * @description Not available yet.
+       *
+       *     - `no_signing_key`: Login tokens cannot be issued yet: the service has no signing key.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Login tokens cannot be issued yet: the service has no signing key.",
+           *       "code": "no_signing_key",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'no_signing_key';
+          };
+        };
+      };
     };
   };
   revokeLogin: {
@@ -5810,15 +17094,207 @@ export interface operations {
           'application/json': components['schemas']['revoke-login-answer'];
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   jwks: {
@@ -5839,9 +17315,61 @@ export interface operations {
           'application/jwk-set+json': components['schemas']['jwk-set'];
         };
       };
-      400: components['responses']['BadRequest'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   landing: {
@@ -5874,28 +17402,60 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The `ref` parameter is not valid Base64. Refused before the route runs (an undeclared query parameter): the error envelope. */
+      /**
+       * @description The `ref` parameter is not valid Base64. Refused before the route runs: the error envelope.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'text/html': string;
-          'application/json': components['schemas']['error-envelope'];
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
         };
       };
-      /** @description The token is expired, revoked, not for this domain, or not a token. Refused before the route runs (an undeclared query parameter): the error envelope. */
+      /** @description The token is expired, revoked, not for this domain, or not a token. */
       401: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'text/html': string;
-          'application/json': components['schemas']['error-envelope'];
         };
       };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   session: {
@@ -5918,10 +17478,90 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   agentHeartbeat: {
@@ -5944,12 +17584,117 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      409: components['responses']['Conflict'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "A query parameter the route does not take.",
+           *       "code": "unknown_query_parameter",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   reportRun: {
@@ -5985,15 +17730,236 @@ export interface operations {
           };
         };
       };
-      400: components['responses']['BadRequest'];
-      401: components['responses']['Unauthorized'];
-      403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
-      409: components['responses']['Conflict'];
-      413: components['responses']['PayloadTooLarge'];
-      415: components['responses']['UnsupportedMediaType'];
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `run_finished`: The run has finished: its status cannot change.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The run has finished: its status cannot change.",
+           *       "code": "run_finished",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'run_finished';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1048576 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
-      500: components['responses']['InternalError'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
     };
   };
   alertWebhook: {

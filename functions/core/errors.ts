@@ -1,3 +1,5 @@
+import type { ErrorCode, ErrorCodeOf } from './error-codes.ts';
+
 /** One failing input, named by JSON pointer (RFC 6901) inside its location. */
 export interface FieldError {
   location: 'body' | 'path' | 'query' | 'header';
@@ -8,11 +10,12 @@ export interface FieldError {
 /**
  * An error the client caused or may act on. It carries its HTTP status so that the mapping to a
  * response lives in one place (the HTTP error middleware); anything else becomes a generic 500.
+ * Its code is one of error-codes.ts; the helpers below take only the codes of their own status.
  */
 export class ServiceError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly errors: FieldError[] = [],
     readonly headers: Record<string, string> = {},
@@ -39,7 +42,7 @@ const bounded = (text: string) =>
  * The error envelope every error answer carries (DESIGN.md section 6), built here for every route,
  * so no route can answer more than `maxListedErrors` errors of bounded length.
  */
-export const errorBody = (code: string, message: string, requestId: string, errors: readonly FieldError[] = []) => ({
+export const errorBody = (code: ErrorCode, message: string, requestId: string, errors: readonly FieldError[] = []) => ({
   status: 'error',
   success: false,
   message: bounded(message),
@@ -54,18 +57,22 @@ export const errorBody = (code: string, message: string, requestId: string, erro
 /** The generic answer to anything unexpected: details go to the logs only, under the same request id. */
 export const internalErrorBody = (requestId: string) => errorBody('internal_error', 'Internal server error', requestId);
 
-export const badRequest = (message: string, errors: FieldError[] = [], code = 'invalid_request') =>
+export const badRequest = (message: string, errors: FieldError[], code: ErrorCodeOf<400>) =>
   new ServiceError(400, code, message, errors);
 
 export const unauthorized = (message: string, challenge = 'Bearer') =>
   new ServiceError(401, 'unauthorized', message, [], { 'www-authenticate': challenge });
 
-export const forbidden = (message: string, code = 'forbidden') => new ServiceError(403, code, message);
+export const forbidden = (message: string, code: ErrorCodeOf<403>) => new ServiceError(403, code, message);
 
 export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
 
-export const conflict = (message: string, code = 'conflict', errors: FieldError[] = [], headers: Record<string, string> = {}) =>
-  new ServiceError(409, code, message, errors, headers);
+export const conflict = (
+  message: string,
+  code: ErrorCodeOf<409>,
+  errors: FieldError[] = [],
+  headers: Record<string, string> = {},
+) => new ServiceError(409, code, message, errors, headers);
 
 export const payloadTooLarge = (message: string) => new ServiceError(413, 'payload_too_large', message);
 

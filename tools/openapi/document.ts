@@ -19,6 +19,7 @@ import {
   type RouteDocs,
 } from '#functions/routes.ts';
 import { errorBody, type FieldError, maxEchoedLength, maxListedErrors } from '#functions/core/errors.ts';
+import { type ErrorCode, errorCodes } from '#functions/core/error-codes.ts';
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -31,6 +32,8 @@ export interface OpenApiSources {
   responseSchemas: Readonly<Record<string, Schema>>;
   /** An example body for every request schema, and for the webhook payload. */
   examples: Readonly<Record<string, unknown>>;
+  /** The error codes each route can answer (tools/openapi/error-codes.ts). */
+  errorCodes: ReadonlyMap<Route, readonly ErrorCode[]>;
   version: string;
 }
 
@@ -198,8 +201,70 @@ export function schemaComponents(schemas: Readonly<Record<string, Schema>>): Rec
   return components;
 }
 
-const errorExample = (code: string, message: string, errors: FieldError[] = []) =>
+const errorExample = (code: ErrorCode, message: string, errors: FieldError[] = []) =>
   errorBody(code, message, '5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10', errors);
+
+/** What each error status means, whichever code says why. */
+const statusDescriptions: Readonly<Record<number, string>> = {
+  400: 'Invalid: every failing field, by JSON pointer.',
+  401: 'No valid credentials.',
+  403: 'A valid token of another kind than the route takes.',
+  404: 'Not there, or not the caller’s.',
+  405: 'The path takes other methods.',
+  409: 'Conflicts with the current state.',
+  413: 'Over the size limit.',
+  415: 'Not a media type the route takes.',
+  500: 'Something failed on our side.',
+  503: 'Not available yet.',
+};
+/** Headers some codes send with the envelope. */
+const codeHeaders: Partial<Record<ErrorCode, Json>> = {
+  unauthorized: { 'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' } } },
+  apply_in_progress: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } },
+  idempotency_key_in_progress: {
+    'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } },
+  },
+};
+/** Examples as the routes really answer them; a code without one shows its meaning as the message. */
+const exampleAnswers: Partial<Record<ErrorCode, Json>> = {
+  validation_failed: errorExample('validation_failed', 'Invalid request body: /nome must NOT have fewer than 1 characters', [
+    { location: 'body', pointer: '/nome', message: 'must NOT have fewer than 1 characters' },
+  ]),
+  unauthorized: errorExample('unauthorized', 'Missing bearer token'),
+  wrong_token_kind: errorExample(
+    'wrong_token_kind',
+    'This route takes a tenant token (tenantBearerAuth); this is a client token',
+  ),
+  not_found: errorExample('not_found', 'Tenant not found'),
+  payload_too_large: errorExample('payload_too_large', 'Request body is larger than 1048576 bytes'),
+  internal_error: errorExample('internal_error', 'Internal server error'),
+};
+const exampleOf = (code: ErrorCode) => exampleAnswers[code] ?? errorExample(code, errorCodes[code].meaning.replaceAll('`', ''));
+
+/** The error envelope whose `code` is one of a status's codes for this route. */
+const errorSchema = (codes: readonly ErrorCode[]): Schema => ({
+  allOf: [schemaRef('error-envelope'), { type: 'object', properties: { code: { enum: codes } } }],
+});
+const codeList = (codes: readonly ErrorCode[]) => codes.map((code) => `- \`${code}\`: ${errorCodes[code].meaning}`).join('\n');
+
+/** The code a status's example shows: a field error when there can be one, else the route's most particular code (the catalog lists the generic ones first). */
+const exampleCode = (codes: readonly ErrorCode[]) =>
+  codes.includes('validation_failed') ? 'validation_failed' : (codes.at(-1) as ErrorCode);
+
+function errorResponse(status: number, codes: readonly ErrorCode[]): Json {
+  const headers = Object.assign({}, ...codes.map((code) => codeHeaders[code] ?? {})) as Json;
+  return {
+    description: `${statusDescriptions[status] ?? 'Refused.'}\n\n${codeList(codes)}`,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: { 'application/json': { schema: errorSchema(codes), example: exampleOf(exampleCode(codes)) } },
+  };
+}
+
+function errorCodesOf(route: Route, sources: OpenApiSources): readonly ErrorCode[] {
+  const codes = sources.errorCodes.get(route);
+  if (!codes) throw new Error(`No error codes for ${route.method} ${route.path}`);
+  return codes;
+}
 
 function components(sources: OpenApiSources): Json {
   const schemas: Json = {
@@ -254,47 +319,9 @@ function components(sources: OpenApiSources): Json {
     },
   };
   Object.assign(schemas, schemaComponents({ ...sources.requestSchemas, ...sources.responseSchemas }));
-  const error = (description: string, example: Json, headers?: Json) => ({
-    description,
-    ...(headers ? { headers } : {}),
-    content: { 'application/json': { schema: schemaRef('error-envelope'), example } },
-  });
   return {
     schemas,
     responses: {
-      BadRequest: error(
-        'Invalid: every failing field, by JSON pointer.',
-        errorExample('validation_failed', 'Invalid request body: /nome must NOT have fewer than 1 characters', [
-          { location: 'body', pointer: '/nome', message: 'must NOT have fewer than 1 characters' },
-        ]),
-      ),
-      Unauthorized: error('No valid credentials.', errorExample('unauthorized', 'Missing or invalid bearer token'), {
-        'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' } },
-      }),
-      Forbidden: error(
-        'A valid token of another kind than the route takes; the message names the scheme it needs.',
-        errorExample('wrong_token_kind', 'This route takes a tenant token (tenantBearerAuth); this is a client token'),
-      ),
-      NotFound: error(
-        'Not there, or not the caller’s; also every tenant route called with the token of a deleted tenant (`Tenant not found`).',
-        errorExample('not_found', 'Tenant not found'),
-      ),
-      Conflict: error(
-        'Conflicts with the current state (an inactive tenant, a name taken, a concurrent change, an Idempotency-Key reused).',
-        errorExample('tenant_inactive', 'Tenant is inactive'),
-      ),
-      PayloadTooLarge: error(
-        'The body is over the limit.',
-        errorExample('payload_too_large', 'Request body is larger than 1048576 bytes'),
-      ),
-      UnsupportedMediaType: error(
-        'The body is not in a media type the route takes.',
-        errorExample('unsupported_media_type', 'Content-Type must be application/json, not text/plain'),
-      ),
-      InternalError: error(
-        'Something failed on our side; the logs have the details under the same requestId.',
-        errorExample('internal_error', 'Internal server error'),
-      ),
       TooManyRequests: {
         description: 'Throttled by API Gateway, before any function runs: its own body, not the error envelope.',
         content: {
@@ -304,10 +331,6 @@ function components(sources: OpenApiSources): Json {
           },
         },
       },
-      ServiceUnavailable: error(
-        'Login tokens cannot be issued yet (no signing key).',
-        errorExample('no_signing_key', 'Login tokens cannot be issued: no signing key yet'),
-      ),
     },
     parameters: {
       IdempotencyKey: {
@@ -360,7 +383,7 @@ function requestBody(route: Route, sources: OpenApiSources): Json | undefined {
   return { required: true, content };
 }
 
-function responses(route: Route): Json {
+function responses(route: Route, sources: OpenApiSources): Json {
   const docs = route.docs ?? {};
   const result: Json = {};
   const content = answerContent(docs.answer);
@@ -374,42 +397,25 @@ function responses(route: Route): Json {
     };
   }
   if (docs.notModified) result['304'] = { description: docs.notModified };
-  const names = pathParameterNames(route.path);
-  const ids = names.filter(isIdParameter);
-  const body = route.body !== undefined;
-  const errors: Array<[status: string, component: string, applies: boolean]> = [
-    // Every route refuses query parameters it does not declare.
-    ['400', 'BadRequest', true],
-    ['401', 'Unauthorized', route.auth.length > 0 || docs.credential !== undefined],
-    ['403', 'Forbidden', route.auth.length > 0],
-    [
-      '404',
-      'NotFound',
-      ids.length > 0 || names.includes('asset') || Boolean(docs.bodyNamesRecords) || route.auth.includes('tenant'),
-    ],
-    [
-      '409',
-      'Conflict',
-      (route.table === 'readWrite' && route.method !== 'GET') || Boolean(route.idempotent) || Boolean(docs.refusesInactiveTenant),
-    ],
-    ['413', 'PayloadTooLarge', body],
-    ['415', 'UnsupportedMediaType', body],
-    ['429', 'TooManyRequests', true],
-    ['500', 'InternalError', true],
-    ['503', 'ServiceUnavailable', Boolean(route.signingKeys) && route.method === 'POST'],
+  const codes = errorCodesOf(route, sources);
+  const statuses = [
+    ...new Set([...codes.map((code) => errorCodes[code].status), ...Object.keys(docs.htmlErrors ?? {}).map(Number)]),
   ];
-  for (const [status, component, applies] of errors) {
-    const page = docs.htmlErrors?.[Number(status)];
+  for (const status of statuses.sort((x, y) => x - y)) {
+    const listed = codes.filter((code) => errorCodes[code].status === status);
+    const page = docs.htmlErrors?.[status];
     const html = { 'text/html': { schema: { type: 'string' } } };
-    // A browser's route answers its own refusals as a page; what the pipeline refuses first is still the envelope.
-    if (page && applies) {
+    if (page && listed.length === 0) result[status] = { description: page, content: html };
+    else if (page) {
+      // A browser's route answers its own refusals as a page; what the pipeline refuses first is still the envelope.
       result[status] = {
-        description: `${page} Refused before the route runs (an undeclared query parameter): the error envelope.`,
-        content: { ...html, 'application/json': { schema: schemaRef('error-envelope') } },
+        description: `${page} Refused before the route runs: the error envelope.\n\n${codeList(listed)}`,
+        content: { ...html, 'application/json': { schema: errorSchema(listed) } },
       };
-    } else if (page) result[status] = { description: page, content: html };
-    else if (applies) result[status] = responseRef(component);
+    } else result[status] = errorResponse(status, listed);
   }
+  // API Gateway's own, before any function runs (status keys list in numeric order whatever the insertion order).
+  result['429'] = responseRef('TooManyRequests');
   return result;
 }
 
@@ -447,7 +453,7 @@ function operation(route: Route, operationId: string, routes: readonly Route[], 
     security,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: responses(route),
+    responses: responses(route, sources),
   };
 }
 

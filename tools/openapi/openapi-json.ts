@@ -8,6 +8,7 @@ import { routes } from '#functions/routes.ts';
 import { requestSchemas } from '#schemas/index.ts';
 import { responseSchemas } from '#schemas/responses/index.ts';
 import { openApiDocument } from './document.ts';
+import { routeErrorCodes } from './error-codes.ts';
 import { examples } from './examples.ts';
 
 export const openApiFile = fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
@@ -22,6 +23,7 @@ export function generateOpenApiJson(): string {
     requestSchemas,
     responseSchemas,
     examples,
+    errorCodes: routeErrorCodes(routes),
     version: packageVersion(),
   });
   return `${JSON.stringify(document, null, 2)}\n`;

@@ -88,5 +88,5 @@ export async function rotateAgentToken(tenantId: number, agentId: number): Promi
     const written = await replaceAgentToken(agent, token);
     if (written) return { id: agentId, token };
   }
-  throw conflict('The agent changed while this request ran; retry it');
+  throw conflict('The agent changed while this request ran; retry it', 'concurrent_change');
 }

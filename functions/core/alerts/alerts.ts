@@ -32,7 +32,11 @@ function checkContentSize(content: BlockDefinition[] | undefined): void {
   const bytes = Buffer.byteLength(JSON.stringify(content));
   if (bytes <= maxAlertContentBytes) return;
   const message = `takes ${bytes} bytes as JSON; an alert's content may take at most ${maxAlertContentBytes}`;
-  throw badRequest(`The alert's content is too large: it ${message}`, [{ location: 'body', pointer: '/content', message }]);
+  throw badRequest(
+    `The alert's content is too large: it ${message}`,
+    [{ location: 'body', pointer: '/content', message }],
+    'validation_failed',
+  );
 }
 
 export const describeAlert = ({ alertId, nome, channels, content, createdAt, updatedAt }: AlertRecord) => ({

@@ -199,13 +199,14 @@ export async function deliveryBody(record: DeliveryRecord): Promise<string | und
 export async function redeliver(tenantId: number, deliveryId: number) {
   const record = await findDelivery(tenantId, deliveryId);
   if (!record) throw deliveryNotFound();
-  if (record.status !== 'failed') throw conflict(`Only a failed delivery can be redelivered; this one is ${record.status}`);
+  if (record.status !== 'failed')
+    throw conflict(`Only a failed delivery can be redelivered; this one is ${record.status}`, 'delivery_not_failed');
   const problem = channelProblem(await findSettings(tenantId));
   if (problem) throw conflict(`${problem}: enable it before redelivering`, 'channel_inactive');
   const body = await deliveryBody(record);
   if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
   const requeued = await requeueDelivery(tenantId, deliveryId, record.attempts.length, [recordFollowUp(sending(record))]);
-  if (!requeued) throw conflict('The delivery was redelivered already');
+  if (!requeued) throw conflict('The delivery was redelivered already', 'concurrent_change');
   const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
   await enqueue(queued, record.payloadKey ? undefined : body);
   return describeDelivery(queued);

@@ -58,7 +58,7 @@ async function updateSettings(
     const { record, newSecret } = change(current, new Date().toISOString());
     if (await replaceSettings(record, current)) return describeSettings(record, endpoint, newSecret);
   }
-  throw conflict('The settings changed while this request ran; retry it');
+  throw conflict('The settings changed while this request ran; retry it', 'concurrent_change');
 }
 
 /**
@@ -72,9 +72,11 @@ export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
   if (requested?.url !== undefined) {
     const problem = webhookUrlProblem(requested.url, { allowLoopback: webhookConfig().allowLoopback });
     if (problem) {
-      throw badRequest(`Invalid webhook URL: ${problem}`, [
-        { location: 'body', pointer: '/alertChannels/webhook/url', message: problem },
-      ]);
+      throw badRequest(
+        `Invalid webhook URL: ${problem}`,
+        [{ location: 'body', pointer: '/alertChannels/webhook/url', message: problem }],
+        'validation_failed',
+      );
     }
   }
   return updateSettings(tenantId, (current, now) => {
@@ -82,9 +84,11 @@ export function patchSettings(tenantId: number, patch: UpdateSettingsBody) {
     const existing = current.webhook;
     if (!existing) {
       if (requested.url === undefined) {
-        throw badRequest('A webhook needs a url', [
-          { location: 'body', pointer: '/alertChannels/webhook/url', message: 'is required' },
-        ]);
+        throw badRequest(
+          'A webhook needs a url',
+          [{ location: 'body', pointer: '/alertChannels/webhook/url', message: 'is required' }],
+          'validation_failed',
+        );
       }
       const secret = newSigningSecret();
       const webhook = {

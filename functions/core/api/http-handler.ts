@@ -229,9 +229,11 @@ export function idParameter(request: ApiRequest<unknown>, name: string): number 
   const raw = request.pathParameters[name] ?? '';
   const id = /^[1-9][0-9]{0,15}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(id)) {
-    throw badRequest(`Path parameter ${name} must be a positive integer`, [
-      { location: 'path', pointer: `/${name}`, message: 'must be a positive integer' },
-    ]);
+    throw badRequest(
+      `Path parameter ${name} must be a positive integer`,
+      [{ location: 'path', pointer: `/${name}`, message: 'must be a positive integer' }],
+      'invalid_path_parameter',
+    );
   }
   return id;
 }
@@ -276,7 +278,11 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
   const value = raw === undefined ? (schema.default ?? Number.NaN) : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= schema.minimum && value <= schema.maximum)) {
     const rule = `must be an integer from ${schema.minimum} to ${schema.maximum}`;
-    throw badRequest(`Query parameter ${name} ${rule}`, [{ location: 'query', pointer: `/${name}`, message: rule }]);
+    throw badRequest(
+      `Query parameter ${name} ${rule}`,
+      [{ location: 'query', pointer: `/${name}`, message: rule }],
+      'invalid_query_parameter',
+    );
   }
   return value;
 }

@@ -63,9 +63,11 @@ export async function withIdempotency(call: IdempotentCall, execute: (attempt: A
     return execute({ resumable: () => unrecorded(), requestKey: call.requestId });
   }
   if (!idempotencyKeyPattern.test(call.key)) {
-    throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters', [
-      { location: 'header', pointer: '/idempotency-key', message: 'is invalid' },
-    ]);
+    throw badRequest(
+      'Idempotency-Key must be 1 to 255 printable ASCII characters',
+      [{ location: 'header', pointer: '/idempotency-key', message: 'is invalid' }],
+      'invalid_idempotency_key',
+    );
   }
   const slot: IdempotencySlot = { scope: call.scope, keyHash: sha256(`key:${call.key}`) };
   const fingerprint = sha256(`request:${call.request}`);

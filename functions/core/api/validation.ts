@@ -23,7 +23,11 @@ export interface SchemaModule<Body = unknown> {
 /** Returns the body typed when it satisfies the schema; otherwise a 400 listing every failing field. */
 export function validateBody<Body>(schema: SchemaModule<Body>, body: unknown): Body {
   if (body === undefined) {
-    throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
+    throw badRequest(
+      'Request body is required',
+      [{ location: 'body', pointer: '', message: 'is required' }],
+      'validation_failed',
+    );
   }
   const errors = schemaErrors(schema, body);
   if (errors.length === 0) return body as Body;

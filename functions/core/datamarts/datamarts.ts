@@ -73,9 +73,10 @@ const ownerEntries = (ownerIds: readonly number[], users: ReadonlyMap<number, Us
 
 /** A datamart's write as the caller hears of it: done, or a 409 saying what changed while the request ran. */
 function requireWritten(outcome: DatamartWrite): void {
-  if (outcome === 'changed') throw conflict('The datamart changed while this request ran; retry it');
+  if (outcome === 'changed') throw conflict('The datamart changed while this request ran; retry it', 'concurrent_change');
   // The only other conditions are the owners index entries': an owner was deleted since the check.
-  if (outcome === 'condition_alongside') throw conflict('An owner of the datamart was deleted while this request ran; retry it');
+  if (outcome === 'condition_alongside')
+    throw conflict('An owner of the datamart was deleted while this request ran; retry it', 'concurrent_change');
 }
 
 /** A datamart as spec 2.3 shows it. */

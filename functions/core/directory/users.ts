@@ -57,7 +57,7 @@ export async function updateUser(tenantId: number, userId: number, changes: Upda
   const { written, loginMoved } = await replaceUser(user, next);
   if (!written) {
     if (loginMoved && (await findUserByLogin(tenantId, next.login))) throw loginTaken(next.login);
-    throw conflict('The user changed while this request ran; retry it');
+    throw conflict('The user changed while this request ran; retry it', 'concurrent_change');
   }
   return next;
 }

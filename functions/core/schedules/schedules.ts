@@ -48,7 +48,11 @@ export async function putSchedule(
   options: { ifMatch?: string; actor: string; now?: number },
 ): Promise<{ record: ScheduleRecord; created: boolean }> {
   if (value === undefined) {
-    throw badRequest('Request body is required', [{ location: 'body', pointer: '', message: 'is required' }]);
+    throw badRequest(
+      'Request body is required',
+      [{ location: 'body', pointer: '', message: 'is required' }],
+      'validation_failed',
+    );
   }
   const [tenant, flows, existing] = await Promise.all([
     findTenant(tenantId),

@@ -352,7 +352,11 @@ function startKeyOf(options: ListQuery): Record<string, string> | undefined {
 }
 
 const invalidCursor = () =>
-  badRequest('Invalid cursor', [{ location: 'query', pointer: '/cursor', message: 'is not a cursor from this list' }]);
+  badRequest(
+    'Invalid cursor',
+    [{ location: 'query', pointer: '/cursor', message: 'is not a cursor from this list' }],
+    'invalid_query_parameter',
+  );
 
 function encodeCursor(key: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');

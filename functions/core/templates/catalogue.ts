@@ -71,7 +71,10 @@ export async function publishTemplate(
   const templateId = await allocateTemplateId();
   const answer = published(newTemplateRecord(clientId, templateId, bundle));
   if ((await insertTemplate(clientId, templateId, bundle, record.finish(answer))) === 'name_taken') {
-    throw (await nameTaken(clientId, bundle.nome)) ?? conflict('The template name was taken at the same time; retry');
+    throw (
+      (await nameTaken(clientId, bundle.nome)) ??
+      conflict('The template name was taken at the same time; retry', 'concurrent_change')
+    );
   }
   return answer;
 }
@@ -89,10 +92,14 @@ export async function publishNextVersion(clientId: number, templateId: number, b
     const renamedOnto = await nameTaken(clientId, bundle.nome, templateId);
     if (renamedOnto) throw renamedOnto;
     const next = await insertNextVersion(template, bundle);
-    if (next === 'name_taken') throw (await nameTaken(clientId, bundle.nome, templateId)) ?? conflict('Retry');
+    if (next === 'name_taken')
+      throw (
+        (await nameTaken(clientId, bundle.nome, templateId)) ??
+        conflict('The template name was taken at the same time; retry', 'concurrent_change')
+      );
     if (next !== 'version_taken') return published(next);
   }
-  throw conflict('Another version of this template was published at the same time; retry');
+  throw conflict('Another version of this template was published at the same time; retry', 'concurrent_change');
 }
 
 /**

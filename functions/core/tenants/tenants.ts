@@ -241,7 +241,7 @@ async function withCurrentTenant<T>(
     const result = await write(await findClientTenant(clientId, tenantId));
     if (result !== undefined) return result;
   }
-  throw conflict('The tenant changed while this request ran; retry it');
+  throw conflict('The tenant changed while this request ran; retry it', 'concurrent_change');
 }
 
 /** Spec 4.3 / DELETE /tenants: soft delete, token revoked in the same transaction, billing record kept. */
@@ -342,7 +342,7 @@ export async function updateTenant(
     if (await updateTenantFields(tenant, next)) return next;
     if (changes.schedulingGranularity === 'hours') await refuseMinuteSchedules(tenantId);
   }
-  throw conflict('The tenant changed while this request ran; retry it');
+  throw conflict('The tenant changed while this request ran; retry it', 'concurrent_change');
 }
 
 /**

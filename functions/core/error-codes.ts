@@ -1,0 +1,74 @@
+/**
+ * Every `code` an error answer can carry, with its status and what it tells a program. The error
+ * helpers (errors.ts) take only these codes, and only with their own status, so `tsc` refuses a code
+ * that is not here. The OpenAPI document lists, per route, the codes its handler can reach
+ * (tools/openapi/error-codes.ts) with the meanings below; the contract check then fails on any answer
+ * whose code its route does not list.
+ *
+ * Imported as types only by the functions: the table itself stays out of their bundles, which is
+ * what lets the document find a route's codes by the ones its bundle spells.
+ */
+export const errorCodes = {
+  malformed_body: { status: 400, meaning: 'The body is not valid UTF-8, or nests or repeats keys beyond the limits.' },
+  malformed_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  malformed_yaml: { status: 400, meaning: 'The body is not valid YAML.' },
+  validation_failed: {
+    status: 400,
+    meaning: 'The body breaks its schema or a rule of the route: `errors` lists every failing field.',
+  },
+  invalid_path_parameter: { status: 400, meaning: 'An id in the path is not a positive integer.' },
+  invalid_query_parameter: { status: 400, meaning: 'A query parameter (`limit`, `cursor`, …) has a value the route refuses.' },
+  unknown_query_parameter: { status: 400, meaning: 'A query parameter the route does not take.' },
+  invalid_idempotency_key: { status: 400, meaning: 'The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.' },
+  answer_too_large: { status: 400, meaning: 'The whole list is too large for one answer: page it with `limit`.' },
+  invalid_references: { status: 400, meaning: "The datamart names tables or owners that are not the tenant's." },
+  invalid_permissions: { status: 400, meaning: "The permissions name users, groups or tables that are not the tenant's." },
+  invalid_reload_items: {
+    status: 400,
+    meaning: "A reload item names a flow or agent that is not the tenant's; nothing was queued.",
+  },
+  invalid_template: { status: 400, meaning: 'The template bundle refers to resources it does not define.' },
+  unauthorized: { status: 401, meaning: 'No credentials, or credentials that are not (or no longer) valid.' },
+  wrong_token_kind: {
+    status: 403,
+    meaning: 'A valid token of another kind than the route takes; the message names the one it needs.',
+  },
+  not_found: { status: 404, meaning: "Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token)." },
+  method_not_allowed: { status: 405, meaning: 'The path takes other methods: `Allow` names them.' },
+  tenant_inactive: { status: 409, meaning: 'The tenant is inactive.' },
+  tenant_provisioning: { status: 409, meaning: "The tenant's first template is still being applied; retry shortly." },
+  apply_in_progress: { status: 409, meaning: 'A template is being applied to the tenant right now; retry after `Retry-After`.' },
+  concurrent_change: { status: 409, meaning: 'What the request changes was changed by another request meanwhile; retry it.' },
+  version_mismatch: { status: 409, meaning: '`If-Match` names an older version than the current one; read it again.' },
+  idempotency_key_reused: { status: 409, meaning: 'The `Idempotency-Key` was used with a different request.' },
+  idempotency_key_in_progress: {
+    status: 409,
+    meaning: 'A request with this `Idempotency-Key` is still running; retry after `Retry-After`.',
+  },
+  idempotency_answer_not_kept: {
+    status: 409,
+    meaning: 'The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.',
+  },
+  login_taken: { status: 409, meaning: 'The tenant already has a user with this login (case and width folded).' },
+  agent_name_taken: { status: 409, meaning: 'The tenant already has an agent with this name.' },
+  agent_limit: { status: 409, meaning: 'The tenant has as many agents as it may.' },
+  template_name_taken: { status: 409, meaning: 'The client already has a template with this name: `errors` names it.' },
+  template_is_default: { status: 409, meaning: "The template is the client's default: set another default first." },
+  minute_triggers_in_use: { status: 409, meaning: 'Schedules with Minute triggers keep `schedulingGranularity` at minutes.' },
+  run_finished: { status: 409, meaning: 'The run has finished: its status cannot change.' },
+  no_webhook: { status: 409, meaning: 'The tenant has no webhook configured.' },
+  channel_inactive: { status: 409, meaning: "The alert's webhook channel, or the tenant's webhook, is off." },
+  delivery_not_failed: { status: 409, meaning: 'Only a failed delivery can be redelivered.' },
+  payload_expired: { status: 409, meaning: "The delivery's payload has expired and cannot be sent again." },
+  payload_too_large: { status: 413, meaning: 'The body, or the webhook body it would make, is over the limit.' },
+  unsupported_media_type: { status: 415, meaning: 'The body is not in a media type (or charset) the route takes.' },
+  internal_error: { status: 500, meaning: 'Something failed on our side; the logs have it under the same `requestId`.' },
+  no_signing_key: { status: 503, meaning: 'Login tokens cannot be issued yet: the service has no signing key.' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/** The codes of one status: what a helper for that status takes. */
+export type ErrorCodeOf<Status extends number> = {
+  [Code in ErrorCode]: (typeof errorCodes)[Code]['status'] extends Status ? Code : never;
+}[ErrorCode];
