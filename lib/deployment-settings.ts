@@ -1,3 +1,4 @@
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
 import { stageContext } from './stage.ts';
 import { type WholeNumberLimits, wholeNumberSetting } from '#functions/core/environment-settings.ts';
@@ -69,6 +70,25 @@ export interface DeploymentSettings extends DispatchSettings, RetentionSettings,
   reserveConcurrency: boolean;
 }
 
+/** A positive number from context (`wholeNumber`: and a whole one); strings from the command line, numbers from cdk.json. */
+function positiveNumber(scope: Construct, name: string, fallback: number, wholeNumber: boolean): number {
+  const raw = stageContext(scope, name);
+  if (raw === undefined || raw === '') return fallback;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isFinite(value) || value <= 0 || (wholeNumber && !Number.isInteger(value)))
+    throw new Error(`Context ${name} must be a positive ${wholeNumber ? 'whole ' : ''}number, not "${String(raw)}"`);
+  return value;
+}
+
+/** A whole number from context within its limits (the functions' own reader, so both refuse alike). */
+function wholeNumberContext(scope: Construct, name: string, limits: WholeNumberLimits): number {
+  try {
+    return wholeNumberSetting(name, stageContext(scope, name), limits);
+  } catch (error) {
+    throw new Error(`Context ${(error as Error).message}`);
+  }
+}
+
 /**
  * Reads and checks the context values; a bad value fails the synth with a message naming it, rather
  * than deploying a stage with no throttling or an alarm topic nobody is subscribed to. Values from
@@ -76,31 +96,10 @@ export interface DeploymentSettings extends DispatchSettings, RetentionSettings,
  */
 export function deploymentSettings(scope: Construct): DeploymentSettings {
   const context = (name: string): unknown => stageContext(scope, name);
+  const number = (name: string, fallback: number, wholeNumber: boolean) => positiveNumber(scope, name, fallback, wholeNumber);
+  const wholeNumber = (name: string, limits: WholeNumberLimits) => wholeNumberContext(scope, name, limits);
 
-  const email = context('alarmEmail');
-  let alarmEmail: string | undefined;
-  if (email !== undefined && email !== '') {
-    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
-      throw new Error(`Context alarmEmail must be an e-mail address, not "${String(email)}"`);
-    alarmEmail = email;
-  }
-
-  const number = (name: string, fallback: number, wholeNumber: boolean): number => {
-    const raw = context(name);
-    if (raw === undefined || raw === '') return fallback;
-    const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : Number.NaN;
-    if (!Number.isFinite(value) || value <= 0 || (wholeNumber && !Number.isInteger(value)))
-      throw new Error(`Context ${name} must be a positive ${wholeNumber ? 'whole ' : ''}number, not "${String(raw)}"`);
-    return value;
-  };
-
-  const wholeNumber = (name: string, limits: WholeNumberLimits) => {
-    try {
-      return wholeNumberSetting(name, context(name), limits);
-    } catch (error) {
-      throw new Error(`Context ${(error as Error).message}`);
-    }
-  };
+  const alarmEmail = alarmEmailSetting(scope);
 
   const reserve = context('reserveConcurrency');
   if (![undefined, '', true, false, 'true', 'false'].includes(reserve as string | boolean | undefined))
@@ -124,6 +123,62 @@ export function deploymentSettings(scope: Construct): DeploymentSettings {
   };
   checkReservations(settings);
   return settings;
+}
+
+/** The alarm e-mail, if the stage has one (both stacks subscribe it to their own alarm topic). */
+export function alarmEmailSetting(scope: Construct): string | undefined {
+  const email = stageContext(scope, 'alarmEmail');
+  if (email === undefined || email === '') return undefined;
+  if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+    throw new Error(`Context alarmEmail must be an e-mail address, not "${String(email)}"`);
+  return email;
+}
+
+/**
+ * The WAF's rate-based rules count requests over this window: the shortest WAF offers, so a flood is
+ * judged on its last minute, not diluted over five.
+ */
+export const EDGE_RATE_WINDOW_SECONDS = 60;
+/**
+ * Requests one caller (one `Authorization` header value) may send per window before the WAF answers
+ * it 429: 6,000 a minute is 100 a second, half the stage's default 200, so no single caller can spend
+ * the bucket the others share. WAF takes 10 to 2,000,000,000.
+ */
+export const CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 6000, min: 10, max: 2_000_000_000 };
+/**
+ * Requests one address may send per window without an `Authorization` header (the SSO landing, docs,
+ * JWKS, health, unmatched paths): 3,000 a minute is 50 a second, the size of one anonymous route's bucket.
+ */
+export const ANONYMOUS_CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 3000, min: 10, max: 2_000_000_000 };
+/** CloudFront's price classes by their setting: where the distribution is served from (docs/operations.md). */
+export const EDGE_PRICE_CLASSES = {
+  '100': PriceClass.PRICE_CLASS_100,
+  '200': PriceClass.PRICE_CLASS_200,
+  All: PriceClass.PRICE_CLASS_ALL,
+};
+/** Edge locations of North America, Europe and Israel: the cheapest; callers elsewhere reach the nearest of them. */
+export const DEFAULT_EDGE_PRICE_CLASS = '100';
+
+/** What the edge (CloudFront and the WAF web ACL in front of the API) takes from context. */
+export interface EdgeSettings {
+  /** Requests per `EDGE_RATE_WINDOW_SECONDS` one `Authorization` value may send. */
+  callerRateLimit: number;
+  /** Requests per window one address may send without `Authorization`. */
+  anonymousCallerRateLimit: number;
+  priceClass: PriceClass;
+}
+
+/** Reads and checks the edge's settings, like deploymentSettings. */
+export function edgeSettings(scope: Construct): EdgeSettings {
+  const raw = stageContext(scope, 'edgePriceClass');
+  const priceClass = (raw === undefined || raw === '' ? DEFAULT_EDGE_PRICE_CLASS : String(raw)).replace(/^PriceClass_/, '');
+  if (!Object.hasOwn(EDGE_PRICE_CLASSES, priceClass))
+    throw new Error(`Context edgePriceClass must be one of ${Object.keys(EDGE_PRICE_CLASSES).join(', ')}, not "${priceClass}"`);
+  return {
+    callerRateLimit: wholeNumberContext(scope, 'callerRateLimit', CALLER_RATE_LIMIT),
+    anonymousCallerRateLimit: wholeNumberContext(scope, 'anonymousCallerRateLimit', ANONYMOUS_CALLER_RATE_LIMIT),
+    priceClass: EDGE_PRICE_CLASSES[priceClass as keyof typeof EDGE_PRICE_CLASSES],
+  };
 }
 
 /** The concurrency each queue consumer reserves, by handler: none unless it reserves and the stage lets it. */

@@ -130,7 +130,8 @@ export const METRICS_PER_ALARM = 10;
 type Notify = <A extends Alarm | CompositeAlarm>(alarm: A) => A;
 
 const FIVE_MINUTES = Duration.minutes(5);
-const RUNBOOK = 'Runbook: docs/operations.md, section Alarms.';
+/** Where every alarm's description sends the reader. */
+export const RUNBOOK = 'Runbook: docs/operations.md, section Alarms.';
 
 /**
  * The service's alarms (besides the DLQ alarms, made with their queues) and its dashboard.

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   ApiMapping,
@@ -60,6 +60,11 @@ export interface ServiceApiProps {
   tenantBaseDomain: string;
   /** With it, the API also answers on every tenant domain (see ServiceStackProps). */
   tenantCertificateArn?: string;
+  /**
+   * Turns the API's own `execute-api` address off, so callers cannot go around the edge's WAF by it
+   * (the stage's edge is on: lib/service-edge.ts).
+   */
+  disableExecuteApiEndpoint?: boolean;
   /** The default stage's throttling (CDK context): what the routes with a token share. */
   throttle: { rateLimit: number; burstLimit: number };
   /** The bucket each route without a token has to itself. */
@@ -78,6 +83,8 @@ export interface ServiceApiProps {
 export class ServiceApi {
   readonly api: HttpApi;
   readonly accessLogs: LogGroup;
+  /** The regional custom domain `*.<tenantBaseDomain>`, with a tenant certificate. */
+  readonly tenantDomains?: DomainName;
   /** The route functions, in route table order. */
   readonly functions: NamedFunction[] = [];
 
@@ -85,7 +92,11 @@ export class ServiceApi {
     const { queues, payloads, signingKeys, roles } = props;
     // The API's one stage, $default, made here rather than by HttpApi (same construct id, so the same
     // resource) to give it throttling (CDK context) and a JSON access log (accessLogFormat).
-    this.api = new HttpApi(stack, 'Api', { apiName: `bi-tenant-admin-${props.stage}`, createDefaultStage: false });
+    this.api = new HttpApi(stack, 'Api', {
+      apiName: `bi-tenant-admin-${props.stage}`,
+      createDefaultStage: false,
+      disableExecuteApiEndpoint: props.disableExecuteApiEndpoint ?? false,
+    });
     this.accessLogs = new LogGroup(stack, 'ApiAccessLogs', {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -102,12 +113,11 @@ export class ServiceApi {
     if (props.tenantCertificateArn) {
       const problems = certificateProblems(props.tenantCertificateArn, stack);
       if (problems.length > 0) throw new Error(problems.join('\n'));
-      const tenantDomains = new DomainName(stack, 'TenantDomains', {
+      this.tenantDomains = new DomainName(stack, 'TenantDomains', {
         domainName: `*.${props.tenantBaseDomain}`,
         certificate: Certificate.fromCertificateArn(stack, 'TenantCertificate', props.tenantCertificateArn),
       });
-      new ApiMapping(stack, 'TenantDomainMapping', { api: this.api, domainName: tenantDomains, stage });
-      new CfnOutput(stack, 'TenantDomainTarget', { value: tenantDomains.regionalDomainName });
+      new ApiMapping(stack, 'TenantDomainMapping', { api: this.api, domainName: this.tenantDomains, stage });
     }
     const environment = {
       ...props.table.environment,

@@ -1,14 +1,15 @@
-import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, CrossStackReferences, ReferenceStrength, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { stageVariable } from '#functions/core/observability/names.ts';
 import { AlarmTopic } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
-import { deploymentSettings } from './deployment-settings.ts';
+import { deploymentSettings, edgeSettings } from './deployment-settings.ts';
 import { FunctionRoles } from './function-roles.ts';
 import { ServiceMonitoring } from './monitoring.ts';
 import { PayloadBucket } from './payload-bucket.ts';
 import { QueueWorkers } from './queue-workers.ts';
 import { ServiceApi } from './service-api.ts';
+import { API_HOST_LABEL, ServiceEdge } from './service-edge.ts';
 import { ServiceQueues } from './service-queues.ts';
 import { ServiceTable } from './service-table.ts';
 import { SigningKeys } from './signing-keys.ts';
@@ -16,7 +17,8 @@ import { TimedWorkers } from './timed-workers.ts';
 
 /**
  * Besides these props, the stack reads CDK context (see deployment-settings.ts): the alarm e-mail,
- * API throttling, consumer concurrency and the account's quota, the due index's shape, retentions.
+ * API throttling, consumer concurrency and the account's quota, the due index's shape, retentions,
+ * and with the edge its CloudFront price class.
  */
 export interface ServiceStackProps extends StackProps {
   stage: string;
@@ -29,6 +31,18 @@ export interface ServiceStackProps extends StackProps {
    * `TenantDomainTarget` output.
    */
   tenantCertificateArn?: string;
+  /**
+   * With it, callers reach the API only through a CloudFront distribution on the tenant domains, behind
+   * the WAF web ACL of EdgeFirewallStack (per-caller rate limits), and the `execute-api` address is off.
+   * Needs `tenantCertificateArn` (the distribution's origin is the regional tenant domain). The wildcard
+   * DNS record then points at the distribution (`TenantDomainTarget` says where either way).
+   */
+  edge?: {
+    /** ACM certificate of `*.<tenantBaseDomain>` in us-east-1. */
+    certificateArn: string;
+    /** The web ACL's ARN (a cross-region reference when the stack is not in us-east-1: `crossRegionReferences`). */
+    webAclArn: string;
+  };
 }
 
 /**
@@ -43,6 +57,12 @@ export interface ServiceStackProps extends StackProps {
 export class ServiceStack extends Stack {
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
+    // The web ACL's ARN comes from the us-east-1 stack through CDK's ExportWriter and ExportReader (an SSM
+    // parameter in this region): strong, so that stack cannot delete the ACL while the distribution uses it.
+    // Said here, before any resource: it is context of this stack.
+    if (props.edge) CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
+    if (props.edge && !props.tenantCertificateArn)
+      throw new Error('The edge needs tenantCertificateArn: its origin is the API on the regional tenant domains');
     const settings = deploymentSettings(this);
 
     const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings, retention: settings });
@@ -57,6 +77,7 @@ export class ServiceStack extends Stack {
       stage: props.stage,
       tenantBaseDomain: props.tenantBaseDomain,
       tenantCertificateArn: props.tenantCertificateArn,
+      disableExecuteApiEndpoint: props.edge !== undefined,
       throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
       anonymousThrottle: { rateLimit: settings.anonymousRateLimit, burstLimit: settings.anonymousBurstLimit },
       table,
@@ -86,7 +107,25 @@ export class ServiceStack extends Stack {
       alarmAction: alarmTopic.action,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: api.api.apiEndpoint });
+    const edge =
+      props.edge && api.tenantDomains
+        ? new ServiceEdge(this, {
+            tenantBaseDomain: props.tenantBaseDomain,
+            tenantDomains: api.tenantDomains,
+            certificateArn: props.edge.certificateArn,
+            webAclArn: props.edge.webAclArn,
+            priceClass: edgeSettings(this).priceClass,
+          })
+        : undefined;
+
+    // What integrators call: with the edge, a name on the tenant domains' wildcard (so through the distribution).
+    new CfnOutput(this, 'ApiUrl', { value: edge ? `https://${API_HOST_LABEL}.${props.tenantBaseDomain}` : api.api.apiEndpoint });
+    // Where the wildcard DNS record `*.<tenantBaseDomain>` points: the distribution, or else the API's regional domain.
+    if (api.tenantDomains)
+      new CfnOutput(this, 'TenantDomainTarget', {
+        value: edge ? edge.distribution.distributionDomainName : api.tenantDomains.regionalDomainName,
+      });
+    if (edge) new CfnOutput(this, 'EdgeDistributionId', { value: edge.distribution.distributionId });
     new CfnOutput(this, 'TableName', { value: table.table.tableName });
     new CfnOutput(this, 'TableKeyArn', { value: table.key.keyArn });
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secret.secretArn });

@@ -32,6 +32,13 @@ export function stageContext(scope: Construct, name: string): unknown {
 
 /** What a production stage cannot go without: where it lives, who hears its alarms, where logins land. */
 export const productionSettings = ['account', 'region', 'alarmEmail', 'tenantCertificateArn'] as const;
+/**
+ * What a stage with the edge on (CloudFront and WAF in front, docs/operations.md, API throttling) needs
+ * besides: the edge's certificate, and the regional tenant domain that is the distribution's origin.
+ */
+export const edgeRequiredSettings = ['tenantCertificateArn', 'edgeCertificateArn'] as const;
+/** CloudFront takes certificates of this region only, and WAF's CLOUDFRONT web ACLs live there. */
+export const EDGE_REGION = 'us-east-1';
 
 export interface Stage {
   name: string;
@@ -41,6 +48,13 @@ export interface Stage {
   env: { account?: string; region?: string };
   tenantBaseDomain: string;
   tenantCertificateArn?: string;
+  /**
+   * CloudFront and a WAF web ACL in front of the API (lib/edge-firewall-stack.ts, lib/service-edge.ts):
+   * on by default for a production stage, off for an ephemeral one (`edge` setting).
+   */
+  edge: boolean;
+  /** ACM certificate of `*.<tenantBaseDomain>` in us-east-1, for the distribution; required with the edge on. */
+  edgeCertificateArn?: string;
 }
 
 const accountPattern = /^\d{12}$/;
@@ -62,15 +76,26 @@ export function stageOf(scope: Construct, defaults: { account?: string; region?:
   if (![undefined, true, false, 'true', 'false'].includes(ephemeralValue as string | boolean | undefined))
     throw new Error(`Context ephemeral must be true or false, not "${String(ephemeralValue)}"`);
   const ephemeral = ephemeralValue === true || ephemeralValue === 'true';
+  const edgeValue = stageContext(scope, 'edge');
+  if (![undefined, '', true, false, 'true', 'false'].includes(edgeValue as string | boolean | undefined))
+    throw new Error(`Context edge must be true or false, not "${String(edgeValue)}"`);
+  // A production stage has the edge unless it says otherwise; a throwaway one only if it asks.
+  const edge = edgeValue === undefined || edgeValue === '' ? !ephemeral : edgeValue === true || edgeValue === 'true';
 
   const problems: string[] = [];
-  if (!ephemeral) {
-    const missing = productionSettings.filter((setting) => text(setting) === undefined);
-    if (missing.length > 0)
-      problems.push(
-        `Stage ${name} is a production stage, so it needs ${productionSettings.join(', ')} under stages.${name} in cdk.json ` +
-          `(or -c name=value); missing: ${missing.join(', ')}. A throwaway stage says "ephemeral": true instead.`,
-      );
+  // One list of what is required, so a stage missing several things hears of all of them at once.
+  const required = [...new Set([...(ephemeral ? [] : productionSettings), ...(edge ? edgeRequiredSettings : [])])];
+  const missing = required.filter((setting) => text(setting) === undefined);
+  if (missing.length > 0) {
+    const kind = ephemeral ? `a stage with the edge on` : `a production stage${edge ? ' with the edge on (the default)' : ''}`;
+    const ways = [
+      ...(ephemeral ? [] : ['A throwaway stage says "ephemeral": true instead']),
+      ...(edge ? ['"edge": false goes without CloudFront and WAF (and so without per-caller limits: docs/operations.md)'] : []),
+    ];
+    problems.push(
+      `Stage ${name} is ${kind}, so it needs ${required.join(', ')} under stages.${name} in cdk.json ` +
+        `(or -c name=value); missing: ${missing.join(', ')}. ${ways.join('; ')}.`,
+    );
   }
   const account = ephemeral ? (text('account') ?? defaults.account) : text('account');
   const region = ephemeral ? (text('region') ?? defaults.region) : text('region');
@@ -85,27 +110,47 @@ export function stageOf(scope: Construct, defaults: { account?: string; region?:
 
   const tenantCertificateArn = text('tenantCertificateArn');
   if (tenantCertificateArn !== undefined) problems.push(...certificateProblems(tenantCertificateArn, { account, region }));
+  const edgeCertificateArn = edge ? text('edgeCertificateArn') : undefined;
+  if (edgeCertificateArn !== undefined)
+    problems.push(...certificateProblems(edgeCertificateArn, { account, region: EDGE_REGION }, 'edgeCertificateArn'));
+  // The distribution takes the web ACL's ARN from the us-east-1 stack by a cross-region reference,
+  // which CloudFormation can only resolve between stacks of known regions (an ephemeral stage's come
+  // from the credentials, which an offline synth may not have).
+  if (edge && ephemeral && (account === undefined || region === undefined))
+    problems.push(
+      `Stage ${name} has the edge on, which needs its account and region: set them, or synthesize with credentials (CDK_DEFAULT_ACCOUNT, CDK_DEFAULT_REGION)`,
+    );
 
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { name, ephemeral, env: { account, region }, tenantBaseDomain, tenantCertificateArn };
+  return { name, ephemeral, env: { account, region }, tenantBaseDomain, tenantCertificateArn, edge, edgeCertificateArn };
 }
 
+/** Why each certificate setting must be of the region it is checked against. */
+const certificateRegionReasons = {
+  tenantCertificateArn: (region: string) =>
+    `the stack deploys to ${region}: a regional API domain needs a certificate of its own region (request one there)`,
+  edgeCertificateArn: (region: string) =>
+    `CloudFront takes certificates of ${region} only: request one for *.<tenantBaseDomain> there`,
+};
+
 /**
- * An API Gateway regional domain takes a certificate of its own region and account only; CloudFormation
- * would find out halfway through a deploy. Unknown (unresolved) account or region are not checked.
+ * An API Gateway regional domain takes a certificate of its own region and account only, a CloudFront
+ * distribution one of us-east-1 (in the stage's account); CloudFormation would find out halfway through
+ * a deploy. Unknown (unresolved) account or region are not checked.
  */
-export function certificateProblems(arn: string, where: { account?: string; region?: string }): string[] {
+export function certificateProblems(
+  arn: string,
+  where: { account?: string; region?: string },
+  setting: keyof typeof certificateRegionReasons = 'tenantCertificateArn',
+): string[] {
   const match = certificateArnPattern.exec(arn);
-  if (!match) return [`Context tenantCertificateArn must be an ACM certificate ARN, not "${arn}"`];
+  if (!match) return [`Context ${setting} must be an ACM certificate ARN, not "${arn}"`];
   const [, region, account] = match;
   const known = (value: string | undefined): value is string => value !== undefined && !Token.isUnresolved(value);
   const problems: string[] = [];
   if (known(where.region) && region !== where.region)
-    problems.push(
-      `Context tenantCertificateArn is a certificate of ${region}, but the stack deploys to ${where.region}: ` +
-        `a regional API domain needs a certificate of its own region (request one there)`,
-    );
+    problems.push(`Context ${setting} is a certificate of ${region}, but ${certificateRegionReasons[setting](where.region)}`);
   if (known(where.account) && account !== where.account)
-    problems.push(`Context tenantCertificateArn belongs to account ${account}, but the stack deploys to ${where.account}`);
+    problems.push(`Context ${setting} belongs to account ${account}, but the stack deploys to ${where.account}`);
   return problems;
 }

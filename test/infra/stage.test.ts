@@ -14,6 +14,7 @@ const production = {
   region: 'eu-west-1',
   alarmEmail: 'ops@example.com',
   tenantCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789abc',
+  edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-aaaa-bbbb-cccc-123456789abc',
   tenantBaseDomain: 'bi.example.com',
 };
 
@@ -34,23 +35,23 @@ describe('stages', () => {
     expect(stage).toMatchObject({ name: 'dev', ephemeral: true, env: { account: '111111111111', region: 'us-west-2' } });
   });
 
-  it('synthesizes the production stage docs/operations.md shows (with a certificate id filled in)', () => {
+  it('synthesizes the production stage docs/operations.md shows (with certificate ids filled in), the edge on', () => {
     const example = /```json\n([\s\S]*?)```/.exec(readFileSync('docs/operations.md', 'utf8'))?.[1] ?? '';
-    const { context } = JSON.parse(example.replace('certificate/<id>', 'certificate/0f1e2d3c')) as {
+    const { context } = JSON.parse(example.replaceAll('certificate/<id>', 'certificate/0f1e2d3c')) as {
       context: Record<string, unknown>;
     };
-    expect(stageFrom({ ...context, stage: 'prod' })).toMatchObject({ name: 'prod', ephemeral: false });
+    expect(stageFrom({ ...context, stage: 'prod' })).toMatchObject({ name: 'prod', ephemeral: false, edge: true });
   });
 
   it('refuses a production stage that lacks any of what it needs, naming every one missing', () => {
-    for (const missing of productionSettings) {
+    for (const missing of [...productionSettings, 'edgeCertificateArn']) {
       const settings: Record<string, unknown> = { ...production };
       delete settings[missing];
       const message = problemOf({ stage: 'prod', stages: { prod: settings } });
       expect(message).toContain(`missing: ${missing}.`);
       expect(message).toContain('"ephemeral": true');
     }
-    expect(problemOf({ stage: 'staging' })).toContain(`missing: ${productionSettings.join(', ')}`);
+    expect(problemOf({ stage: 'staging' })).toContain(`missing: ${[...productionSettings, 'edgeCertificateArn'].join(', ')}.`);
   });
 
   it('binds a production stage to its own account and region, never the shell credentials', () => {

@@ -4,8 +4,9 @@
  * fed with the synthesized stage, shows tenant routes answering through such a flood, and shows the
  * same flood starving them without the route settings (the model can tell the two apart).
  *
- * The model reads the stage's default route settings the cautious way: as one bucket shared by every
- * route without settings of its own. If API Gateway keeps a bucket per route, tenants fare better still.
+ * The model (throttle-model.ts) reads the stage's default route settings the cautious way: as one bucket
+ * shared by every route without settings of its own. If API Gateway keeps a bucket per route, tenants
+ * fare better still. What one caller with a token can do to the others is edge.test.ts's.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,54 +14,7 @@ import { routeKey, routes } from '#functions/routes.ts';
 import { DEFAULT_ANONYMOUS_BURST_LIMIT, DEFAULT_ANONYMOUS_RATE_LIMIT } from '#lib/deployment-settings.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '../support/cdk-app.ts';
-
-interface Limits {
-  ThrottlingRateLimit: number;
-  ThrottlingBurstLimit: number;
-}
-interface StageSettings {
-  DefaultRouteSettings: Limits;
-  RouteSettings?: Record<string, Limits>;
-}
-
-/** API Gateway's token bucket: `burst` tokens at most, refilled at `rate` a second. */
-class TokenBucket {
-  private tokens: number;
-  constructor(private readonly limits: Limits) {
-    this.tokens = limits.ThrottlingBurstLimit;
-  }
-  refill(seconds: number) {
-    this.tokens = Math.min(this.limits.ThrottlingBurstLimit, this.tokens + this.limits.ThrottlingRateLimit * seconds);
-  }
-  take(): boolean {
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}
-
-/** Runs a minute of traffic through the stage's buckets, a millisecond at a time; counts what got through. */
-function simulate(stage: StageSettings, traffic: Array<{ key: string; perSecond: number }>, seconds = 60) {
-  const shared = new TokenBucket(stage.DefaultRouteSettings);
-  const own = new Map(Object.entries(stage.RouteSettings ?? {}).map(([key, limits]) => [key, new TokenBucket(limits)]));
-  const bucketOf = (key: string) => own.get(key) ?? shared;
-  const passed = new Map(traffic.map(({ key }) => [key, 0]));
-  const sent = new Map(traffic.map(({ key }) => [key, 0]));
-  const owed = new Map(traffic.map(({ key }) => [key, 0]));
-  for (let ms = 0; ms < seconds * 1000; ms++) {
-    shared.refill(0.001);
-    for (const bucket of own.values()) bucket.refill(0.001);
-    for (const { key, perSecond } of traffic) {
-      owed.set(key, (owed.get(key) ?? 0) + perSecond / 1000);
-      while ((owed.get(key) ?? 0) >= 1) {
-        owed.set(key, (owed.get(key) ?? 0) - 1);
-        sent.set(key, (sent.get(key) ?? 0) + 1);
-        if (bucketOf(key).take()) passed.set(key, (passed.get(key) ?? 0) + 1);
-      }
-    }
-  }
-  return { passed, sent };
-}
+import { type Limits, type StageSettings, simulate } from './throttle-model.ts';
 
 describe('API throttling', () => {
   let stage: StageSettings;
