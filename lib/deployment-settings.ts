@@ -150,6 +150,12 @@ export const CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 6000, min: 10, m
  * JWKS, health, unmatched paths): 3,000 a minute is 50 a second, the size of one anonymous route's bucket.
  */
 export const ANONYMOUS_CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 3000, min: 10, max: 2_000_000_000 };
+/**
+ * Requests one address may send per window whatever its headers: 30,000 a minute is 500 a second, room
+ * for many callers behind one NAT, yet a bound on a caller that sends a new made-up token with every
+ * request (each would be a new caller to the per-caller rule).
+ */
+export const ADDRESS_RATE_LIMIT: WholeNumberLimits = { fallback: 30000, min: 10, max: 2_000_000_000 };
 /** CloudFront's price classes by their setting: where the distribution is served from (docs/operations.md). */
 export const EDGE_PRICE_CLASSES = {
   '100': PriceClass.PRICE_CLASS_100,
@@ -165,6 +171,8 @@ export interface EdgeSettings {
   callerRateLimit: number;
   /** Requests per window one address may send without `Authorization`. */
   anonymousCallerRateLimit: number;
+  /** Requests per window one address may send, with or without `Authorization`. */
+  addressRateLimit: number;
   priceClass: PriceClass;
 }
 
@@ -177,6 +185,7 @@ export function edgeSettings(scope: Construct): EdgeSettings {
   return {
     callerRateLimit: wholeNumberContext(scope, 'callerRateLimit', CALLER_RATE_LIMIT),
     anonymousCallerRateLimit: wholeNumberContext(scope, 'anonymousCallerRateLimit', ANONYMOUS_CALLER_RATE_LIMIT),
+    addressRateLimit: wholeNumberContext(scope, 'addressRateLimit', ADDRESS_RATE_LIMIT),
     priceClass: EDGE_PRICE_CLASSES[priceClass as keyof typeof EDGE_PRICE_CLASSES],
   };
 }

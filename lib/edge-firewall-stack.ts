@@ -12,7 +12,7 @@ export interface EdgeFirewallStackProps extends StackProps {
   stage: string;
   /** The stage's account: a web ACL for CloudFront lives in us-east-1, always. */
   env: { account?: string };
-  limits: Pick<EdgeSettings, 'callerRateLimit' | 'anonymousCallerRateLimit'>;
+  limits: Pick<EdgeSettings, 'callerRateLimit' | 'anonymousCallerRateLimit' | 'addressRateLimit'>;
   /** Subscribed to this stack's own alarm topic (an alarm can only notify a topic of its own region). */
   alarmEmail?: string;
 }
@@ -20,13 +20,7 @@ export interface EdgeFirewallStackProps extends StackProps {
 /** The rules' names, which are also their CloudWatch metrics' `Rule` dimension. */
 export const PER_CALLER_RULE = 'PerCaller';
 export const PER_ADDRESS_RULE = 'PerAddressWithoutAuthorization';
-/** The key of the 429 body in the web ACL's custom response bodies. */
-const TOO_MANY_REQUESTS_BODY = 'too-many-requests';
-/**
- * The `code` of the edge's 429 answers. Not (yet) one of functions/core/error-codes.ts: no function
- * answers it, the WAF does, before any function runs.
- */
-export const EDGE_THROTTLED_CODE = 'too_many_requests';
+export const EVERY_REQUEST_PER_ADDRESS_RULE = 'PerAddress';
 /** What a client blocked by a rate-based rule is told to wait: the rule looks back over this window. */
 export const EDGE_RETRY_AFTER_SECONDS = EDGE_RATE_WINDOW_SECONDS;
 
@@ -35,11 +29,11 @@ export const EDGE_RETRY_AFTER_SECONDS = EDGE_RATE_WINDOW_SECONDS;
  * reads it like every other error. It is static (WAF fills in nothing), so its `requestId` is empty:
  * the request never reached the service; CloudFront's `x-amz-cf-id` header names it instead.
  */
-export function edgeThrottledBody(limit: number): string {
+export function edgeThrottledBody(limit: number, caller: string): string {
   const message =
-    `Too many requests: more than ${limit.toLocaleString('en-US')} in ${EDGE_RATE_WINDOW_SECONDS} seconds from this caller. ` +
+    `Too many requests: more than ${limit.toLocaleString('en-US')} in ${EDGE_RATE_WINDOW_SECONDS} seconds from ${caller}. ` +
     `Slow down and retry after ${EDGE_RETRY_AFTER_SECONDS} seconds.`;
-  return JSON.stringify({ ...errorBody('internal_error', message, ''), code: EDGE_THROTTLED_CODE });
+  return JSON.stringify(errorBody('too_many_requests', message, ''));
 }
 
 /**
@@ -75,15 +69,20 @@ export class EdgeFirewallStack extends Stack {
         textTransformations: [{ priority: 0, type: 'NONE' }],
       },
     };
-    const tooManyRequests: CfnWebACL.RuleActionProperty = {
+    // Each rule answers with its own body (its key is the rule's name), which names the limit passed.
+    const tooManyRequests = (rule: string): CfnWebACL.RuleActionProperty => ({
       block: {
         customResponse: {
           responseCode: 429,
-          customResponseBodyKey: TOO_MANY_REQUESTS_BODY,
+          customResponseBodyKey: rule,
           responseHeaders: [{ name: 'retry-after', value: String(EDGE_RETRY_AFTER_SECONDS) }],
         },
       },
-    };
+    });
+    const body = (limit: number, caller: string): CfnWebACL.CustomResponseBodyProperty => ({
+      contentType: 'APPLICATION_JSON',
+      content: edgeThrottledBody(limit, caller),
+    });
 
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       name: this.webAclMetricName,
@@ -93,7 +92,9 @@ export class EdgeFirewallStack extends Stack {
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.webAclMetricName),
       customResponseBodies: {
-        [TOO_MANY_REQUESTS_BODY]: { contentType: 'APPLICATION_JSON', content: edgeThrottledBody(props.limits.callerRateLimit) },
+        [PER_CALLER_RULE]: body(props.limits.callerRateLimit, 'this Authorization header'),
+        [PER_ADDRESS_RULE]: body(props.limits.anonymousCallerRateLimit, 'this address without Authorization'),
+        [EVERY_REQUEST_PER_ADDRESS_RULE]: body(props.limits.addressRateLimit, 'this address'),
       },
       rules: [
         {
@@ -110,7 +111,7 @@ export class EdgeFirewallStack extends Stack {
               scopeDownStatement: hasAuthorization,
             },
           },
-          action: tooManyRequests,
+          action: tooManyRequests(PER_CALLER_RULE),
           visibilityConfig: visibility(PER_CALLER_RULE),
         },
         {
@@ -126,8 +127,24 @@ export class EdgeFirewallStack extends Stack {
               scopeDownStatement: { notStatement: { statement: hasAuthorization } },
             },
           },
-          action: tooManyRequests,
+          action: tooManyRequests(PER_ADDRESS_RULE),
           visibilityConfig: visibility(PER_ADDRESS_RULE),
+        },
+        {
+          // Every request of an address, with or without a token: a caller that sends a new made-up
+          // token each time is a new caller to the first rule (and gets 401s that still spend the
+          // stage's shared bucket), but not a new address. Generous, for many callers behind one NAT.
+          name: EVERY_REQUEST_PER_ADDRESS_RULE,
+          priority: 2,
+          statement: {
+            rateBasedStatement: {
+              limit: props.limits.addressRateLimit,
+              evaluationWindowSec: EDGE_RATE_WINDOW_SECONDS,
+              aggregateKeyType: 'IP',
+            },
+          },
+          action: tooManyRequests(EVERY_REQUEST_PER_ADDRESS_RULE),
+          visibilityConfig: visibility(EVERY_REQUEST_PER_ADDRESS_RULE),
         },
       ],
     });

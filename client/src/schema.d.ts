@@ -2271,20 +2271,33 @@ export interface components {
     };
   };
   responses: {
-    /** @description Throttled by API Gateway, before any function runs: its own body, not the error envelope. */
+    /** @description Throttled before any function runs: by the WAF at the edge (a caller over its limit: the error envelope, code `too_many_requests`, an empty `requestId` and `Retry-After`), or by API Gateway (a route's bucket: its own body, `{"message":"Too Many Requests"}`). */
     TooManyRequests: {
       headers: {
+        /** @description From the edge: seconds to wait before retrying. */
+        'Retry-After'?: string;
         [name: string]: unknown;
       };
       content: {
         /**
          * @example {
-         *       "message": "Too Many Requests"
+         *       "status": "error",
+         *       "success": false,
+         *       "message": "Over a caller's limit at the edge (the WAF answers it, before any function runs): retry after Retry-After.",
+         *       "code": "too_many_requests",
+         *       "errors": [],
+         *       "errorCount": 0,
+         *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
          *     }
          */
-        'application/json': {
-          message?: string;
-        };
+        'application/json':
+          | (components['schemas']['error-envelope'] & {
+              /** @enum {unknown} */
+              code?: 'too_many_requests';
+            })
+          | {
+              message: string;
+            };
       };
     };
   };

@@ -62,9 +62,14 @@ export const errorCodes = {
   payload_expired: { status: 409, meaning: "The delivery's payload has expired and cannot be sent again." },
   payload_too_large: { status: 413, meaning: 'The body, or the webhook body it would make, is over the limit.' },
   unsupported_media_type: { status: 415, meaning: 'The body is not in a media type (or charset) the route takes.' },
+  too_many_requests: {
+    status: 429,
+    meaning: "Over a caller's limit at the edge (the WAF answers it, before any function runs): retry after `Retry-After`.",
+    answeredAtEdge: true,
+  },
   internal_error: { status: 500, meaning: 'Something failed on our side; the logs have it under the same `requestId`.' },
   no_signing_key: { status: 503, meaning: 'Login tokens cannot be issued yet: the service has no signing key.' },
-} as const satisfies Record<string, { status: number; meaning: string }>;
+} as const satisfies Record<string, { status: number; meaning: string; answeredAtEdge?: true }>;
 
 export type ErrorCode = keyof typeof errorCodes;
 

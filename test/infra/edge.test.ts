@@ -11,13 +11,19 @@ import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ADDRESS_RATE_LIMIT,
   ANONYMOUS_CALLER_RATE_LIMIT,
   CALLER_RATE_LIMIT,
   DEFAULT_API_BURST_LIMIT,
   DEFAULT_API_RATE_LIMIT,
   EDGE_RATE_WINDOW_SECONDS,
 } from '#lib/deployment-settings.ts';
-import { EDGE_THROTTLED_CODE, type EdgeFirewallStack, PER_ADDRESS_RULE, PER_CALLER_RULE } from '#lib/edge-firewall-stack.ts';
+import {
+  type EdgeFirewallStack,
+  EVERY_REQUEST_PER_ADDRESS_RULE,
+  PER_ADDRESS_RULE,
+  PER_CALLER_RULE,
+} from '#lib/edge-firewall-stack.ts';
 import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { stageOf } from '#lib/stage.ts';
@@ -156,9 +162,24 @@ describe('the edge: CloudFront and WAF in front of the API', () => {
       expect(rule.Action.Block?.CustomResponse).toMatchObject({ ResponseCode: 429 });
     });
 
-    it('answers 429 in the service’s error envelope, as JSON, with Retry-After', () => {
+    it(`gives each address ${ADDRESS_RATE_LIMIT.fallback.toLocaleString('en-US')} requests a minute whatever its tokens, so made-up tokens are no way around the first rule`, () => {
+      const rule = ruleOf(edge, EVERY_REQUEST_PER_ADDRESS_RULE);
+      expect(rule.Statement.RateBasedStatement).toEqual({
+        Limit: ADDRESS_RATE_LIMIT.fallback,
+        EvaluationWindowSec: EDGE_RATE_WINDOW_SECONDS,
+        AggregateKeyType: 'IP',
+      });
+      expect(rule.Action.Block?.CustomResponse).toMatchObject({ ResponseCode: 429 });
+    });
+
+    it('answers 429 in the service’s error envelope, as JSON, with Retry-After, naming the limit passed', () => {
       const acl = webAclOf(edge);
-      for (const name of [PER_CALLER_RULE, PER_ADDRESS_RULE]) {
+      const limits = {
+        [PER_CALLER_RULE]: '6,000',
+        [PER_ADDRESS_RULE]: '3,000',
+        [EVERY_REQUEST_PER_ADDRESS_RULE]: '30,000',
+      };
+      for (const [name, limit] of Object.entries(limits)) {
         const response = ruleOf(edge, name).Action.Block?.CustomResponse;
         expect(response?.ResponseHeaders, name).toEqual([{ Name: 'retry-after', Value: String(EDGE_RATE_WINDOW_SECONDS) }]);
         const body = acl.CustomResponseBodies[response?.CustomResponseBodyKey ?? ''];
@@ -166,8 +187,8 @@ describe('the edge: CloudFront and WAF in front of the API', () => {
         expect(JSON.parse(body?.Content ?? '')).toEqual({
           status: 'error',
           success: false,
-          message: expect.stringContaining('Too many requests: more than 6,000 in 60 seconds'),
-          code: EDGE_THROTTLED_CODE,
+          message: expect.stringContaining(`Too many requests: more than ${limit} in 60 seconds`),
+          code: 'too_many_requests',
           errors: [],
           errorCount: 0,
           requestId: '',
@@ -186,11 +207,13 @@ describe('the edge: CloudFront and WAF in front of the API', () => {
         });
     });
 
-    it('takes the limits from context (callerRateLimit, anonymousCallerRateLimit), within what WAF takes', () => {
-      const custom = synthesizeApp({ callerRateLimit: 1200 }, { anonymousCallerRateLimit: '600' }).edge as Template;
+    it('takes the limits from context (callerRateLimit, anonymousCallerRateLimit, addressRateLimit), within what WAF takes', () => {
+      const custom = synthesizeApp({ callerRateLimit: 1200, addressRateLimit: 9000 }, { anonymousCallerRateLimit: '600' })
+        .edge as Template;
       expect(ruleOf(custom, PER_CALLER_RULE).Statement.RateBasedStatement?.Limit).toBe(1200);
       expect(ruleOf(custom, PER_ADDRESS_RULE).Statement.RateBasedStatement?.Limit).toBe(600);
-      expect(webAclOf(custom).CustomResponseBodies['too-many-requests']?.Content).toContain('more than 1,200 in 60 seconds');
+      expect(ruleOf(custom, EVERY_REQUEST_PER_ADDRESS_RULE).Statement.RateBasedStatement?.Limit).toBe(9000);
+      expect(webAclOf(custom).CustomResponseBodies[PER_CALLER_RULE]?.Content).toContain('more than 1,200 in 60 seconds');
       expect(() => synthesizeApp({ callerRateLimit: 5 })).toThrow(/Context callerRateLimit must be a whole number from 10/);
       expect(() => synthesizeApp({ anonymousCallerRateLimit: 'lots' })).toThrow(/anonymousCallerRateLimit/);
     });
@@ -431,7 +454,14 @@ describe('docs/operations.md on the edge', () => {
   const { service, edge, stacks } = synthesizeApp();
 
   it('lists the edge’s settings, outputs and alarm', () => {
-    for (const setting of ['edge', 'edgeCertificateArn', 'callerRateLimit', 'anonymousCallerRateLimit', 'edgePriceClass'])
+    for (const setting of [
+      'edge',
+      'edgeCertificateArn',
+      'callerRateLimit',
+      'anonymousCallerRateLimit',
+      'addressRateLimit',
+      'edgePriceClass',
+    ])
       expect(guide, setting).toContain(`| \`${setting}\``);
     const outputs = [service, edge].flatMap((template) => Object.keys((template?.toJSON() as { Outputs: object }).Outputs));
     for (const output of outputs) expect(guide, output).toContain(`\`${output}\``);

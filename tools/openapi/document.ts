@@ -323,11 +323,22 @@ function components(sources: OpenApiSources): Json {
     schemas,
     responses: {
       TooManyRequests: {
-        description: 'Throttled by API Gateway, before any function runs: its own body, not the error envelope.',
+        description:
+          'Throttled before any function runs: by the WAF at the edge (a caller over its limit: the error envelope, code ' +
+          "`too_many_requests`, an empty `requestId` and `Retry-After`), or by API Gateway (a route's bucket: its own " +
+          'body, `{"message":"Too Many Requests"}`).',
+        headers: {
+          'Retry-After': { description: 'From the edge: seconds to wait before retrying.', schema: { type: 'string' } },
+        },
         content: {
           'application/json': {
-            schema: { type: 'object', properties: { message: { type: 'string' } } },
-            example: { message: 'Too Many Requests' },
+            schema: {
+              anyOf: [
+                errorSchema(['too_many_requests']),
+                { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+              ],
+            },
+            example: exampleOf('too_many_requests'),
           },
         },
       },
