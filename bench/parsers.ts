@@ -12,8 +12,10 @@ import templateBundleSchema from '#functions/core/api/validators/template-bundle
 import { parseYamlBody, toYaml } from '#functions/core/api/yaml-body.ts';
 import { errorBody, ServiceError } from '#functions/core/errors.ts';
 import { scheduleFileErrors } from '#functions/core/schedules/schedule-file.ts';
+import type { Trigger } from '#functions/core/schedules/schedule-types.ts';
+import { nextFires } from '#functions/core/schedules/trigger-engine.ts';
 import { decodeRef, safeRedirectTarget } from '#functions/core/sso/landing.ts';
-import { checkBundle } from '#functions/core/templates/bundle.ts';
+import { checkBundle, flowDependencyOrder } from '#functions/core/templates/bundle.ts';
 
 export interface ParserCost {
   parser: string;
@@ -63,6 +65,23 @@ function schedule(triggers: number) {
   };
 }
 
+/**
+ * n distinct Hour triggers whose start_when falls in the America/New_York gap of 2027-03-14 (the clock
+ * skips 02:00-02:59): what made GET /tenant/schedules/{id}/next cost seconds when each fire re-parsed
+ * and re-scanned every trigger.
+ */
+const gapTriggers = (n: number): Trigger[] =>
+  Array.from({ length: n }, (_, index) => {
+    const minute = String(index % 60).padStart(2, '0');
+    return {
+      type: 'Hour',
+      period: 1 + Math.floor(index / 60),
+      start_when: `2027-03-14T02:${minute}`,
+      start_time: `00:${minute}`,
+      end_time: '23:59',
+    };
+  });
+
 /** n tables and n flows, each flow reading the previous flow's table: one long dependency chain. */
 function bundle(n: number) {
   const key = (kind: string, index: number) => `${kind}-${index}`;
@@ -85,6 +104,17 @@ function bundle(n: number) {
       context: 'full',
     })),
   };
+}
+
+/**
+ * n flows as a tenant gathers them from several templates: half each write the same 100 tables, half
+ * each read them, so every reader depends on every writer (n² / 4 pairs, 100 tables each).
+ */
+function denseFlows(n: number) {
+  const tables = Array.from({ length: 100 }, (_, index) => `t${index}`);
+  return Array.from({ length: n }, (_, index) =>
+    index % 2 === 0 ? { key: `w${index}`, writes: tables } : { key: `r${index}`, reads: tables, writes: [`out${index}`] },
+  );
 }
 
 /** A route of n segments, half of them dot segments and escapes that resolving must work through. */
@@ -138,6 +168,17 @@ const cases: Case[] = [
     },
   },
   {
+    // The route's largest count; 2n stays within the schema's 50 triggers.
+    parser: 'next fires of a schedule (`/next?count=100`: triggers parsed once, merged)',
+    items: 'triggers',
+    n: 25,
+    prepare: (n) => {
+      const triggers = gapTriggers(n);
+      const after = Date.parse('2026-11-25T00:00:00Z');
+      return () => nextFires(triggers, 'America/New_York', after, 100);
+    },
+  },
+  {
     parser: 'template bundle (JSON parse, schema, keys, references, cycles)',
     items: 'tables and flows',
     // 2n stays within the schema's 1,000 tables, so that both sizes run every check.
@@ -146,6 +187,17 @@ const cases: Case[] = [
       const body = sent(JSON.stringify(bundle(n)), 'application/json');
       return () =>
         answering(() => checkBundle(validateBody(templateBundleSchema, parseBody(body)) as Parameters<typeof checkBundle>[0]));
+    },
+  },
+  {
+    // What an apply (its check of the tenant's flows, its plan), a reload and a schedule fire do with
+    // the tenant's flows: the ordering once listed every reader-writer pair (4,000 such flows took 57 s).
+    parser: 'flow dependency order (apply, reload)',
+    items: 'flows (half write, half read 100 tables)',
+    n: 2_000,
+    prepare: (n) => {
+      const flows = denseFlows(n);
+      return () => flowDependencyOrder(flows);
     },
   },
   {

@@ -923,7 +923,7 @@ export const routes: readonly Route[] = [
       answer: { none: true },
       headers: {
         Location: 'The BI route to open.',
-        'Set-Cookie': 'The `bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned).',
+        'Set-Cookie': 'The `__Host-bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned).',
       },
       credential: {
         in: 'path',
@@ -948,7 +948,7 @@ export const routes: readonly Route[] = [
       answer: { data: 'session' },
       credential: {
         in: 'cookie',
-        note: 'Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
+        note: 'Authenticated by the `__Host-bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).',
       },
     },
   },

@@ -103,10 +103,24 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * The path and query of a request as sent. API Gateway routes on the path as it arrives: it
+ * resolves no dot segments and merges no slashes, so `/x/../tenant` and `//evil.com/tenant` match
+ * no route there, and must not here either (WHATWG URL parsing would turn both into `/tenant`). A
+ * target in absolute form (`http://host/path`) keeps its path as written.
+ */
+export function requestTarget(target: string): { path: string; rawQuery: string } {
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i.exec(target);
+  const rest = absolute ? target.slice(absolute[0].length) : target;
+  const queryAt = rest.indexOf('?');
+  const path = queryAt < 0 ? rest : rest.slice(0, queryAt);
+  return { path: path.startsWith('/') ? path : `/${path}`, rawQuery: queryAt < 0 ? '' : rest.slice(queryAt + 1) };
+}
+
 async function serve(request: IncomingMessage, response: ServerResponse, biStandInHosts: string | undefined): Promise<void> {
-  const url = new URL(request.url ?? '/', 'http://gateway.local');
+  const { path, rawQuery } = requestTarget(request.url ?? '/');
   const method = request.method ?? 'GET';
-  const match = matchRoute(method, url.pathname, routes);
+  const match = matchRoute(method, path, routes);
   const body = await readBody(request);
   if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
   const hostName = (request.headers.host ?? '').replace(/:\d+$/, '');
@@ -125,8 +139,8 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     method,
     routeKey: match ? routeKey(match.route) : unmatchedRoute.routeKey,
     pathParameters: match?.pathParameters ?? {},
-    path: url.pathname,
-    rawQuery: url.search.slice(1),
+    path,
+    rawQuery,
     headers,
     cookies: request.headers.cookie?.split(';').map((cookie) => cookie.trim()),
     body,

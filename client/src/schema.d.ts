@@ -956,7 +956,7 @@ export interface paths {
     };
     /**
      * The BI session's user, tenant and UI flags
-     * @description Authenticated by the `bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).
+     * @description Authenticated by the `__Host-bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).
      */
     get: operations['session'];
     put?: never;
@@ -1226,7 +1226,7 @@ export interface components {
      * @description Body of POST /tenant/users.
      */
     'create-user': {
-      /** @description The user's login, unique in the tenant (compared case-insensitively); no leading or trailing spaces. */
+      /** @description The user's login, unique in the tenant (compared as a reader sees it: case and width folded, invisible characters ignored); no leading or trailing spaces. */
       login: components['schemas']['text.login'];
       /** @description Display name. */
       nome: components['schemas']['text.displayName'];
@@ -1299,7 +1299,7 @@ export interface components {
     };
     /**
      * Schedule file, version 2
-     * @description A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist, Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
+     * @description A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist and lie within the schedule horizon (1970-01-01T00:00:00Z up to 2100-01-01T00:00:00Z), Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
      */
     'schedule.v2': {
       fileName?: components['schemas']['schedule.v2.fileName'];
@@ -1363,7 +1363,7 @@ export interface components {
     'schedule.v2.readOnlyVersion': number;
     /** @description Load context: a non-empty string handed to the flow's run, as in a reload item (spec 2.6). */
     'schedule.v2.loadContext': string;
-    /** @description ISO 8601 date-time, YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]; without an offset it is read in the schedule's time zone. */
+    /** @description ISO 8601 date-time, YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]; without an offset it is read in the schedule's time zone. The instant must lie within the schedule horizon, from 1970-01-01T00:00:00Z up to (not including) 2100-01-01T00:00:00Z (checked by the service). */
     'schedule.v2.isoDateTime': string;
     /** @description Localized time: HH:MM on a 24-hour clock, wall time in the schedule's time zone (the hour may have one digit). */
     'schedule.v2.localizedTime': string;
@@ -1396,7 +1396,7 @@ export interface components {
     };
     /** @description Hour or Minute: every period hours or minutes inside the daily window start_time..end_time, never before start_when. */
     'schedule.v2.windowTrigger': {
-      /** @description Hours or minutes between slots, any integer >= 1 (spec 2.7, 8); one longer than the window fires once a window, at start_time. */
+      /** @description Hours or minutes between slots, an integer from 1 (spec 2.7, 8) to 525,600 (a year of minutes); one longer than the window (24 hours, 1,440 minutes) fires once a window, at start_time. */
       period: number;
       start_when: components['schemas']['schedule.v2.isoDateTime'];
       start_time: components['schemas']['schedule.v2.localizedTime'];
@@ -1645,7 +1645,7 @@ export interface components {
      * @description Body of PATCH /tenant/users/{id}: the fields to change; email null removes it.
      */
     'update-user': {
-      /** @description The user's login, unique in the tenant (compared case-insensitively); no leading or trailing spaces. */
+      /** @description The user's login, unique in the tenant (compared as a reader sees it: case and width folded, invisible characters ignored); no leading or trailing spaces. */
       login?: components['schemas']['text.login'];
       /** @description Display name. */
       nome?: components['schemas']['text.displayName'];
@@ -3072,6 +3072,9 @@ export interface operations {
        *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `tenant_quota`: The client has as many live tenants as it may (10,000): a deleted tenant frees its place.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `resource_limit`: The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.
        */
       409: {
         headers: {
@@ -3084,8 +3087,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
-           *       "code": "idempotency_answer_not_kept",
+           *       "message": "The apply would give the tenant more flows, tables or template resources than it may have: errors names each limit; nothing was written.",
+           *       "code": "resource_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3099,7 +3102,10 @@ export interface operations {
               | 'apply_in_progress'
               | 'idempotency_key_reused'
               | 'idempotency_key_in_progress'
-              | 'idempotency_answer_not_kept';
+              | 'idempotency_answer_not_kept'
+              | 'tenant_quota'
+              | 'flow_cycle'
+              | 'resource_limit';
           };
         };
       };
@@ -3847,6 +3853,8 @@ export interface operations {
        *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
        *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
        *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `resource_limit`: The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.
        */
       409: {
         headers: {
@@ -3859,8 +3867,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
-           *       "code": "concurrent_change",
+           *       "message": "The apply would give the tenant more flows, tables or template resources than it may have: errors names each limit; nothing was written.",
+           *       "code": "resource_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3868,7 +3876,13 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress' | 'concurrent_change';
+            code?:
+              | 'tenant_inactive'
+              | 'tenant_provisioning'
+              | 'apply_in_progress'
+              | 'concurrent_change'
+              | 'flow_cycle'
+              | 'resource_limit';
           };
         };
       };
@@ -4044,6 +4058,8 @@ export interface operations {
        *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
        *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
        *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `resource_limit`: The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.
        */
       409: {
         headers: {
@@ -4056,8 +4072,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
-           *       "code": "concurrent_change",
+           *       "message": "The apply would give the tenant more flows, tables or template resources than it may have: errors names each limit; nothing was written.",
+           *       "code": "resource_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4065,7 +4081,13 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress' | 'concurrent_change';
+            code?:
+              | 'tenant_inactive'
+              | 'tenant_provisioning'
+              | 'apply_in_progress'
+              | 'concurrent_change'
+              | 'flow_cycle'
+              | 'resource_limit';
           };
         };
       };
@@ -4755,6 +4777,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -4765,8 +4788,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4774,7 +4797,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -5436,6 +5459,7 @@ export interface operations {
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
        *     - `template_name_taken`: The client already has a template with this name: `errors` names it.
+       *     - `template_limit`: The client has as many templates as it may (1,000): delete one first.
        */
       409: {
         headers: {
@@ -5448,8 +5472,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The client already has a template with this name: errors names it.",
-           *       "code": "template_name_taken",
+           *       "message": "The client has as many templates as it may (1,000): delete one first.",
+           *       "code": "template_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -5462,7 +5486,8 @@ export interface operations {
               | 'idempotency_key_reused'
               | 'idempotency_key_in_progress'
               | 'idempotency_answer_not_kept'
-              | 'template_name_taken';
+              | 'template_name_taken'
+              | 'template_limit';
           };
         };
       };
@@ -6152,6 +6177,7 @@ export interface operations {
        *
        *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
        *     - `template_name_taken`: The client already has a template with this name: `errors` names it.
+       *     - `template_version_limit`: The template has as many versions as it may (1,000): publish the bundle as a new template.
        */
       409: {
         headers: {
@@ -6162,8 +6188,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The client already has a template with this name: errors names it.",
-           *       "code": "template_name_taken",
+           *       "message": "The template has as many versions as it may (1,000): publish the bundle as a new template.",
+           *       "code": "template_version_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6171,7 +6197,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'concurrent_change' | 'template_name_taken';
+            code?: 'concurrent_change' | 'template_name_taken' | 'template_version_limit';
           };
         };
       };
@@ -6840,6 +6866,8 @@ export interface operations {
        *     - `tenant_inactive`: The tenant is inactive.
        *     - `tenant_provisioning`: The tenant's first template is still being applied; retry shortly.
        *     - `apply_in_progress`: A template is being applied to the tenant right now; retry after `Retry-After`.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `resource_limit`: The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.
        */
       409: {
         headers: {
@@ -6852,8 +6880,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A template is being applied to the tenant right now; retry after Retry-After.",
-           *       "code": "apply_in_progress",
+           *       "message": "The apply would give the tenant more flows, tables or template resources than it may have: errors names each limit; nothing was written.",
+           *       "code": "resource_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6861,7 +6889,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress';
+            code?: 'tenant_inactive' | 'tenant_provisioning' | 'apply_in_progress' | 'flow_cycle' | 'resource_limit';
           };
         };
       };
@@ -7119,6 +7147,7 @@ export interface operations {
        *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
        */
       409: {
         headers: {
@@ -7131,8 +7160,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
-           *       "code": "idempotency_answer_not_kept",
+           *       "message": "The tenant's flows, or the flows an apply would leave it, form a dependency cycle: errors names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).",
+           *       "code": "flow_cycle",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7140,7 +7169,12 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_inactive' | 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+            code?:
+              | 'tenant_inactive'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'flow_cycle';
           };
         };
       };
@@ -8050,7 +8084,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
-       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -8061,7 +8095,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
            *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -8349,6 +8383,7 @@ export interface operations {
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
        *     - `login_taken`: The tenant already has a user with this login (case and width folded).
+       *     - `user_limit`: The tenant has as many users as it may (100,000): delete one first.
        */
       409: {
         headers: {
@@ -8361,8 +8396,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The tenant already has a user with this login (case and width folded).",
-           *       "code": "login_taken",
+           *       "message": "The tenant has as many users as it may (100,000): delete one first.",
+           *       "code": "user_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8370,7 +8405,12 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept' | 'login_taken';
+            code?:
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'login_taken'
+              | 'user_limit';
           };
         };
       };
@@ -8486,6 +8526,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -8496,8 +8537,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8505,7 +8546,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -8753,6 +8794,33 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
           };
         };
       };
@@ -9076,6 +9144,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -9086,8 +9155,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9095,7 +9164,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -9371,6 +9440,7 @@ export interface operations {
        *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `group_limit`: The tenant has as many groups as it may (1,000).
        */
       409: {
         headers: {
@@ -9383,8 +9453,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
-           *       "code": "idempotency_answer_not_kept",
+           *       "message": "The tenant has as many groups as it may (1,000).",
+           *       "code": "group_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9392,7 +9462,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept' | 'group_limit';
           };
         };
       };
@@ -9508,6 +9578,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -9518,8 +9589,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9527,7 +9598,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -9944,6 +10015,33 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `membership_limit`: The tenant has as many memberships, over all its groups, as it may (200,000).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has as many memberships, over all its groups, as it may (200,000).",
+           *       "code": "membership_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'membership_limit';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /**
        * @description Something failed on our side.
@@ -10170,7 +10268,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
-       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -10181,7 +10279,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
            *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -10354,6 +10452,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `datamart_too_large`: The datamart, with the columns of its tables and its owners, would not fit in one answer (4 MB): fewer tables.
        *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
        */
       400: {
@@ -10386,6 +10485,7 @@ export interface operations {
               | 'validation_failed'
               | 'unknown_query_parameter'
               | 'invalid_idempotency_key'
+              | 'datamart_too_large'
               | 'invalid_references';
           };
         };
@@ -10480,6 +10580,7 @@ export interface operations {
        *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `datamart_limit`: The tenant has as many datamarts as it may (1,000): delete one first.
        */
       409: {
         headers: {
@@ -10492,8 +10593,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
-           *       "code": "idempotency_answer_not_kept",
+           *       "message": "The tenant has as many datamarts as it may (1,000): delete one first.",
+           *       "code": "datamart_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10501,7 +10602,12 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'concurrent_change' | 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+            code?:
+              | 'concurrent_change'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'datamart_limit';
           };
         };
       };
@@ -10617,6 +10723,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -10627,8 +10734,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10636,7 +10743,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -10962,6 +11069,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `datamart_too_large`: The datamart, with the columns of its tables and its owners, would not fit in one answer (4 MB): fewer tables.
        *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
        */
       400: {
@@ -10994,6 +11102,7 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
+              | 'datamart_too_large'
               | 'invalid_references';
           };
         };
@@ -11226,7 +11335,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
-       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -11237,7 +11346,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
            *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -11397,7 +11506,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
-       *     - `answer_too_large`: The whole list is too large for one answer: page it with `limit`.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -11408,7 +11517,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The whole list is too large for one answer: page it with limit.",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
            *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -11713,6 +11822,34 @@ export interface operations {
         };
       };
       /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `permission_limit`: The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).",
+           *       "code": "permission_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'permission_limit';
+          };
+        };
+      };
+      /**
        * @description Over the size limit.
        *
        *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
@@ -11932,6 +12069,34 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `permission_limit`: The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).",
+           *       "code": "permission_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'permission_limit';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /**
        * @description Something failed on our side.
@@ -12137,6 +12302,34 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `permission_limit`: The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).",
+           *       "code": "permission_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'permission_limit';
           };
         };
       };
@@ -12360,6 +12553,34 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `permission_limit`: The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).",
+           *       "code": "permission_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'permission_limit';
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /**
        * @description Something failed on our side.
@@ -12420,6 +12641,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -12430,8 +12652,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12439,7 +12661,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -12996,6 +13218,7 @@ export interface operations {
        * @description Conflicts with the current state.
        *
        *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `schedule_limit`: The tenant has as many schedules as it may (10,000): a new id is refused; replacing one is not.
        */
       409: {
         headers: {
@@ -13006,8 +13229,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "If-Match names an older version than the current one; read it again.",
-           *       "code": "version_mismatch",
+           *       "message": "The tenant has as many schedules as it may (10,000): a new id is refused; replacing one is not.",
+           *       "code": "schedule_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13015,7 +13238,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'version_mismatch';
+            code?: 'version_mismatch' | 'schedule_limit';
           };
         };
       };
@@ -14749,6 +14972,7 @@ export interface operations {
        *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
        *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
        *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `alert_limit`: The tenant has as many alerts as it may (1,000): delete one first.
        */
       409: {
         headers: {
@@ -14761,8 +14985,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The first request with this Idempotency-Key succeeded, but its answer was too large to keep.",
-           *       "code": "idempotency_answer_not_kept",
+           *       "message": "The tenant has as many alerts as it may (1,000): delete one first.",
+           *       "code": "alert_limit",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14770,7 +14994,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept';
+            code?: 'idempotency_key_reused' | 'idempotency_key_in_progress' | 'idempotency_answer_not_kept' | 'alert_limit';
           };
         };
       };
@@ -17409,7 +17633,7 @@ export interface operations {
         headers: {
           /** @description The BI route to open. */
           Location?: string;
-          /** @description The `bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned). */
+          /** @description The `__Host-bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned). */
           'Set-Cookie'?: string;
           [name: string]: unknown;
         };

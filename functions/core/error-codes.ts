@@ -20,7 +20,15 @@ export const errorCodes = {
   invalid_query_parameter: { status: 400, meaning: 'A query parameter (`limit`, `cursor`, …) has a value the route refuses.' },
   unknown_query_parameter: { status: 400, meaning: 'A query parameter the route does not take.' },
   invalid_idempotency_key: { status: 400, meaning: 'The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.' },
-  answer_too_large: { status: 400, meaning: 'The whole list is too large for one answer: page it with `limit`.' },
+  answer_too_large: {
+    status: 400,
+    meaning:
+      'The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).',
+  },
+  datamart_too_large: {
+    status: 400,
+    meaning: 'The datamart, with the columns of its tables and its owners, would not fit in one answer (4 MB): fewer tables.',
+  },
   invalid_references: { status: 400, meaning: "The datamart names tables or owners that are not the tenant's." },
   invalid_permissions: { status: 400, meaning: "The permissions name users, groups or tables that are not the tenant's." },
   invalid_reload_items: {
@@ -52,8 +60,41 @@ export const errorCodes = {
   login_taken: { status: 409, meaning: 'The tenant already has a user with this login (case and width folded).' },
   agent_name_taken: { status: 409, meaning: 'The tenant already has an agent with this name.' },
   agent_limit: { status: 409, meaning: 'The tenant has as many agents as it may.' },
+  group_limit: { status: 409, meaning: 'The tenant has as many groups as it may (1,000).' },
+  membership_limit: { status: 409, meaning: 'The tenant has as many memberships, over all its groups, as it may (200,000).' },
+  user_limit: { status: 409, meaning: 'The tenant has as many users as it may (100,000): delete one first.' },
+  datamart_limit: { status: 409, meaning: 'The tenant has as many datamarts as it may (1,000): delete one first.' },
+  alert_limit: { status: 409, meaning: 'The tenant has as many alerts as it may (1,000): delete one first.' },
+  schedule_limit: {
+    status: 409,
+    meaning: 'The tenant has as many schedules as it may (10,000): a new id is refused; replacing one is not.',
+  },
+  permission_limit: {
+    status: 409,
+    meaning:
+      "The permission records would take the subject's share of a user's effective permissions past its quota (a user's own records 1 MB, all the tenant's group records 4 MB, counted as the answer carries them).",
+  },
   template_name_taken: { status: 409, meaning: 'The client already has a template with this name: `errors` names it.' },
   template_is_default: { status: 409, meaning: "The template is the client's default: set another default first." },
+  tenant_quota: {
+    status: 409,
+    meaning: 'The client has as many live tenants as it may (10,000): a deleted tenant frees its place.',
+  },
+  template_limit: { status: 409, meaning: 'The client has as many templates as it may (1,000): delete one first.' },
+  template_version_limit: {
+    status: 409,
+    meaning: 'The template has as many versions as it may (1,000): publish the bundle as a new template.',
+  },
+  flow_cycle: {
+    status: 409,
+    meaning:
+      "The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).",
+  },
+  resource_limit: {
+    status: 409,
+    meaning:
+      'The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.',
+  },
   minute_triggers_in_use: { status: 409, meaning: 'Schedules with Minute triggers keep `schedulingGranularity` at minutes.' },
   run_finished: { status: 409, meaning: 'The run has finished: its status cannot change.' },
   no_webhook: { status: 409, meaning: 'The tenant has no webhook configured.' },

@@ -1,9 +1,13 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { singleAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { describeGroup } from '#functions/core/directory/groups.ts';
 
 /** GET /tenant/groups/{id}: one group with its members, as GET /tenant/groups lists them. */
-export const handler = httpHandler(async (request) => ({
-  status: 200,
-  body: { status: 'success', data: await describeGroup(tenantIdOf(request.principal), idParameter(request, 'id')) },
-}));
+export const handler = httpHandler(async (request) => {
+  const groupId = idParameter(request, 'id');
+  return {
+    status: 200,
+    body: singleAnswer(await describeGroup(tenantIdOf(request.principal), groupId), `Group ${groupId}`),
+  };
+});

@@ -1,8 +1,13 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { singleAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { describeUserWithAccess } from '#functions/core/directory/directory.ts';
 
-export const handler = httpHandler(async (request) => ({
-  status: 200,
-  body: { status: 'success', data: await describeUserWithAccess(tenantIdOf(request.principal), idParameter(request, 'id')) },
-}));
+/** GET /tenant/users/{id}: the user with their groups and effective permissions (bounded by the quotas). */
+export const handler = httpHandler(async (request) => {
+  const userId = idParameter(request, 'id');
+  return {
+    status: 200,
+    body: singleAnswer(await describeUserWithAccess(tenantIdOf(request.principal), userId), `User ${userId}`),
+  };
+});

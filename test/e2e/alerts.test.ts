@@ -515,3 +515,30 @@ describe('review fixes', () => {
     await settled(tenant.token, queued.body.data.id, 'delivered');
   });
 });
+
+describe('Idempotency-Key: one key is one request, path included', () => {
+  test("the key of one alert's send, sent to another alert, is 409 idempotency_key_reused: never the first alert's answer", async () => {
+    const { tenant, alertId } = await alertingTenant('/keys');
+    const other = await api('POST', '/tenant/alerts', {
+      token: tenant.token,
+      body: { nome: 'Other', channels: { webhook: true }, content: [{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }] },
+    });
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    const body = { user: { id: 7 } };
+    for (const action of ['send', 'fire']) {
+      const first = await api('POST', `/tenant/alerts/${alertId}/${action}`, {
+        token: tenant.token,
+        body,
+        headers: { ...headers, 'idempotency-key': `${action}-${headers['idempotency-key']}` },
+      });
+      expect(first.status).toBe(202);
+      const elsewhere = await api('POST', `/tenant/alerts/${other.body.data.id}/${action}`, {
+        token: tenant.token,
+        body,
+        headers: { 'idempotency-key': `${action}-${headers['idempotency-key']}` },
+      });
+      expect(expectErrorEnvelope(elsewhere, 409).code).toBe('idempotency_key_reused');
+    }
+    expect((await api('GET', `/tenant/alerts/${other.body.data.id}/deliveries`, { token: tenant.token })).body.data).toEqual([]);
+  });
+});

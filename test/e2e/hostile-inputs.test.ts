@@ -6,10 +6,13 @@
  * tenants' data must be exactly as before (nothing half-written).
  */
 import fc from 'fast-check';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { routeKey, routes } from '#functions/routes.ts';
 import { api, type ApiAnswer } from '#test/support/api.ts';
 import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
+import { scheduleFile } from '#test/support/schedules.ts';
+import { retailBundle } from '#test/support/templates.ts';
 
 let cases = 0;
 const send = async (method: string, path: string, options: Parameters<typeof api>[2] = {}) => {
@@ -166,6 +169,45 @@ describe('hostile input, over every route', () => {
     expect(await snapshot(b)).toEqual(before);
     expect(await snapshot(a)).toEqual(beforeA);
   }, 60_000);
+
+  test('numbers the store cannot hold and YAML tags that make no JSON are 400 where they once were 500 or stored', async () => {
+    const unstorable = ['1e16', '9007199254740992', '-9007199254740993', '1e300', '5e-324'];
+    for (const number of unstorable) {
+      const tenant = await send('POST', '/tenants', {
+        token: a.client.token,
+        rawBody: `{"nome":"N","ativo":true,"development_variables":{"PORT":${number}}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectRefusal(tenant, `development_variables ${number}`);
+      const bundle = JSON.stringify({ ...retailBundle(), nome: `Numbers ${number}` }).replace(
+        '"kind":"postgres"',
+        `"kind":"postgres","properties":{"port":${number}}`,
+      );
+      const template = await send('POST', '/tenants/templates', {
+        token: a.client.token,
+        rawBody: bundle,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectRefusal(template, `connection property ${number}`);
+      const schedule = await send('PUT', '/tenant/schedules/77', {
+        token: a.tenant.token,
+        rawBody: `${JSON.stringify(scheduleFile(77, a.flows, [{ type: 'Hour', period: 1, start_when: '06:30' } as never])).replace('"period":1', `"period":${number}`)}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectRefusal(schedule, `period ${number}`);
+    }
+    for (const labels of ['!!omap [a: "x"]', '!!set {a, b}', '!!timestamp 2001-01-01', '!!omap [__proto__: b]']) {
+      const yaml = stringify(scheduleFile(78, a.flows)).replace('header:\n', `header:\n  labels: ${labels}\n`);
+      const answer = await send('PUT', '/tenant/schedules/78', {
+        token: a.tenant.token,
+        rawBody: yaml,
+        headers: { 'content-type': 'application/yaml' },
+      });
+      expectRefusal(answer, `labels ${labels}`);
+    }
+    expect((await api('GET', '/tenant/schedules/77', { token: a.tenant.token })).status).toBe(404);
+    expect((await api('GET', '/tenant/schedules/78', { token: a.tenant.token })).status).toBe(404);
+  });
 
   test('nothing of the hostile traffic changed either tenant', async () => {
     // Runs last in this file: the fuzzing above must have left A exactly as the setup made it.

@@ -1,4 +1,5 @@
-import { describe, expect, test } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { describe, expect, inject, test } from 'vitest';
 import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 
 describe('authentication (spec 5)', () => {
@@ -87,6 +88,44 @@ describe('request bodies', () => {
     const answer = await api('GET', '/nothing-here');
     expect(answer.status).toBe(404);
   });
+
+  test('a path is routed as sent: dot segments, doubled slashes and absolute forms reach no route', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const statusOf = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(inject('twinUrl'));
+        const request = httpRequest(
+          { host: url.hostname, port: url.port, path, headers: { authorization: `Bearer ${tenant.token}` } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject).end();
+      });
+    expect(await statusOf('/tenant')).toBe(200);
+    for (const path of [
+      '/x/../tenant',
+      '/./tenant',
+      '//evil.com/tenant',
+      '/tenant/',
+      '//tenant',
+      'http://evil.com/x/../tenant',
+    ]) {
+      expect(await statusOf(path), path).toBe(404);
+    }
+    expect(await statusOf('http://evil.com/tenant'), 'absolute form, path as written').toBe(200);
+  });
+
+  test('an integer query parameter is taken only in its one canonical spelling, within range', async () => {
+    const client = await newClient();
+    expect((await api('GET', '/tenants?limit=5', { token: client.token })).status).toBe(200);
+    for (const limit of ['0', '-1', '101', '1e2', '01', '+5', '5.0', '%205', '0x10', '', '٥']) {
+      const answer = await api('GET', `/tenants?limit=${limit}`, { token: client.token });
+      expect(expectErrorEnvelope(answer, 400).code, limit).toBe('invalid_query_parameter');
+    }
+  });
 });
 
 describe('Idempotency-Key on POST /tenants', () => {
@@ -126,6 +165,24 @@ describe('Idempotency-Key on POST /tenants', () => {
     );
     expect(error.code).toBe('idempotency_key_reused');
     expect((await api('POST', '/tenants', { token: other.token, body: { nome: 'B', ativo: true }, headers })).status).toBe(201);
+  });
+
+  test('a retry whose JSON has its keys in another order is the same request: replayed, not refused', async () => {
+    const client = await newClient();
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    const first = await api('POST', '/tenants', {
+      token: client.token,
+      rawBody: '{"nome":"A","ativo":true}',
+      headers: { ...headers, 'content-type': 'application/json' },
+    });
+    const retry = await api('POST', '/tenants', {
+      token: client.token,
+      rawBody: '{ "ativo": true, "nome": "A" }',
+      headers: { ...headers, 'content-type': 'application/json' },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
   });
 
   test('a refused request does not burn the key', async () => {

@@ -194,7 +194,7 @@ describe('the landing and the session, over HTTP on the tenant host', () => {
     expect(landing.headers.location).toBe('/apps/sales?showMenu=0');
     const [setCookie] = [landing.headers['set-cookie']].flat();
     expect(setCookie).toMatch(
-      /^bi_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=28800; HttpOnly; Secure; SameSite=None; Partitioned$/,
+      /^__Host-bi_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=28800; HttpOnly; Secure; SameSite=None; Partitioned$/,
     );
 
     const origin = new URL(url).origin;

@@ -25,7 +25,15 @@ import { type QueueName, queueUrlVariable } from '#functions/core/store/queue-de
 import { findTenant, updateTenantActive } from '#functions/core/tenants/tenant-repository.ts';
 import { queueConsumers, routeKey, routes, timedFunctions } from '#functions/routes.ts';
 import { invoke } from '#local/lambda-context.ts';
-import { type FaultMode, installFaultInjection, invocationTrace, newTrace, type Trace, traced } from '#test/support/faults.ts';
+import {
+  type FaultMode,
+  inParallel,
+  installFaultInjection,
+  invocationTrace,
+  newTrace,
+  type Trace,
+  traced,
+} from '#test/support/faults.ts';
 import { type Answer, type Call, callRoute } from '#test/support/in-process.ts';
 import { scheduleFile } from '#test/support/schedules.ts';
 import { retailBundle } from '#test/support/templates.ts';
@@ -608,17 +616,6 @@ test('every writing route and worker of the route table has a fault scenario (or
   expect(missing).toEqual([]);
   expect(Object.keys(scenarios).filter((name) => !writers.includes(name))).toEqual([]);
 });
-
-/** Runs `cases` with at most `width` at a time. */
-async function inParallel<T>(cases: Array<() => Promise<T>>, width = 4): Promise<T[]> {
-  const results: T[] = [];
-  let next = 0;
-  const lane = async () => {
-    for (let index = next++; index < cases.length; index = next++) results[index] = await (cases[index] as () => Promise<T>)();
-  };
-  await Promise.all(Array.from({ length: width }, lane));
-  return results;
-}
 
 const coverage: string[] = [];
 

@@ -144,7 +144,7 @@ describe('login tokens', () => {
       ui: { showMenu: '0', showDesksIcon: '1' },
     });
     expect(await readSession([cookieValue(cookie)], 'someone-else-3.localhost')).toBeUndefined();
-    expect(await readSession(['bi_session=forged'], tenant.dominio)).toBeUndefined();
+    expect(await readSession(['__Host-bi_session=forged', 'bi_session=forged'], tenant.dominio)).toBeUndefined();
   });
 
   test("a session ends when its user's login changes, also when it changes back", async () => {

@@ -143,3 +143,14 @@ export const invocationTrace = (caseTrace: Trace, plan?: FaultPlan): Trace => ({
 export function traced<T>(trace: Trace, work: () => Promise<T>): Promise<T> {
   return scopes.run(trace, work);
 }
+
+/** Runs `cases` with at most `width` at a time. */
+export async function inParallel<T>(cases: Array<() => Promise<T>>, width = 4): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  const lane = async () => {
+    for (let index = next++; index < cases.length; index = next++) results[index] = await (cases[index] as () => Promise<T>)();
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+  return results;
+}

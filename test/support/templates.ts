@@ -51,6 +51,31 @@ export function retailBundle(): TemplateBundle {
   };
 }
 
+/** The shape of a flow, for bundles made of flows alone. */
+export interface FlowShape {
+  key: string;
+  reads?: string[];
+  writes: string[];
+}
+
+/** A template of `flows`, defining every table they name (one desk, one connection). */
+export function bundleOf(nome: string, flows: FlowShape[], extra: Partial<TemplateBundle> = {}): TemplateBundle {
+  const tables = [...new Set(flows.flatMap((flow) => [...(flow.reads ?? []), ...flow.writes]))];
+  return {
+    nome,
+    desks: [{ key: 'main', nome: 'Main' }],
+    connections: [{ key: 'db', nome: 'DB', kind: 'postgres' }],
+    tables: tables.map((key) => ({
+      key,
+      nome: key,
+      desk: 'main',
+      columns: [{ column_name: 'id', data_type: 'integer', label: 'Id' }],
+    })),
+    flows: flows.map((flow) => ({ ...flow, nome: flow.key, connection: 'db', context: 'full' })),
+    ...extra,
+  };
+}
+
 export async function publish(clientToken: string, bundle: TemplateBundle): Promise<number> {
   const answer = await api('POST', '/tenants/templates', { token: clientToken, body: bundle });
   if (answer.status !== 201) throw new Error(`Publish failed: ${answer.status} ${JSON.stringify(answer.body)}`);

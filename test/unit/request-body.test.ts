@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { maxBodyBytes, parseBody } from '#functions/core/api/request-body.ts';
 import { maxYamlTokens, parseYamlBody } from '#functions/core/api/yaml-body.ts';
@@ -220,5 +221,165 @@ describe('YAML request bodies (routes that accept them)', () => {
 
   test('a __proto__ key in YAML is 400 like in JSON', () => {
     expect(yamlFailure('__proto__:\n  admin: true')).toEqual({ status: 400, code: 'malformed_body' });
+  });
+});
+
+/**
+ * The classes behind three findings: a parser that hands the store something other than JSON data
+ * (YAML's `!!set`, `!!omap`, `!!timestamp` made a Set, a Map, a Date: past the schema, which sees no
+ * properties in them, and then a 500 or a silent `{}`), a number the store cannot hold (beyond
+ * ±2^53: a 500 from the marshaller), and a body two readers read differently (a repeated name).
+ * Each is checked for every position a generated body offers, not for one example.
+ */
+describe('a body is JSON data the store holds as sent, and reads one way', () => {
+  const yamlEvent = (body: string) => ({ body, isBase64Encoded: false, headers: { 'content-type': 'application/yaml' } });
+  /** A generated body, with the path of one of its containers and one of its leaves. */
+  const accepted = (value: unknown) => {
+    try {
+      parseBody(json(JSON.stringify(value)));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const bodies = fc.jsonValue({ maxDepth: 4 }).filter((value) => typeof value === 'object' && value !== null && accepted(value));
+  const placesIn = (value: unknown): Array<Record<string, unknown> | unknown[]> => {
+    const found: Array<Record<string, unknown> | unknown[]> = [];
+    const pending = [value];
+    while (pending.length > 0) {
+      const node = pending.pop();
+      if (typeof node === 'object' && node !== null) {
+        found.push(node as Record<string, unknown>);
+        pending.push(...Object.values(node));
+      }
+    }
+    return found;
+  };
+  /** `body` with `value` put into its `at`-th container (under a new key, or appended). */
+  const withValueAt = (body: unknown, at: number, value: string) => {
+    const copy = structuredClone(body);
+    const places = placesIn(copy);
+    const place = places[at % places.length] as Record<string, unknown> | unknown[];
+    const marker = '__value__';
+    if (Array.isArray(place)) place.push(marker);
+    else place['zz_injected'] = marker;
+    return JSON.stringify(copy).replace(`"${marker}"`, value);
+  };
+
+  const unstorableNumbers = [
+    '9007199254740992',
+    '-9007199254740992',
+    '1e16',
+    '1e300',
+    '1e308',
+    '5e-324',
+    '-1e-200',
+    '12345678901234567890',
+  ];
+  const storableNumbers = ['9007199254740991', '-9007199254740991', '0', '-0', '0.1', '1e-130', '1.5e-100', '123456.789'];
+
+  test('a number beyond ±(2^53 − 1), or a fraction below 1e-130, anywhere in a JSON or YAML body is 400 at its pointer', () => {
+    fc.assert(
+      fc.property(bodies, fc.nat(), fc.constantFrom(...unstorableNumbers), (body, at, number) => {
+        const text = withValueAt(body, at, number);
+        const error = refusal(json(text));
+        expect({ status: error.status, code: error.code }).toEqual({ status: 400, code: 'malformed_body' });
+        expect(error.message).toMatch(/number outside what the service stores exactly/);
+        expect(refusal(yamlEvent(text), { yaml: parseYamlBody }).code).toBe('malformed_body');
+      }),
+      { seed: 17, numRuns: 200 },
+    );
+  });
+
+  test('numbers the store holds exactly pass, wherever they are', () => {
+    fc.assert(
+      fc.property(bodies, fc.nat(), fc.constantFrom(...storableNumbers), (body, at, number) => {
+        const text = withValueAt(body, at, number);
+        expect(parseBody(json(text))).toEqual(JSON.parse(text));
+      }),
+      { seed: 18, numRuns: 200 },
+    );
+  });
+
+  test("YAML's infinities and NaN are refused like unstorable numbers", () => {
+    for (const text of ['a: .inf', 'a: -.Inf', 'a: .nan', 'a: [1, .NAN]']) {
+      expect(refusal(yamlEvent(text), { yaml: parseYamlBody }).code, text).toBe('malformed_body');
+    }
+  });
+
+  test('every YAML tag that would make something other than JSON data is refused, wherever it is', () => {
+    const tagged = [
+      '!!set {a, b}',
+      '!!set {}',
+      '!!omap [a: 1, b: 2]',
+      '!!pairs [a: 1]',
+      '!!timestamp 2001-01-01',
+      '!!binary aGVsbG8=',
+      '!!omap [__proto__: b]',
+      '!<tag:yaml.org,2002:set> {a}',
+      '!!map {a: 1}',
+    ];
+    fc.assert(
+      fc.property(bodies, fc.nat(), fc.constantFrom(...tagged.slice(0, -1)), (body, at, value) => {
+        const text = withValueAt(body, at, value);
+        const error = refusal(yamlEvent(text), { yaml: parseYamlBody });
+        expect(error.status).toBe(400);
+      }),
+      { seed: 19, numRuns: 200 },
+    );
+    // The core schema's own tags (a map tagged as a map) stay what they are.
+    expect(parseBody(yamlEvent(`a: ${tagged.at(-1)}`), { yaml: parseYamlBody })).toEqual({ a: { a: 1 } });
+  });
+
+  test('whatever the parser makes, only JSON values reach the schema (a Map, a Set, a Date, bytes are 400)', () => {
+    for (const value of [new Map([['a', 1]]), new Set(['a']), new Date(0), new Uint8Array(2), Object.create({ inherited: 1 })]) {
+      const error = refusal(yamlEvent('x'), { yaml: () => ({ nested: [{ value }] }) });
+      expect({ status: error.status, code: error.code, pointer: error.errors[0]?.pointer }).toEqual({
+        status: 400,
+        code: 'malformed_body',
+        pointer: '/nested/0/value',
+      });
+    }
+  });
+
+  test('YAML nesting far past the bound is 400 without exhausting the stack, in block and in flow style', () => {
+    for (const text of [
+      '- '.repeat(5000) + '1',
+      '['.repeat(3000) + ']'.repeat(3000),
+      '{a: '.repeat(3000) + '1' + '}'.repeat(3000),
+    ]) {
+      const error = refusal(yamlEvent(text), { yaml: parseYamlBody });
+      expect({ status: error.status, code: error.code }).toEqual({ status: 400, code: 'malformed_body' });
+      expect(error.message).toMatch(/nests deeper than 32 levels/);
+    }
+  });
+
+  test('a name repeated in one JSON object, at any depth and however it is escaped, is 400 at its pointer', () => {
+    fc.assert(
+      fc.property(bodies, fc.nat(), (body, at) => {
+        const copy = structuredClone(body);
+        const objects = placesIn(copy).filter((place) => !Array.isArray(place)) as Array<Record<string, unknown>>;
+        fc.pre(objects.length > 0);
+        const target = objects[at % objects.length] as Record<string, unknown>;
+        target['dup'] = 1;
+        // The same name again, spelled with an escape: JSON.parse would keep the second silently.
+        const text = JSON.stringify(copy).replace('"dup":1', '"dup":1,"d\\u0075p":2');
+        const error = refusal(json(text));
+        expect({ status: error.status, code: error.code }).toEqual({ status: 400, code: 'malformed_body' });
+        expect(error.errors[0]?.pointer).toMatch(/\/dup$/);
+      }),
+      { seed: 20, numRuns: 200 },
+    );
+  });
+
+  test('the same name in different objects, and names that only look alike in strings, are fine', () => {
+    const text = '{"a":{"x":1},"b":{"x":2},"c":["x","x",{"x":"\\"x\\":1"}],"d":"{\\"e\\":1,\\"e\\":2}","x":[{"x":1},{"x":2}]}';
+    expect(parseBody(json(text))).toEqual(JSON.parse(text));
+  });
+
+  test('a Content-Type naming its charset twice is 415, whichever comes first', () => {
+    for (const type of ['application/json;charset=utf-8;charset=utf-16', 'application/json; charset=utf-8; CHARSET=utf-8']) {
+      expect(failure(json('{}', type))).toEqual({ status: 415, code: 'unsupported_media_type' });
+    }
   });
 });

@@ -376,7 +376,7 @@ function components(sources: OpenApiSources): Json {
       sessionCookieAuth: {
         type: 'apiKey',
         in: 'cookie',
-        name: 'bi_session',
+        name: '__Host-bi_session',
         description: 'The BI session the SSO landing opens, on the tenant domain.',
       },
     },

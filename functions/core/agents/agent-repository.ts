@@ -1,13 +1,14 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { unauthorized } from '#functions/core/errors.ts';
 import {
   db,
+  getAll,
   getItem,
   nextTenantId,
   queryAll,
   tableName,
-  transact,
   transactOrReasons,
   type TransactItem,
 } from '#functions/core/store/dynamo.ts';
@@ -27,6 +28,25 @@ export interface AgentRecord {
 }
 
 const defaultAgentName = 'default';
+
+/**
+ * For the transaction that gives an agent of an existing tenant a token (its creation, a rotation):
+ * the tenant is there, not deleted, and no deletion has claimed it (`claimDeletion` in
+ * tenant-repository.ts; a claim lasts until the deleting function's deadline). The deletion revokes
+ * the tokens it lists in one transaction, conditional on the agents being as listed
+ * (`agentRevocationItems`): whichever of the two commits second sees the first, so no agent token
+ * is made for a deleted tenant or outlives its deletion; and the claim keeps a stream of creations
+ * and rotations from making the deletion read again and again, and give up.
+ */
+const tenantStaysLive = (tenantId: number): TransactItem => ({
+  ConditionCheck: {
+    TableName: tableName(),
+    Key: keys.tenant(tenantId),
+    ConditionExpression:
+      'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)',
+    ExpressionAttributeValues: { ':now': Date.now() },
+  },
+});
 
 /** The items that create an agent and its token, for a transaction. */
 function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, token: string, createdAt: string) {
@@ -87,17 +107,19 @@ export async function findAgentCount(tenantId: number): Promise<number | undefin
 
 /**
  * Writes a new agent, its token, the claim on its name and the tenant's agent count, with
- * `alongside`, together. The name claim and the count's condition are what keep names unique and
- * the count within `max` whatever runs at the same time. For a tenant made before the count and
- * the claims were kept, `existing` (its agents, read just before) starts them in the same commit;
- * `recount` when another creation started them first.
+ * `alongside`, together, if the tenant is live (`tenant_gone` when it is deleted or being deleted).
+ * The name claim and the count's condition are what keep names unique and the count within `max`
+ * whatever runs at the same time; the count is also what a deletion racing this creation sees
+ * change. For a tenant made before the count and the claims were kept, `existing` (its agents,
+ * read just before) starts them in the same commit; `recount` when another creation started them
+ * first.
  */
 export async function insertAgent(
   agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>,
   token: string,
   limit: { max: number; existing?: readonly AgentRecord[] },
   alongside: readonly TransactItem[],
-): Promise<'written' | 'name_taken' | 'limit_reached' | 'recount'> {
+): Promise<'written' | 'name_taken' | 'limit_reached' | 'recount' | 'tenant_gone'> {
   const countKey = keys.agentCount(agent.tenantId);
   const counting: TransactItem[] = limit.existing
     ? [
@@ -125,6 +147,7 @@ export async function insertAgent(
         },
       ];
   const items = [
+    tenantStaysLive(agent.tenantId),
     nameClaim(agent.tenantId, agent.nome, agent.agentId),
     ...counting,
     ...newAgentItems(agent, token, new Date().toISOString()),
@@ -133,16 +156,22 @@ export async function insertAgent(
   if (limit.existing && limit.existing.length >= limit.max) return 'limit_reached';
   const outcome = await transactOrReasons(items);
   if (outcome.written) return 'written';
-  if (outcome.failedConditions.includes(0)) return 'name_taken';
+  if (outcome.failedConditions.includes(0)) return 'tenant_gone';
+  if (outcome.failedConditions.includes(1)) return 'name_taken';
   // Another creation started the count (and the claims) first: read it again.
   if (limit.existing) return 'recount';
-  if (outcome.failedConditions.includes(1)) return 'limit_reached';
+  if (outcome.failedConditions.includes(2)) return 'limit_reached';
   throw new Error(`Agent ${agent.agentId} of tenant ${agent.tenantId} or its token already exists`);
 }
 
-/** Gives the agent the token `token` and revokes its old one, together; `false` when the agent's token changed since it was read. */
-export function replaceAgentToken(agent: AgentRecord, token: string): Promise<boolean> {
-  return transact([
+/**
+ * Gives the agent the token `token` and revokes its old one, together, if the tenant is live:
+ * `changed` when the agent's token changed since it was read, `tenant_gone` when the tenant is
+ * deleted or being deleted. The old token's delete is what a deletion racing this rotation sees change.
+ */
+export async function replaceAgentToken(agent: AgentRecord, token: string): Promise<'written' | 'changed' | 'tenant_gone'> {
+  const outcome = await transactOrReasons([
+    tenantStaysLive(agent.tenantId),
     {
       Update: {
         TableName: tableName(),
@@ -155,17 +184,89 @@ export function replaceAgentToken(agent: AgentRecord, token: string): Promise<bo
     revokeTokenWrite(agent.tokenHash),
     newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
   ]);
+  if (outcome.written) return 'written';
+  return outcome.failedConditions.includes(0) ? 'tenant_gone' : 'changed';
 }
 
-/** Records a heartbeat: the agent counts as online for the next two minutes. */
-export async function recordHeartbeat(tenantId: number, agentId: number, at: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.agent(tenantId, agentId),
-      UpdateExpression: 'SET lastSeenAt = :at',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':at': at },
-    }),
+/**
+ * For the tenant's deletion: the items that revoke every token of its agents, read now, and hold
+ * the transaction to what was read. An agent created since makes the count differ from the one
+ * read (or its absence, for a tenant made before the count was kept); a token rotated since is
+ * gone, so its delete's condition fails. Either way the deletion reads again; an agent token
+ * made after it committed, or after it claimed the tenant, is refused by `tenantStaysLive`. At most
+ * 50 agents: one item each, and the count.
+ */
+export async function agentRevocationItems(tenantId: number): Promise<TransactItem[]> {
+  // The count first, the agents after: an agent created in between is listed, and the count read is still its own.
+  const count = await getItem<{ value?: number }>(keys.agentCount(tenantId));
+  const agents = await listAgents(tenantId);
+  const tokens = new Set(
+    (await getAll<{ pk: string }>(agents.map((agent) => keys.token(agent.tokenHash)))).map((item) => item.pk),
   );
+  const countAsRead: TransactItem = {
+    ConditionCheck: {
+      TableName: tableName(),
+      Key: keys.agentCount(tenantId),
+      ...(!count
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : count.value === undefined
+          ? {
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#value)',
+              ExpressionAttributeNames: { '#value': 'value' },
+            }
+          : {
+              ConditionExpression: 'attribute_exists(pk) AND #value = :value',
+              ExpressionAttributeNames: { '#value': 'value' },
+              ExpressionAttributeValues: { ':value': count.value },
+            }),
+    },
+  };
+  return [
+    countAsRead,
+    ...agents.map((agent): TransactItem => {
+      const tokenKey = keys.token(agent.tokenHash);
+      if (tokens.has(tokenKey.pk)) {
+        return { Delete: { TableName: tableName(), Key: tokenKey, ConditionExpression: 'attribute_exists(pk)' } };
+      }
+      // No token to revoke (none would ever come back for this hash): the agent must still have this one.
+      return {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: keys.agent(tenantId, agent.agentId),
+          ConditionExpression: 'tokenHash = :tokenHash',
+          ExpressionAttributeValues: { ':tokenHash': agent.tokenHash },
+        },
+      };
+    }),
+  ];
+}
+
+/**
+ * Records a heartbeat: the agent counts as online for the next two minutes. The tenant's deletion
+ * revokes its agents' tokens; should one have outlived it all the same, the beat is refused as its
+ * token would be (401): the tenant is read, consistently, alongside the write.
+ */
+export async function recordHeartbeat(tenantId: number, agentId: number, at: string): Promise<void> {
+  const [tenant] = await Promise.all([
+    db().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: keys.tenant(tenantId),
+        ProjectionExpression: 'pk, deletedAt',
+        ConsistentRead: true,
+      }),
+    ),
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.agent(tenantId, agentId),
+        UpdateExpression: 'SET lastSeenAt = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    ),
+  ]);
+  if (!tenant.Item || tenant.Item.deletedAt !== undefined) {
+    throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+  }
 }

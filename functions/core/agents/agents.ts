@@ -47,12 +47,15 @@ export interface AgentCreated {
 }
 
 const nameTaken = (nome: string) => conflict(`The tenant already has an agent named ${JSON.stringify(nome)}`, 'agent_name_taken');
+/** What a deleted tenant's token answers (functions/core/auth/principals.ts). */
+const tenantNotFound = () => notFound('Tenant not found');
 const limitReached = () => conflict(`A tenant has at most ${maxAgentsPerTenant} agents`, 'agent_limit');
 
 /**
  * POST /tenant/agents: a new agent; its token is shown only in this answer. The name is the slot
  * that template connections refer to, so two agents with one name would be ambiguous: the name is
- * claimed, and the tenant's agent count checked, in the agent's own transaction.
+ * claimed, and the tenant's agent count checked, in the agent's own transaction. So is the tenant:
+ * one deleted meanwhile gets no agent (404 `Tenant not found`, as its token now answers).
  */
 export async function createAgent(
   tenantId: number,
@@ -76,17 +79,22 @@ export async function createAgent(
     if (outcome === 'written') return created;
     if (outcome === 'name_taken') throw nameTaken(nome);
     if (outcome === 'limit_reached') throw limitReached();
+    if (outcome === 'tenant_gone') throw tenantNotFound();
   }
 }
 
-/** A new token for an agent (the way to obtain the default agent's); the old one stops at once. */
+/**
+ * A new token for an agent (the way to obtain the default agent's); the old one stops at once. A
+ * tenant deleted meanwhile is 404 `Tenant not found`: the rotation's transaction checks it.
+ */
 export async function rotateAgentToken(tenantId: number, agentId: number): Promise<{ id: number; token: string }> {
   const token = newToken('agent');
   for (let attempt = 0; attempt < 3; attempt++) {
     const agent = await findAgent(tenantId, agentId);
     if (!agent) throw notFound('Agent not found');
-    const written = await replaceAgentToken(agent, token);
-    if (written) return { id: agentId, token };
+    const outcome = await replaceAgentToken(agent, token);
+    if (outcome === 'written') return { id: agentId, token };
+    if (outcome === 'tenant_gone') throw tenantNotFound();
   }
   throw conflict('The agent changed while this request ran; retry it', 'concurrent_change');
 }

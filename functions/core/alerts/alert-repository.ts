@@ -1,11 +1,13 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
+import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import {
   db,
   getItem,
   nextTenantId,
   type Page,
+  queryAll,
   queryPage,
   tableName,
   transact,
@@ -27,19 +29,41 @@ export function allocateAlertId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'alert');
 }
 
-/** Writes a new alert, with `alongside` (the request's answer), in one commit. */
-export async function insertAlert(record: AlertRecord, alongside: readonly TransactItem[]): Promise<void> {
-  const written = await transact([
+/** How many alerts the tenant has (alerts.ts `maxAlertsPerTenant`): `COUNT#ALERTS` in its partition. */
+const alertCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'ALERTS');
+
+/** The tenant's alerts as the count counts them (a consistent Query of their keys), for a tenant whose count was not kept yet. */
+const countAlerts = (tenantId: number) => async () =>
+  (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, keys.alertsPrefix, { projection: 'pk' })).length;
+
+/** A decrease is never refused: its count's quota does not matter. */
+const noMaximum = Number.MAX_SAFE_INTEGER;
+
+/** The tenant's alert count (undefined before it is kept). */
+export function findAlertCount(tenantId: number): Promise<number | undefined> {
+  return readCount(alertCount(tenantId));
+}
+
+/**
+ * Writes a new alert, with `alongside` (the request's answer), and one more on the tenant's alert
+ * count, in one commit: `false` when the tenant has `max` alerts already (the count's condition,
+ * whatever runs at the same time).
+ */
+export async function insertAlert(record: AlertRecord, alongside: readonly TransactItem[], max: number): Promise<boolean> {
+  const { tenantId } = record;
+  const outcome = await countedTransaction(alertCount(tenantId), { delta: 1, max, counted: countAlerts(tenantId) }, [
     {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.alert(record.tenantId, record.alertId), ...record },
+        Item: { ...keys.alert(tenantId, record.alertId), ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
     ...alongside,
   ]);
-  if (!written) throw new Error(`Alert ${record.alertId} of tenant ${record.tenantId} already exists`);
+  if (outcome.written) return true;
+  if ('limit' in outcome) return false;
+  throw new Error(`Alert ${record.alertId} of tenant ${tenantId} already exists`);
 }
 
 export async function findAlertRecord(tenantId: number, alertId: number): Promise<AlertRecord | undefined> {
@@ -82,17 +106,12 @@ export async function updateAlertFields(
   return written ? updated : undefined;
 }
 
-/** `false` when there was no such alert. */
-export function deleteAlertRecord(tenantId: number, alertId: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.alert(tenantId, alertId),
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    ),
-  );
+/** Deletes the alert and takes it off the tenant's alert count, in one commit; `false` when there was no such alert. */
+export async function deleteAlertRecord(tenantId: number, alertId: number): Promise<boolean> {
+  const outcome = await countedTransaction(alertCount(tenantId), { delta: -1, max: noMaximum, counted: countAlerts(tenantId) }, [
+    { Delete: { TableName: tableName(), Key: keys.alert(tenantId, alertId), ConditionExpression: 'attribute_exists(pk)' } },
+  ]);
+  return outcome.written;
 }
 
 export interface SigningSecret {

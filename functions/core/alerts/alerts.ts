@@ -2,7 +2,7 @@ import type { AlertDeliveryBody } from '#functions/core/api/validators/alert-del
 import type { AlertWebhookBody, Block } from '#functions/core/api/validators/alert-webhook.cjs';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
-import { badRequest, notFound } from '#functions/core/errors.ts';
+import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   type AlertRecord,
@@ -25,6 +25,16 @@ export const alertNotFound = () => notFound('Alert not found');
  * larger (1 MiB), so this is checked before anything is written.
  */
 export const maxAlertContentBytes = 300 * 1024;
+
+/**
+ * Alerts a tenant may have (bounded growth: a tenant creates nothing without a quota), kept by
+ * `COUNT#ALERTS` in the tenant's partition, which the alert's creation and deletion change in their
+ * own transactions (store/counts.ts); past it, POST /tenant/alerts is a 409 `alert_limit`.
+ */
+export const maxAlertsPerTenant = 1_000;
+
+/** 409 when the tenant has as many alerts as it may. */
+const alertLimit = (max: number) => conflict(`A tenant has at most ${max.toLocaleString('en')} alerts`, 'alert_limit');
 
 /** 400 at `/content` when the blocks would not fit in the alert's item. */
 function checkContentSize(content: BlockDefinition[] | undefined): void {
@@ -51,17 +61,22 @@ export const describeAlert = ({ alertId, nome, channels, content, createdAt, upd
 /** An alert as the API shows it. */
 export type AlertView = ReturnType<typeof describeAlert>;
 
+/**
+ * POST /tenant/alerts: at most `max` alerts (`maxAlertsPerTenant`; tests pass smaller ones), the
+ * tenant's alert count conditioned in the alert's own transaction.
+ */
 export async function createAlert(
   tenantId: number,
   input: CreateAlertBody,
   record: Resumable<AlertView> = unrecorded(),
+  max = maxAlertsPerTenant,
 ): Promise<AlertView> {
   checkContentSize(input.content);
   const alertId = await allocateAlertId(tenantId);
   const now = new Date().toISOString();
   const alert: AlertRecord = { ...input, tenantId, alertId, createdAt: now, updatedAt: now };
   const view = describeAlert(alert);
-  await insertAlert(alert, record.finish(view));
+  if (!(await insertAlert(alert, record.finish(view), max))) throw alertLimit(max);
   return view;
 }
 
@@ -84,7 +99,7 @@ export async function updateAlert(tenantId: number, alertId: number, change: Upd
   return describeAlert(updated);
 }
 
-/** Deletes the alert; its deliveries stay readable until they expire (30 days). */
+/** Deletes the alert (off the tenant's alert count); its deliveries stay readable until they expire (30 days). */
 export async function deleteAlert(tenantId: number, alertId: number): Promise<void> {
   const deleted = await deleteAlertRecord(tenantId, alertId);
   if (!deleted) throw alertNotFound();

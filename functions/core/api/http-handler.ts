@@ -216,12 +216,28 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
         scope: `${principalScope(principal)}:${event.routeKey}`,
         // Only the routes whose row says so honour the header; the others ignore it.
         key: route.idempotent ? event.headers['idempotency-key'] : undefined,
-        request: `${event.routeKey}\n${event.body ?? ''}`,
+        // The request as the operation sees it: which resource (the path: one alert's send is not
+        // another's) and what was asked (the body as parsed, keys sorted: a retry that serialises
+        // its JSON in another order, or sends it as YAML, is the same request).
+        request: `${event.routeKey}\n${event.rawPath}\n${canonicalJson(body)}`,
         deadline,
         requestId,
       };
       return toResult(await withIdempotency(call, run), requestId);
     });
+}
+
+/**
+ * `value` as JSON with every object's keys in code-point order, so that two bodies meaning the same
+ * thing read the same. Recursion is safe: parsed bodies nest at most `maxBodyDepth` levels.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, child]) => `${JSON.stringify(key)}:${canonicalJson(child)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? '';
 }
 
 /** A path parameter that must be a positive integer id; anything else is a 400. */
@@ -275,7 +291,8 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
   }
   const raw = request.query[name];
   // Without a default, absent is out of range: such a parameter is read only when sent (wholeListParameters).
-  const value = raw === undefined ? (schema.default ?? Number.NaN) : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  const value =
+    raw === undefined ? (schema.default ?? Number.NaN) : /^(?:0|[1-9][0-9]{0,5})$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= schema.minimum && value <= schema.maximum)) {
     const rule = `must be an integer from ${schema.minimum} to ${schema.maximum}`;
     throw badRequest(

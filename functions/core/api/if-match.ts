@@ -5,11 +5,13 @@ export const etagOf = (version: number | string) => `"${version}"`;
 
 /**
  * 409 `version_mismatch` unless If-Match (when sent) names the record's current ETag, or is `*` and
- * the record exists. `what` names the record in the message.
+ * the record exists. `what` names the record in the message. The comparison is the strong one RFC
+ * 9110 (13.1.1) prescribes: a weak tag (`W/"3"`) says "about this version", never "exactly", so it
+ * matches nothing.
  */
 export function checkIfMatch(ifMatch: string | undefined, current: string | undefined, what: string): void {
   if (ifMatch === undefined) return;
-  const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  const tags = ifMatch.split(',').map((tag) => tag.trim());
   if (current !== undefined && (tags.includes('*') || tags.includes(current))) return;
   const now = current ? `its ETag is now ${current}` : 'it does not exist';
   throw conflict(`If-Match does not match the ${what}: ${now}`, 'version_mismatch', [

@@ -48,25 +48,93 @@ export function parseBody(
   return value;
 }
 
-/** The `charset` parameter of a Content-Type, lower-cased and unquoted, if there is one. */
+/**
+ * The `charset` parameter of a Content-Type, lower-cased and unquoted, if there is one. Named twice
+ * it is refused: readers disagree on which one counts (415).
+ */
 function charsetOf(parameters: readonly string[]): string | undefined {
-  for (const parameter of parameters) {
+  const charsets = parameters.flatMap((parameter) => {
     const [name = '', ...value] = parameter.split('=');
-    if (name.trim().toLowerCase() === 'charset')
-      return value
+    if (name.trim().toLowerCase() !== 'charset') return [];
+    return [
+      value
         .join('=')
         .trim()
         .replace(/^"(.*)"$/, '$1')
-        .toLowerCase();
-  }
-  return undefined;
+        .toLowerCase(),
+    ];
+  });
+  if (charsets.length > 1) throw unsupportedMediaType('Content-Type names its charset more than once');
+  return charsets[0];
 }
 
 function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw badRequest('Request body is not valid JSON', [], 'malformed_json');
+  }
+  checkUniqueNames(text);
+  return value;
+}
+
+/** An object or array the scan of `checkUniqueNames` is inside of. */
+interface OpenContainer {
+  /** The names seen so far (an object), or undefined (an array). */
+  names: Set<string> | undefined;
+  /** Whether the next string is a name (an object, after `{` or `,`). */
+  nameNext: boolean;
+  /** The last name read (an object), or the index of the current element (an array). */
+  at: string;
+  /** The name or index the container is under in its parent's. */
+  key: string | undefined;
+}
+
+/**
+ * Refuses an object that names one property twice. JSON.parse keeps the last silently, while other
+ * readers (a proxy, a firewall, the integrator's own logs) may keep the first, and YAML bodies
+ * refuse it (I-JSON, RFC 7493, forbids it). One pass over text JSON.parse has accepted, so only
+ * strings and the six structural characters need telling apart; names are compared decoded
+ * (`"n"` and `"\u006e"` are one name). Linear: one Set per object.
+ */
+function checkUniqueNames(text: string): void {
+  const open: OpenContainer[] = [];
+  let key: string | undefined;
+  for (let index = 0; index < text.length; index++) {
+    const character = text.charCodeAt(index);
+    const current = open.at(-1);
+    if (character === 0x22 /* " */) {
+      let end = index + 1;
+      let escaped = false;
+      for (let code = text.charCodeAt(end); code !== 0x22; code = text.charCodeAt(end)) {
+        escaped ||= code === 0x5c; /* \ */
+        end += code === 0x5c ? 2 : 1;
+      }
+      if (current?.names && current.nameNext) {
+        // Decoded only when escaped: most names are plain text between their quotes.
+        const name = escaped ? (JSON.parse(text.slice(index, end + 1)) as string) : text.slice(index + 1, end);
+        if (current.names.has(name)) {
+          const pointer = [...open.map((container) => container.key).slice(1), name]
+            .map((token) => `/${(token ?? '').replaceAll('~', '~0').replaceAll('/', '~1')}`)
+            .join('');
+          const message = 'names a property twice';
+          throw badRequest(`Request body ${message} at ${pointer}`, [{ location: 'body', pointer, message }], 'malformed_body');
+        }
+        current.names.add(name);
+        current.nameNext = false;
+        current.at = name;
+      }
+      index = end;
+    } else if (character === 0x7b /* { */ || character === 0x5b /* [ */) {
+      key = current?.at;
+      open.push({ names: character === 0x7b ? new Set() : undefined, nameNext: true, at: '0', key });
+    } else if (character === 0x7d /* } */ || character === 0x5d /* ] */) {
+      open.pop();
+    } else if (character === 0x2c /* , */ && current) {
+      if (current.names) current.nameNext = true;
+      else current.at = String(Number(current.at) + 1);
+    }
   }
 }
 
@@ -112,7 +180,10 @@ const malformedAt = (message: string, visit: Visit, key?: string) => {
  * - a `constructor` key holding an object: the DynamoDB marshaller decides a value's type by its
  *   `constructor.name`, so `{"constructor": {"name": "Set"}}` would be marshalled as a set (a 500);
  *   a `constructor` holding anything else is stored as the plain key it is;
- * - NUL or a lone surrogate in any string or key.
+ * - NUL or a lone surrogate in any string or key;
+ * - a number the table cannot hold as sent (see `isStorableNumber`);
+ * - anything but JSON's values (a parser that made a Map, a Set, a Date or bytes would slip past
+ *   the schema, which sees no properties in them, and past this walk).
  */
 function checkStructure(root: unknown): void {
   const stack: Visit[] = [{ value: root, depth: 0 }];
@@ -123,7 +194,12 @@ function checkStructure(root: unknown): void {
       if (unstorableCharacter.test(value)) throw malformedAt('contains a NUL character or a lone surrogate', visit);
       continue;
     }
-    if (typeof value !== 'object' || value === null) continue;
+    if (typeof value === 'number') {
+      if (!isStorableNumber(value)) throw malformedAt(unstorableNumberMessage, visit);
+      continue;
+    }
+    if (typeof value === 'boolean' || value === null) continue;
+    if (!isJsonContainer(value)) throw malformedAt('holds a value that is not JSON data', visit);
     if (depth >= maxBodyDepth) throw malformedAt(`nests deeper than ${maxBodyDepth} levels`, visit);
     if (Array.isArray(value)) {
       value.forEach((child, index) => stack.push({ value: child, depth: depth + 1, parent: visit, key: String(index) }));
@@ -139,3 +215,26 @@ function checkStructure(root: unknown): void {
     }
   }
 }
+
+/** A JSON array, or an object as JSON.parse makes one (or one without a prototype). */
+function isJsonContainer(value: unknown): value is object {
+  if (Array.isArray(value)) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Whether the table stores `value` as the very number that was sent, so that it reads back the
+ * same (I-JSON, RFC 7493, asks the same of numbers meant to travel): integers within ±(2^53 − 1),
+ * beyond which a double no longer holds every integer and the DynamoDB marshaller refuses them
+ * (a 500 before this check), and fractions no smaller in magnitude than DynamoDB's 1e-130.
+ * Infinities and NaN (YAML's `.inf`, `.nan`) are no JSON numbers at all.
+ */
+export function isStorableNumber(value: number): boolean {
+  if (Number.isInteger(value)) return Number.isSafeInteger(value);
+  return Number.isFinite(value) && Math.abs(value) >= 1e-130;
+}
+
+const unstorableNumberMessage =
+  'holds a number outside what the service stores exactly (integers up to ±9007199254740991, fractions from 1e-130)';

@@ -1,6 +1,6 @@
 import { Composer, isMap, isNode, isScalar, isSeq, Lexer, Parser, stringify } from 'yaml';
 import type { ApiRequest } from './http-handler.ts';
-import { yamlMediaType } from './request-body.ts';
+import { maxBodyDepth, yamlMediaType } from './request-body.ts';
 import { badRequest, payloadTooLarge } from '#functions/core/errors.ts';
 
 /** Bounds YAML alias expansion ("billion laughs"). */
@@ -17,15 +17,23 @@ export const maxYamlTokens = 200_000;
 
 /**
  * Request bodies in YAML, for the routes that take them (they pass this to httpHandler, so only
- * their bundles carry the YAML library). YAML 1.2 core schema only: no custom or language tags
- * (`!!js/function` and the like are errors, not strings), one document, plain unique keys, aliases
- * and size bounded. The library's own unique-key check (`uniqueKeys`) compares each key with every
- * earlier key of its mapping, quadratic in the mapping's size (116k keys in a 1 MB body took
+ * their bundles carry the YAML library). YAML 1.2 core schema only, so that a body means the same
+ * as its JSON: no custom, language or YAML 1.1 tags (`!!js/function`, and `!!set`, `!!omap`,
+ * `!!timestamp`, `!!binary`, which the library would turn into a Set, a Map, a Date or bytes, are
+ * errors, not values: `resolveKnownTags` is off), one document, plain unique keys, aliases, size
+ * and nesting bounded. The library's own unique-key check (`uniqueKeys`) compares each key with
+ * every earlier key of its mapping, quadratic in the mapping's size (116k keys in a 1 MB body took
  * minutes), so it is off and `checkKeys` does the same in linear time.
  */
 export function parseYamlBody(text: string): unknown {
   const parser = new Parser();
-  const composer = new Composer({ schema: 'core', customTags: [], uniqueKeys: false, merge: false });
+  const composer = new Composer({
+    schema: 'core',
+    customTags: [],
+    resolveKnownTags: false,
+    uniqueKeys: false,
+    merge: false,
+  });
   const [document, another] = composer.compose(boundedTokens(text, parser), true, text.length);
   if (!document) throw malformed('no document');
   if (another) throw malformed('several documents; send one');
@@ -39,7 +47,19 @@ export function parseYamlBody(text: string): unknown {
   }
 }
 
-/** The parser's output, stopping (413) as soon as the text has more lexical tokens than the bound. */
+/**
+ * How many collections the parser may have open at once: the body's depth bound, plus the document
+ * and the token in progress, with room to spare (the depth itself is checked exactly on the value).
+ * The composer builds nested collections by recursion, so without this bound a few kilobytes of
+ * `- - - - …` would exhaust the stack.
+ */
+const maxOpenCollections = maxBodyDepth + 8;
+
+/**
+ * The parser's output, stopping as soon as the text has more lexical tokens than the bound (413)
+ * or nests deeper than the body may (400). The parser keeps its open collections on a stack of its
+ * own, not the call stack, so it sees the depth before anything recurses.
+ */
 function* boundedTokens(text: string, parser: Parser) {
   let count = 0;
   for (const lexeme of new Lexer().lex(text)) {
@@ -47,6 +67,9 @@ function* boundedTokens(text: string, parser: Parser) {
       throw payloadTooLarge(`Request body has more than ${maxYamlTokens} YAML tokens; send it as JSON`);
     }
     yield* parser.next(lexeme);
+    if (parser.stack.length > maxOpenCollections) {
+      throw badRequest(`Request body nests deeper than ${maxBodyDepth} levels`, [], 'malformed_body');
+    }
   }
   yield* parser.end();
 }

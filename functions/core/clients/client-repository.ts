@@ -1,6 +1,7 @@
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
-import { getItem, nextId, queryAll, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { readCount } from '#functions/core/store/counts.ts';
+import { getItem, nextId, queryAll, tableName, transact, type TransactItem } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
@@ -16,7 +17,30 @@ export interface ClientRecord {
 
 export const allocateClientId = () => nextId('client');
 
-/** Writes the client and its token together; `false` when either already exists. */
+/**
+ * The counts of the client that its quotas bound (quotas.ts), one item each in its partition:
+ * `COUNT#TENANTS` (live tenants), `COUNT#TEMPLATES`. Kept by store/counts.ts, in the transactions
+ * that create and delete what they count.
+ */
+export type ClientCountName = 'TENANTS' | 'TEMPLATES';
+export const clientCountKey = (clientId: number, name: ClientCountName) => keys.clientCount(clientId, name);
+
+/** How many of a quota's count the client has used (undefined before the count is kept: a client made before it). */
+export function findClientCount(clientId: number, name: ClientCountName): Promise<number | undefined> {
+  return readCount(clientCountKey(clientId, name));
+}
+
+/** A new client's counts, at zero: its first tenant and template need not count what it has. */
+const countsAtZero = (clientId: number): TransactItem[] =>
+  (['TENANTS', 'TEMPLATES'] as const).map((name) => ({
+    Put: {
+      TableName: tableName(),
+      Item: { ...clientCountKey(clientId, name), value: 0 },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  }));
+
+/** Writes the client, its token and its counts together; `false` when any already exists. */
 export function insertClient(client: ClientRecord, token: string): Promise<boolean> {
   return transact([
     {
@@ -27,6 +51,7 @@ export function insertClient(client: ClientRecord, token: string): Promise<boole
       },
     },
     newTokenWrite(token, { kind: 'client', clientId: client.clientId }),
+    ...countsAtZero(client.clientId),
   ]);
 }
 

@@ -2,19 +2,20 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   deleteAll,
+  maxTransactItems,
   nextTenantId,
   type Page,
   queryAll,
   queryBetween,
   queryList,
-  replaceItems,
   tableName,
   transactOrReasons,
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
-import type { PermissionRecord } from './effective-permissions.ts';
+import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
+import { type PermissionRecord, permissionCharge } from './effective-permissions.ts';
 
 export interface DatamartRecord {
   datamartId: number;
@@ -49,6 +50,32 @@ export interface StoredPermission extends PermissionRecord {
   datamartId: number;
   subject: PermissionSubject;
   subjectId: number;
+  /**
+   * The answer bytes it is charged to its subject's quota (effective-permissions.ts permissionCharge,
+   * directory/quotas.ts); a record of an earlier version has none, and was never charged.
+   */
+  charge?: number;
+}
+
+/**
+ * The items that charge a subject's permission records to its quota, or give their charges back
+ * (a user's to the user item, a group's to the tenant's count): the domain makes them
+ * (permissions.ts), the repository adds them to the transactions that write or delete the records.
+ */
+export interface PermissionLedger {
+  /** For a write of the subject's records: they fail their conditions when the subject is gone or a growth would pass its quota. */
+  charge: (subject: PermissionSubject, subjectId: number, delta: number) => TransactItem[];
+  /** For a sweep: gives back; a user's item fails its condition when the user is gone (their charges went with them). */
+  release: (subject: PermissionSubject, subjectId: number, delta: number) => TransactItem[];
+}
+
+/** A record's write or delete only while it is as read (`undefined`: while there is none), by its charge. */
+function asRead(
+  record: StoredPermission | undefined,
+): Pick<NonNullable<TransactItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'> {
+  if (record === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  if (record.charge === undefined) return { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(charge)' };
+  return { ConditionExpression: 'charge = :charge', ExpressionAttributeValues: { ':charge': record.charge } };
 }
 
 type CollectionItem = { sk: string; tableId?: number; userId?: number } & Partial<DatamartRecord>;
@@ -109,17 +136,45 @@ async function commit(items: readonly TransactItem[]): Promise<DatamartWrite> {
   return outcome.failedConditions.includes(0) ? 'changed' : 'condition_alongside';
 }
 
+/** How many datamarts the tenant has (directory/quotas.ts `maxDatamartsPerTenant`): `COUNT#DATAMARTS` in its partition. */
+const datamartCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'DATAMARTS');
+
+/** A decrease is never refused: its count's quota does not matter. */
+const noMaximum = Number.MAX_SAFE_INTEGER;
+
 /**
- * Writes a new datamart (its record holds its tables and owners), with `alongside`, in one commit;
- * `condition_alongside` when a condition of `alongside` failed.
+ * The tenant's datamarts as the count counts them, for a tenant whose count was not kept yet: the
+ * index listing them (eventually consistent, but what it counts was written before the count was
+ * kept, by an earlier version: every write since goes through the count).
  */
-export async function insertDatamart(record: DatamartRecord, alongside: readonly TransactItem[]): Promise<DatamartWrite> {
-  const outcome = await commit([
+const countDatamarts = (tenantId: number) => async () =>
+  (await queryAll<{ pk: string }>(keys.datamartsIndex(tenantId, 0).gsi1pk, '', { index: 'gsi1', projection: 'pk' })).length;
+
+/** The tenant's datamart count (undefined before it is kept). */
+export function findDatamartCount(tenantId: number): Promise<number | undefined> {
+  return readCount(datamartCount(tenantId));
+}
+
+/**
+ * Writes a new datamart (its record holds its tables and owners), with `alongside`, and one more
+ * on the tenant's datamart count, in one commit: `condition_alongside` when a condition of
+ * `alongside` failed, `limit` when the tenant has `max` datamarts already (the count's condition,
+ * whatever runs at the same time).
+ */
+export async function insertDatamart(
+  record: DatamartRecord,
+  alongside: readonly TransactItem[],
+  max: number,
+): Promise<DatamartWrite | 'limit'> {
+  const { tenantId } = record;
+  const outcome = await countedTransaction(datamartCount(tenantId), { delta: 1, max, counted: countDatamarts(tenantId) }, [
     { Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
     ...alongside,
   ]);
-  if (outcome === 'changed') throw new Error(`Datamart ${record.datamartId} of tenant ${record.tenantId} already exists`);
-  return outcome;
+  if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit';
+  if (outcome.failedConditions.includes(0)) throw new Error(`Datamart ${record.datamartId} of tenant ${tenantId} already exists`);
+  return 'condition_alongside';
 }
 
 /**
@@ -144,29 +199,41 @@ export function replaceDatamart(
   ]);
 }
 
-/** Deletes the datamart's record (it is gone at once), with `alongside`; `false` when it is gone already. */
-export async function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: readonly TransactItem[]) {
-  const outcome = await commit([
-    {
-      Delete: {
-        TableName: tableName(),
-        Key: keys.datamart(tenantId, datamartId),
-        ConditionExpression: 'attribute_exists(pk)',
+/**
+ * Deletes the datamart's record (it is gone at once), with `alongside`, and takes it off the
+ * tenant's datamart count, in one commit; `false` when it is gone already.
+ */
+export async function deleteDatamartRecord(
+  tenantId: number,
+  datamartId: number,
+  alongside: readonly TransactItem[],
+): Promise<boolean> {
+  const outcome = await countedTransaction(
+    datamartCount(tenantId),
+    { delta: -1, max: noMaximum, counted: countDatamarts(tenantId) },
+    [
+      {
+        Delete: {
+          TableName: tableName(),
+          Key: keys.datamart(tenantId, datamartId),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
       },
-    },
-    ...alongside,
-  ]);
-  return outcome === 'written';
+      ...alongside,
+    ],
+  );
+  return outcome.written;
 }
 
 /**
  * Brings the datamart's collection in line with its record: deletes everything when the record
  * is gone; otherwise the structure items of an earlier version once the record holds the lists,
- * and the permission records on tables that are no longer in it; then moves the records an earlier
- * version indexed by subject into the tenant's permission index and marks the record `tenantIndexed`.
+ * and the permission records on tables that are no longer in it (giving their charges back); then
+ * moves the records an earlier version indexed by subject into the tenant's permission index and
+ * marks the record `tenantIndexed`.
  * Each step is the same when repeated, so a retry or the sweeper finishes it.
  */
-export async function tidyCollection(tenantId: number, datamartId: number): Promise<void> {
+export async function tidyCollection(tenantId: number, datamartId: number, ledger: PermissionLedger): Promise<void> {
   const partition = keys.datamartPartition(tenantId, datamartId);
   const items = await queryAll<CollectionItem & StoredPermission>(partition, '');
   const record = items.find((item) => item.sk === keys.datamart(tenantId, datamartId).sk);
@@ -178,7 +245,11 @@ export async function tidyCollection(tenantId: number, datamartId: number): Prom
       (item.sk.startsWith('S#TABLE#') ||
         item.sk.startsWith('S#OWNER#') ||
         (isPermission(item) && !tables.has(item.tableId as number))));
-  await deleteAll(items.filter(unaccounted).map(({ pk, sk }) => ({ pk, sk })));
+  const leftOver = items.filter(unaccounted);
+  await Promise.all([
+    deleteRecords(leftOver.filter(isPermission), ledger),
+    deleteAll(leftOver.filter((item) => !isPermission(item)).map(({ pk, sk }) => ({ pk, sk }))),
+  ]);
   if (!record || record.tenantIndexed || !tables) return;
   const indexPartition = keys.tenantPermissionsPartition(tenantId);
   const unmoved = items.filter((item) => isPermission(item) && !unaccounted(item) && item.gsi1pk !== indexPartition);
@@ -293,10 +364,15 @@ async function listSubjectPermissions(
   return [...indexed, ...legacy];
 }
 
+/** What a replace found when it did not finish: a record changed since it was read, or the subject's charge refused (gone, or over its quota). */
+export type ReplaceOutcome = { written: true; stored: StoredPermission[] } | { written: false; refused: 'records' | 'subject' };
+
 /**
  * Makes a subject's records on a datamart exactly `records` (one per table): written, and the ones
- * on other tables (`existing`, read before) deleted, in one commit when they fit in one. Returns
- * the records as stored.
+ * on other tables (`existing`, read before) deleted, each only while it is as read, with the change
+ * of their charges to the subject's quota (`ledger.charge`, which also fails when the subject is
+ * gone): in one commit when they fit in one, else in commits of up to 100 items, those that free
+ * charge first (a retry of the same request converges). Returns the records as stored.
  */
 export async function replacePermissionRecords(
   tenantId: number,
@@ -305,35 +381,109 @@ export async function replacePermissionRecords(
   subjectId: number,
   records: readonly PermissionRecord[],
   existing: readonly StoredPermission[],
-): Promise<StoredPermission[]> {
+  ledger: PermissionLedger,
+): Promise<ReplaceOutcome> {
   const kept = new Set(records.map((record) => record.tableId));
-  const stored = records.map((record) => ({
-    ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
-    tenantId,
-    datamartId,
-    subject,
-    subjectId,
-    tableId: record.tableId,
-    allowed: record.allowed,
-    allow_export: record.allow_export,
-    expires_in: record.expires_in,
-    hidden_columns: [...new Set(record.hidden_columns)],
-    filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
-  }));
-  await replaceItems(
-    stored,
-    existing.filter((record) => !kept.has(record.tableId)).map(({ pk, sk }) => ({ pk, sk })),
-  );
-  return stored;
+  const before = new Map(existing.map((record) => [record.tableId, record]));
+  const stored: StoredPermission[] = records.map((record) => {
+    const fields = {
+      tableId: record.tableId,
+      allowed: record.allowed,
+      allow_export: record.allow_export,
+      expires_in: record.expires_in,
+      hidden_columns: [...new Set(record.hidden_columns)],
+      filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
+    };
+    return {
+      ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
+      tenantId,
+      datamartId,
+      subject,
+      subjectId,
+      ...fields,
+      charge: permissionCharge(datamartId, fields),
+    };
+  });
+  const writes = [
+    ...existing
+      .filter((record) => !kept.has(record.tableId))
+      .map((record) => ({
+        item: { Delete: { TableName: tableName(), Key: { pk: record.pk, sk: record.sk }, ...asRead(record) } },
+        delta: -(record.charge ?? 0),
+      })),
+    ...stored.map((record) => {
+      const old = before.get(record.tableId);
+      return {
+        item: { Put: { TableName: tableName(), Item: record, ...asRead(old) } },
+        delta: (record.charge ?? 0) - (old?.charge ?? 0),
+      };
+    }),
+  ].sort((a, b) => a.delta - b.delta);
+  const perCommit = maxTransactItems - ledger.charge(subject, subjectId, 0).length;
+  for (let start = 0; start < writes.length; start += perCommit) {
+    const chunk = writes.slice(start, start + perCommit);
+    const delta = chunk.reduce((sum, write) => sum + write.delta, 0);
+    const outcome = await transactOrReasons([...chunk.map((write) => write.item), ...ledger.charge(subject, subjectId, delta)]);
+    if (!outcome.written) {
+      return { written: false, refused: outcome.failedConditions.some((index) => index < chunk.length) ? 'records' : 'subject' };
+    }
+  }
+  return { written: true, stored };
 }
 
-/** Deletes every permission record of a subject, on every datamart, and for a user every datamart ownership an earlier version kept as items. */
-export async function deleteSubjectRecords(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<void> {
+/** Charged records per commit, beside what gives their charges back. */
+const recordsPerRelease = maxTransactItems - 3;
+
+/**
+ * Deletes permission records and gives their charges back (`ledger.release`), a commit of up to 97
+ * records of one subject at a time, each record only while it is as read: two sweeps that meet on a
+ * record (a user's and a datamart's) give it back once. A record gone or changed since is left out
+ * (whoever did it accounted for it) and the rest go again; a user who is gone gets nothing back
+ * (their charges went with them). Records of an earlier version, never charged, go as before.
+ */
+async function deleteRecords(records: readonly StoredPermission[], ledger: PermissionLedger): Promise<void> {
+  await deleteAll(records.filter((record) => record.charge === undefined).map(({ pk, sk }) => ({ pk, sk })));
+  const bySubject = new Map<string, StoredPermission[]>();
+  for (const record of records) {
+    if (record.charge === undefined) continue;
+    const key = `${record.subject}:${record.subjectId}`;
+    bySubject.set(key, [...(bySubject.get(key) ?? []), record]);
+  }
+  for (const subjectRecords of bySubject.values()) {
+    for (let start = 0; start < subjectRecords.length; start += recordsPerRelease) {
+      let pending = subjectRecords.slice(start, start + recordsPerRelease);
+      let giveBack = true;
+      while (pending.length > 0) {
+        const deletes = pending.map((record) => ({
+          Delete: { TableName: tableName(), Key: { pk: record.pk, sk: record.sk }, ...asRead(record) },
+        }));
+        const { subject, subjectId } = pending[0] as StoredPermission;
+        const delta = -pending.reduce((sum, record) => sum + (record.charge ?? 0), 0);
+        const outcome = await transactOrReasons([...deletes, ...(giveBack ? ledger.release(subject, subjectId, delta) : [])]);
+        if (outcome.written) break;
+        const failed = new Set(outcome.failedConditions);
+        if (outcome.failedConditions.some((index) => index >= deletes.length)) giveBack = false;
+        pending = pending.filter((_, index) => !failed.has(index));
+      }
+    }
+  }
+}
+
+/**
+ * Deletes every permission record of a subject, on every datamart (giving their charges back), and
+ * for a user every datamart ownership an earlier version kept as items.
+ */
+export async function deleteSubjectRecords(
+  tenantId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+  ledger: PermissionLedger,
+): Promise<void> {
   const [records, owned] = await Promise.all([
     listSubjectPermissions(tenantId, subject, subjectId),
     subject === 'user'
       ? queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
       : Promise.resolve([]),
   ]);
-  await deleteAll([...records, ...owned].map(({ pk, sk }) => ({ pk, sk })));
+  await Promise.all([deleteRecords(records, ledger), deleteAll(owned.map(({ pk, sk }) => ({ pk, sk })))]);
 }

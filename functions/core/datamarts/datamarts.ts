@@ -8,6 +8,8 @@ import {
   type UserName,
   type UserRecord,
 } from '#functions/core/directory/directory-repository.ts';
+import { answerBytes } from '#functions/core/api/whole-list.ts';
+import { maxDatamartBytes, maxDatamartsPerTenant } from '#functions/core/directory/quotas.ts';
 import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
@@ -27,6 +29,7 @@ import {
   replaceDatamart,
   tidyCollection,
 } from './datamart-repository.ts';
+import { permissionLedger } from './ledger.ts';
 
 export const datamartNotFound = () => notFound('Datamart not found');
 
@@ -83,13 +86,33 @@ function requireWritten(outcome: DatamartWrite): void {
 export type DatamartView = ReturnType<typeof describeDatamart>;
 
 /**
+ * A datamart written must fit in an answer, with room to spare (directory/quotas.ts
+ * `maxDatamartBytes`): its tables' columns are most of it. A table a later template apply widens
+ * can still take one past it; GET answers that with a 400, never the gateway's 502.
+ */
+function withinAnswer(view: DatamartView): DatamartView {
+  const bytes = answerBytes(view);
+  if (bytes > maxDatamartBytes) {
+    const message = `The datamart would take ${(bytes / (1024 * 1024)).toFixed(1)} MB in an answer (its tables with their columns, and its owners), more than the ${maxDatamartBytes / (1024 * 1024)} MB a datamart may: fewer tables`;
+    throw badRequest(message, [{ location: 'body', pointer: '/tables', message }], 'datamart_too_large');
+  }
+  return view;
+}
+
+/** 409 when the tenant has as many datamarts as it may. */
+const datamartLimit = (max: number) => conflict(`A tenant has at most ${max.toLocaleString('en')} datamarts`, 'datamart_limit');
+
+/**
  * POST /tenant/datamart. The record holds the tables and owners, so the datamart is written in one
- * commit, with its owners' entries in the owners index and the request's answer.
+ * commit, with its owners' entries in the owners index, the request's answer and one more on the
+ * tenant's datamart count: at most `max` (`maxDatamartsPerTenant`; tests pass smaller ones), kept
+ * by the count's condition whatever runs at the same time.
  */
 export async function createDatamart(
   tenantId: number,
   input: CreateDatamartBody,
   record: Resumable<DatamartView> = unrecorded(),
+  max = maxDatamartsPerTenant,
 ): Promise<DatamartView> {
   const context = await checkReferences(tenantId, input);
   const datamartId = await allocateDatamartId(tenantId);
@@ -104,10 +127,14 @@ export async function createDatamart(
     createdAt: now,
     updatedAt: now,
   };
-  const view = describeDatamart(structureOf(datamart), context.tables, context.users);
-  requireWritten(
-    await insertDatamart(datamart, [...record.finish(view), ...ownerEntries(datamart.ownerIds ?? [], context.users)]),
+  const view = withinAnswer(describeDatamart(structureOf(datamart), context.tables, context.users));
+  const outcome = await insertDatamart(
+    datamart,
+    [...record.finish(view), ...ownerEntries(datamart.ownerIds ?? [], context.users)],
+    max,
   );
+  if (outcome === 'limit') throw datamartLimit(max);
+  requireWritten(outcome);
   return view;
 }
 
@@ -150,16 +177,20 @@ export async function updateDatamart(tenantId: number, datamartId: number, chang
   // leaves those behind.
   const leavesItems = !current.record.tenantIndexed || current.tableIds.some((id) => !next.tableIds?.includes(id));
   const followUps = leavesItems ? [recordFollowUp(tidying(tenantId, datamartId))] : [];
+  const described = describeDatamart(structureOf(next), context.tables, context.users);
+  // Checked when its tables change: a rename of a datamart a template widened since is no refusal.
+  const view = changes.tables === undefined ? described : withinAnswer(described);
   requireWritten(
     await replaceDatamart(current.record, next, [...followUps, ...ownerEntries(next.ownerIds ?? [], context.users)]),
   );
   if (leavesItems) await tidyDatamart(tenantId, datamartId);
-  return describeDatamart(structureOf(next), context.tables, context.users);
+  return view;
 }
 
 /**
- * DELETE /tenant/datamart/{id}: the record goes (the datamart is gone at once), then the rest of its
- * collection (by the follow-up sweeper, if this request stops first).
+ * DELETE /tenant/datamart/{id}: the record goes (the datamart is gone at once, and off the tenant's
+ * datamart count, in the same commit), then the rest of its collection (by the follow-up sweeper,
+ * if this request stops first).
  */
 export async function deleteDatamart(tenantId: number, datamartId: number): Promise<void> {
   if (!(await deleteDatamartRecord(tenantId, datamartId, [recordFollowUp(tidying(tenantId, datamartId))]))) {
@@ -170,7 +201,7 @@ export async function deleteDatamart(tenantId: number, datamartId: number): Prom
 
 /** Brings the datamart's collection in line with its record (tidyCollection), then deletes the follow-up that asked for it. */
 export async function tidyDatamart(tenantId: number, datamartId: number): Promise<void> {
-  await tidyCollection(tenantId, datamartId);
+  await tidyCollection(tenantId, datamartId, permissionLedger(tenantId));
   await deleteFollowUp(tidying(tenantId, datamartId));
 }
 

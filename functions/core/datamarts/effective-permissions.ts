@@ -6,6 +6,7 @@
  * exhaustively. Every output array is sorted, so equal inputs in any order give equal results.
  */
 import type { Filter, Permission } from '#functions/core/api/validators/set-permissions.cjs';
+import { answerBytes } from '#functions/core/api/whole-list.ts';
 
 export type RowFilter = Filter;
 
@@ -205,4 +206,31 @@ function groupByTable(records: readonly PermissionRecord[]): Map<number, Permiss
     else tableRecords.push(record);
   }
   return byTable;
+}
+
+/** The longest `expires_in` a record holds (the schema's bound): an entry may show any of its records' expiries. */
+const longestExpiry = 'x'.repeat(40);
+
+/**
+ * The most answer bytes (whole-list.ts answerBytes: as the answer carries them) that one record on
+ * one table of one datamart can add to one user's effective permissions: an entry of its own (with
+ * its hidden columns and its filters as the one alternative) and the comma before it. Whatever the
+ * records combine into, an entry is never larger than the charges of the records that make it: its
+ * fixed fields are one record's, its hidden columns a subset of one record's, and each alternative one
+ * record's filters (deduplicated). So a user's effective permissions are never larger than the
+ * charges of their own records and of their groups' records, which the quotas bound (directory/quotas.ts).
+ */
+export function permissionCharge(datamartId: number, record: PermissionRecord): number {
+  return (
+    answerBytes({
+      datamartId,
+      tableId: record.tableId,
+      allowed: false,
+      allow_export: false,
+      expires_in: longestExpiry,
+      hidden_columns: record.hidden_columns,
+      row_filters: [record.filters.map(({ column, operator, value }) => ({ column, operator, value }))],
+      source: 'groups',
+    }) + 1
+  );
 }

@@ -1,14 +1,17 @@
 import {
+  findGroupPermissionBytes,
   listGroups,
   listUserMemberships,
   listUserNames,
   type GroupRecord,
   type MembershipRecord,
   type UserName,
+  type UserRecord,
 } from '#functions/core/directory/directory-repository.ts';
 import { requireGroup } from '#functions/core/directory/groups.ts';
+import { maxGroupPermissionBytes, maxUserPermissionBytes } from '#functions/core/directory/quotas.ts';
 import { requireUser } from '#functions/core/directory/users.ts';
-import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import { badRequest, conflict, type FieldError } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
 import type { PermissionSubject } from '#functions/core/store/keys.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
@@ -26,15 +29,47 @@ import {
   type StoredPermission,
 } from './datamart-repository.ts';
 import { datamartNotFound, loadStructure } from './datamarts.ts';
-import { type EffectivePermission, effectivePermissions, type PermissionRecord } from './effective-permissions.ts';
+import { permissionLedger } from './ledger.ts';
+import {
+  type EffectivePermission,
+  effectivePermissions,
+  type PermissionRecord,
+  permissionCharge,
+} from './effective-permissions.ts';
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The subject must be a user or group of this tenant (another tenant's is 404, as if it did not exist). */
-async function requireSubject(tenantId: number, subject: PermissionSubject, subjectId: number): Promise<SubjectName> {
+async function requireSubject(
+  tenantId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+): Promise<UserRecord | GroupRecord> {
   if (subject === 'user') return requireUser(tenantId, subjectId);
   return requireGroup(tenantId, subjectId);
 }
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
+
+/** The quota a subject's records count against, and what it has used (read beside the records). */
+async function quotaOf(tenantId: number, subject: PermissionSubject, named: UserRecord | GroupRecord) {
+  if (subject === 'user') {
+    return { max: maxUserPermissionBytes, used: (named as UserRecord).permBytes ?? 0, whose: "a user's own records" };
+  }
+  return {
+    max: maxGroupPermissionBytes,
+    used: await findGroupPermissionBytes(tenantId),
+    whose: "all the tenant's group records",
+  };
+}
+
+const overQuota = (quota: { max: number; used: number; whose: string }, delta: number) =>
+  conflict(
+    `These permission records would take ${quota.whose} to ${megabytes(quota.used + delta)} of what they may add to a ` +
+      `user's effective permissions (at most ${megabytes(quota.max)}, counted as the answer carries them): fewer or ` +
+      'smaller records (filters, hidden columns), or remove others first',
+    'permission_limit',
+  );
 
 /** The checks beyond the schema: tables of this datamart, columns of those tables, real instants. */
 function checkPermissions(
@@ -74,9 +109,58 @@ function checkPermissions(
 /** A user or a group, as far as naming it in a permission record goes. */
 type SubjectName = UserName | GroupRecord;
 
+/** Attempts of a replace that met another write of the same records (the last one to commit wins, as with any replace). */
+const replaceAttempts = 10;
+
+/**
+ * Makes the subject's records on the datamart exactly `records`, charged to the subject's quota in
+ * the same transactions (which also fail when the subject is gone: no record outlives its user or
+ * group), each record only while it is as read: a replace that met another write of the same
+ * records reads them again and goes again. Returns the records as stored and the subject's name.
+ */
+async function writeRecords(
+  tenantId: number,
+  datamartId: number,
+  subject: PermissionSubject,
+  subjectId: number,
+  records: readonly PermissionRecord[],
+  firstRead: [UserRecord | GroupRecord, StoredPermission[]],
+) {
+  let read: [UserRecord | GroupRecord, StoredPermission[]] = firstRead;
+  for (let attempt = 0; attempt < replaceAttempts; attempt++) {
+    const [named, existing] = read;
+    const quota = await quotaOf(tenantId, subject, named);
+    const before = new Map(existing.map((record) => [record.tableId, record.charge ?? 0]));
+    const delta =
+      records.reduce((sum, record) => sum + permissionCharge(datamartId, record) - (before.get(record.tableId) ?? 0), 0) -
+      existing
+        .filter((record) => !records.some((next) => next.tableId === record.tableId))
+        .reduce((sum, record) => sum + (record.charge ?? 0), 0);
+    if (delta > 0 && quota.used + delta > quota.max) throw overQuota(quota, delta);
+    const outcome = await replacePermissionRecords(
+      tenantId,
+      datamartId,
+      subject,
+      subjectId,
+      records,
+      existing,
+      permissionLedger(tenantId),
+    );
+    if (outcome.written) return { stored: outcome.stored, named };
+    // Read again: the subject may be gone (404), over its quota since, or its records written by another request.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));
+    read = await Promise.all([
+      requireSubject(tenantId, subject, subjectId),
+      listDatamartPermissions(tenantId, datamartId, subject, subjectId),
+    ]);
+  }
+  throw conflict('The permission records changed while this request ran; retry it', 'concurrent_change');
+}
+
 /**
  * PUT /tenant/datamart/{id}/user/{userId} and …/group/{groupId}: the subject's records on this
- * datamart become exactly `records` (one per table). Returns them as stored (spec 2.4's shape).
+ * datamart become exactly `records` (one per table), within the subject's quota. Returns them as
+ * stored (spec 2.4's shape).
  */
 export async function replacePermissions(
   tenantId: number,
@@ -93,8 +177,8 @@ export async function replacePermissions(
   ]);
   const tableMap = new Map(tables.map((table) => [table.id, table]));
   checkPermissions(records, structure, tableMap);
-  const stored = await replacePermissionRecords(tenantId, datamartId, subject, subjectId, records, existing);
-  return describeRecords(stored, structure, tables, [named]);
+  const written = await writeRecords(tenantId, datamartId, subject, subjectId, records, [named, existing]);
+  return describeRecords(written.stored, structure, tables, [written.named]);
 }
 
 /** DELETE of the same paths: the subject has no record on this datamart any more. Returns its records (none). */
@@ -104,12 +188,12 @@ export async function removePermissions(
   subject: PermissionSubject,
   subjectId: number,
 ): Promise<PermissionRow[]> {
-  const [, , existing] = await Promise.all([
+  const [, named, existing] = await Promise.all([
     loadStructure(tenantId, datamartId),
     requireSubject(tenantId, subject, subjectId),
     listDatamartPermissions(tenantId, datamartId, subject, subjectId),
   ]);
-  await replacePermissionRecords(tenantId, datamartId, subject, subjectId, [], existing);
+  await writeRecords(tenantId, datamartId, subject, subjectId, [], [named, existing]);
   return [];
 }
 
@@ -227,18 +311,19 @@ export function readEarlierCollections(tenantId: number, context: AccessContext)
 }
 
 /**
- * Effective permissions per datamart table (DESIGN 7) of each of `userIds`, from their records in
- * the permission index (`userRecords`), their memberships and the context. Memberships and records
- * of groups that are gone, and records of users not asked for, count for nothing.
+ * Effective permissions per datamart table (DESIGN 7) of any user, from the users' records in the
+ * permission index (`userRecords`), their memberships and the context: the records are sorted out
+ * once, then each user's permissions are worked out only when asked for (an answer measures each
+ * user as it is built, and stops at the first that does not fit). Memberships and records of groups
+ * that are gone, and records of users not in `userRecords`, count for nothing.
  */
 export function effectiveAccess(
-  userIds: readonly number[],
   userRecords: readonly StoredPermission[],
   memberships: readonly MembershipRecord[],
   context: AccessContext,
   earlier: EarlierCollections,
   now = new Date(),
-): Map<number, DatamartPermission[]> {
+): (userId: number) => DatamartPermission[] {
   const tablesOf = new Map<number, ReadonlySet<number>>();
   for (const datamart of context.datamarts) {
     if (datamart.tenantIndexed) tablesOf.set(datamart.datamartId, new Set(datamart.tableIds));
@@ -258,25 +343,20 @@ export function effectiveAccess(
     memberships.filter((membership) => groupIds.has(membership.groupId)),
     (membership) => membership.userId,
   );
-  const result = new Map<number, DatamartPermission[]>();
-  for (const userId of userIds) {
+  return (userId) => {
     const own = groupBy(bySubject.get(`user:${userId}`) ?? [], (record) => record.datamartId);
     const inherited = groupBy(
       (groupsOf.get(userId) ?? []).flatMap((membership) => bySubject.get(`group:${membership.groupId}`) ?? []),
       (record) => record.datamartId,
     );
     const datamartIds = [...new Set([...own.keys(), ...inherited.keys()])].sort((a, b) => a - b);
-    result.set(
-      userId,
-      datamartIds.flatMap((datamartId) =>
-        effectivePermissions(own.get(datamartId) ?? [], inherited.get(datamartId) ?? [], now).map((permission) => ({
-          datamartId,
-          ...permission,
-        })),
-      ),
+    return datamartIds.flatMap((datamartId) =>
+      effectivePermissions(own.get(datamartId) ?? [], inherited.get(datamartId) ?? [], now).map((permission) => ({
+        datamartId,
+        ...permission,
+      })),
     );
-  }
-  return result;
+  };
 }
 
 /**

@@ -2,17 +2,17 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   nextTenantId,
   db,
-  deleteAll,
   getAll,
   getItem,
   type Page,
   queryAll,
   queryList,
   tableName,
-  transact,
+  transactOrReasons,
   type TransactItem,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { countedTransaction } from '#functions/core/store/counts.ts';
 
 /** A user of the BI, linked to one tenant. `login` is what the tenant backend knows them by. */
 export interface UserRecord {
@@ -27,6 +27,8 @@ export interface UserRecord {
   revokedBefore?: number;
   /** Set once the user owns a datamart: the user's entry in the tenant's owners index. */
   gsi1pk?: string;
+  /** What the user's own permission records may add to their effective permissions (answer bytes; quotas.ts). */
+  permBytes?: number;
 }
 
 export interface GroupRecord {
@@ -46,18 +48,78 @@ export function allocateUserId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'user');
 }
 
-/** The item that makes a login unique in its tenant and points at its user. */
-const loginClaim = (tenantId: number, login: string, userId: number) => ({
-  Put: {
+/**
+ * The counts of the tenant that quotas bound (quotas.ts), one item each: `COUNT#USERS`,
+ * `COUNT#GROUPS`, `COUNT#MEMBERSHIPS`, `COUNT#GROUPPERMBYTES`.
+ */
+type CountName = 'USERS' | 'GROUPS' | 'MEMBERSHIPS' | 'GROUPPERMBYTES';
+const countKey = (tenantId: number, name: CountName) => keys.tenantCount(tenantId, name);
+
+/** How many items of the tenant's partition start with `prefix` (a consistent Query of their keys). */
+async function countItems(tenantId: number, prefix: string): Promise<number> {
+  return (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, prefix, { projection: 'pk' })).length;
+}
+
+/** A decrease is never refused: its count's quota does not matter. */
+const maxCount = Number.MAX_SAFE_INTEGER;
+
+/** Writes `items` with a change to one of the tenant's counts (store/counts.ts). */
+const countedWrite = (
+  tenantId: number,
+  count: { name: CountName; delta: number; max: number; counted: () => Promise<number> },
+  items: readonly TransactItem[],
+) => countedTransaction(countKey(tenantId, count.name), count, items);
+
+/** The item that makes a login unique in its tenant and points at its user; it may take over the claim of a user that is gone (`staleOwner`). */
+const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?: number): TransactItem[] => [
+  {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.userLogin(tenantId, login), userId },
+      ...(staleOwner === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'userId = :stale', ExpressionAttributeValues: { ':stale': staleOwner } }),
+    },
+  },
+  ...(staleOwner === undefined
+    ? []
+    : [
+        {
+          ConditionCheck: {
+            TableName: tableName(),
+            Key: keys.user(tenantId, staleOwner),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ]),
+];
+
+/** Deletes a login claim while it is still `userId`'s (a claim is never deleted from under another user). */
+const loginRelease = (tenantId: number, login: string, userId: number): TransactItem => ({
+  Delete: {
     TableName: tableName(),
-    Item: { ...keys.userLogin(tenantId, login), userId },
-    ConditionExpression: 'attribute_not_exists(pk)',
+    Key: keys.userLogin(tenantId, login),
+    ConditionExpression: 'userId = :userId',
+    ExpressionAttributeValues: { ':userId': userId },
   },
 });
 
-/** Writes the user and claims its login, with `alongside`, together; `false` when the login is taken. */
-export function insertUser(user: UserRecord, alongside: readonly TransactItem[]): Promise<boolean> {
-  return transact([
+/** The tenant's users as the count counts them. */
+const countUsers = (tenantId: number) => () => countItems(tenantId, keys.usersPrefix);
+
+/**
+ * Writes the user and claims its login, with `alongside`, and one more on the tenant's user count,
+ * together: `login_taken` when the login is taken, `limit` when the tenant has `max` users already
+ * (the count's condition, whatever runs at the same time). `staleOwner`: the claim names that user,
+ * who is gone (a claim left behind): take it over, if it still names them and they are still gone.
+ */
+export async function insertUser(
+  user: UserRecord,
+  alongside: readonly TransactItem[],
+  max: number,
+  staleOwner?: number,
+): Promise<'written' | 'login_taken' | 'limit'> {
+  const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max, counted: countUsers(user.tenantId) }, [
     ...alongside,
     {
       Put: {
@@ -66,8 +128,10 @@ export function insertUser(user: UserRecord, alongside: readonly TransactItem[])
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    loginClaim(user.tenantId, user.login, user.userId),
+    ...loginClaim(user.tenantId, user.login, user.userId, staleOwner),
   ]);
+  if (outcome.written) return 'written';
+  return 'limit' in outcome ? 'limit' : 'login_taken';
 }
 
 export async function findUser(tenantId: number, userId: number): Promise<UserRecord | undefined> {
@@ -79,22 +143,37 @@ export function findUsers(tenantId: number, userIds: readonly number[]): Promise
   return getAll<UserRecord>(userIds.map((userId) => keys.user(tenantId, userId)));
 }
 
-/** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare case-insensitively. */
-export async function findUserByLogin(tenantId: number, login: string): Promise<UserRecord | undefined> {
-  const entry = await getItem<{ userId: number }>(keys.userLogin(tenantId, login));
-  return entry ? findUser(tenantId, entry.userId) : undefined;
+/** The user a login's claim names (consistent), or undefined when the login is free. */
+export async function findLoginClaim(tenantId: number, login: string): Promise<number | undefined> {
+  return (await getItem<{ userId: number }>(keys.userLogin(tenantId, login)))?.userId;
 }
+
+/** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare as a reader sees them (names.ts). */
+export async function findUserByLogin(tenantId: number, login: string): Promise<UserRecord | undefined> {
+  const userId = await findLoginClaim(tenantId, login);
+  return userId === undefined ? undefined : findUser(tenantId, userId);
+}
+
+/** What a rename found: written; the user changed since read; the new login's claim taken; the old claim not the user's. */
+export type RenameOutcome = 'written' | 'changed' | 'login_taken' | 'claim_not_held';
 
 /**
  * Replaces `user`'s login, name and e-mail with `next`'s if it did not change since it was read; a
- * new login (not only a new case of it) moves its uniqueness claim in the same transaction. The
- * rest of the item (its revocation instant, its owners index entry) stays as it is. Says whether
- * it was written and whether the login moved.
+ * new login (not only a new case of it) moves its uniqueness claim in the same transaction: the old
+ * claim is deleted only while it is still this user's, and the new one is taken only while it is
+ * free (or names `staleOwner`, a user who is gone). `releaseOld: false` leaves an old claim that
+ * names another user alone. The rest of the item (its revocation instant, its owners index entry,
+ * its permission charge) stays as it is.
  */
-export async function replaceUser(user: UserRecord, next: UserRecord): Promise<{ written: boolean; loginMoved: boolean }> {
+export async function replaceUser(
+  user: UserRecord,
+  next: UserRecord,
+  options: { staleOwner?: number; releaseOld?: boolean } = {},
+): Promise<{ outcome: RenameOutcome; loginMoved: boolean }> {
   const { tenantId, userId } = user;
   const loginMoved = keys.userLogin(tenantId, next.login).sk !== keys.userLogin(tenantId, user.login).sk;
-  const written = await transact([
+  const release = loginMoved && options.releaseOld !== false;
+  const items: TransactItem[] = [
     {
       Update: {
         TableName: tableName(),
@@ -111,41 +190,151 @@ export async function replaceUser(user: UserRecord, next: UserRecord): Promise<{
         },
       },
     },
-    ...(loginMoved
-      ? [
-          { Delete: { TableName: tableName(), Key: keys.userLogin(tenantId, user.login) } },
-          loginClaim(tenantId, next.login, userId),
-        ]
-      : []),
-  ]);
-  return { written, loginMoved };
+    ...(loginMoved ? loginClaim(tenantId, next.login, userId, options.staleOwner) : []),
+    ...(release ? [loginRelease(tenantId, user.login, userId)] : []),
+  ];
+  const result = await transactOrReasons(items);
+  if (result.written) return { outcome: 'written', loginMoved };
+  const failed = new Set(result.failedConditions);
+  if (failed.has(0)) return { outcome: 'changed', loginMoved };
+  if (release && failed.has(items.length - 1)) return { outcome: 'claim_not_held', loginMoved };
+  return { outcome: 'login_taken', loginMoved };
 }
 
+/** What a deletion found: done; the user changed (or is gone) since read; its claim names another user. */
+export type DeleteUserOutcome = 'deleted' | 'changed' | 'claim_not_held';
+
 /**
- * Deletes the user and its login, with `alongside` (the follow-up that sweeps what it leaves),
- * together; `false` when the user is gone already.
+ * Deletes the user as read (its `updatedAt`: a rename since moved its claim) and the login claim it
+ * holds, with `alongside` (the follow-up that sweeps what it leaves), and takes it off the tenant's
+ * user count, together. The claim goes only while it is still this user's; `releaseClaim: false`
+ * deletes the user without it (a claim that names another user is theirs).
  */
-export function deleteUserAndLogin(user: UserRecord, alongside: readonly TransactItem[]): Promise<boolean> {
-  return transact([
-    ...alongside,
+export async function deleteUserAndLogin(
+  user: UserRecord,
+  alongside: readonly TransactItem[],
+  releaseClaim = true,
+): Promise<DeleteUserOutcome> {
+  const { tenantId } = user;
+  const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount, counted: countUsers(tenantId) }, [
     {
       Delete: {
         TableName: tableName(),
-        Key: keys.user(user.tenantId, user.userId),
-        ConditionExpression: 'attribute_exists(pk)',
+        Key: keys.user(tenantId, user.userId),
+        ConditionExpression: 'updatedAt = :seen',
+        ExpressionAttributeValues: { ':seen': user.updatedAt },
       },
     },
-    { Delete: { TableName: tableName(), Key: keys.userLogin(user.tenantId, user.login) } },
+    ...(releaseClaim ? [loginRelease(tenantId, user.login, user.userId)] : []),
+    ...alongside,
   ]);
+  if (result.written) return 'deleted';
+  return 'failedConditions' in result && result.failedConditions.includes(0) ? 'changed' : 'claim_not_held';
 }
 
-/** Sweeps the memberships of a user (through the index of memberships by user). */
+/**
+ * The item that charges `delta` answer bytes (quotas.ts) to a user's own permission records, for the
+ * transaction that writes them: it fails its condition when the user is gone, or when a growth would
+ * take the user over `max`.
+ */
+export function userPermissionCharge(tenantId: number, userId: number, delta: number, max: number): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.user(tenantId, userId),
+      UpdateExpression: 'ADD permBytes :delta',
+      ConditionExpression:
+        delta > 0 ? 'attribute_exists(pk) AND (attribute_not_exists(permBytes) OR permBytes <= :room)' : 'attribute_exists(pk)',
+      ExpressionAttributeValues: delta > 0 ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
+    },
+  };
+}
+
+/**
+ * The items that charge `delta` answer bytes (quotas.ts) of a group's permission records to the
+ * tenant, for the transaction that writes them: they fail their conditions when the group is gone
+ * (`check`: a write; a sweep gives back the charges of a group that is gone), or when a growth would
+ * take the tenant over `max`. A tenant whose count was not kept yet starts it at zero: records of an
+ * earlier version were never charged, and give nothing back.
+ */
+export function groupPermissionCharge(
+  tenantId: number,
+  groupId: number,
+  delta: number,
+  max: number,
+  check = true,
+): TransactItem[] {
+  return [
+    ...(check
+      ? [
+          {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: keys.group(tenantId, groupId),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ]
+      : []),
+    {
+      Update: {
+        TableName: tableName(),
+        Key: countKey(tenantId, 'GROUPPERMBYTES'),
+        UpdateExpression: 'ADD #value :delta',
+        ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(#value) OR #value <= :room' } : {}),
+        ExpressionAttributeNames: { '#value': 'value' },
+        ExpressionAttributeValues: delta > 0 ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
+      },
+    },
+  ];
+}
+
+/** The answer bytes the tenant's group permission records are charged (0 before the count is kept). */
+export async function findGroupPermissionBytes(tenantId: number): Promise<number> {
+  return (await getItem<{ value: number }>(countKey(tenantId, 'GROUPPERMBYTES')))?.value ?? 0;
+}
+
+/** How many of a quota's counts the tenant has used: users, groups, memberships (undefined before the count is kept). */
+export async function findCount(tenantId: number, name: 'USERS' | 'GROUPS' | 'MEMBERSHIPS'): Promise<number | undefined> {
+  return (await getItem<{ value: number }>(countKey(tenantId, name)))?.value;
+}
+
+/** Memberships, in transactions of at most this many (with the count's item). */
+const membershipsPerTransaction = 99;
+
+/** The tenant's memberships as the count counts them. */
+const countMemberships = (tenantId: number) => () => countItems(tenantId, keys.membershipsPrefix());
+
+/**
+ * Deletes memberships and takes them off the tenant's count, each only while it exists (a user's
+ * sweep and a group's may meet on one), a transaction of up to 99 at a time; one that is gone
+ * already is left out and the rest go again.
+ */
+async function deleteCountedMemberships(tenantId: number, memberships: readonly { pk: string; sk: string }[]): Promise<void> {
+  for (let start = 0; start < memberships.length; start += membershipsPerTransaction) {
+    let pending = memberships.slice(start, start + membershipsPerTransaction);
+    while (pending.length > 0) {
+      const outcome = await countedWrite(
+        tenantId,
+        { name: 'MEMBERSHIPS', delta: -pending.length, max: maxCount, counted: countMemberships(tenantId) },
+        pending.map(({ pk, sk }) => ({
+          Delete: { TableName: tableName(), Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' },
+        })),
+      );
+      if (outcome.written || 'limit' in outcome) break;
+      const gone = new Set(outcome.failedConditions);
+      pending = pending.filter((_, index) => !gone.has(index));
+    }
+  }
+}
+
+/** Sweeps the memberships of a user (through the index of memberships by user), taking them off the tenant's count. */
 export async function deleteUserMemberships(tenantId: number, userId: number): Promise<void> {
   const memberships = await queryAll<{ pk: string; sk: string }>(keys.userMembershipsIndex(tenantId, userId), '', {
     index: 'gsi1',
     projection: 'pk, sk',
   });
-  await deleteAll(memberships);
+  await deleteCountedMemberships(tenantId, memberships);
 }
 
 /** Sets the user's `revokedBefore`; the user must exist. */
@@ -208,9 +397,15 @@ export function allocateGroupId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'group');
 }
 
-/** Writes the group, with `alongside`, together. */
-export async function insertGroup(group: GroupRecord, alongside: readonly TransactItem[]): Promise<void> {
-  const written = await transact([
+/** The tenant's groups as the count counts them. */
+const countGroups = (tenantId: number) => () => countItems(tenantId, keys.groupsPrefix);
+
+/**
+ * Writes the group, with `alongside`, and one more on the tenant's group count, together: `false`
+ * when the tenant has `max` groups already (the count's condition, whatever runs at the same time).
+ */
+export async function insertGroup(group: GroupRecord, alongside: readonly TransactItem[], max: number): Promise<boolean> {
+  const outcome = await countedWrite(group.tenantId, { name: 'GROUPS', delta: 1, max, counted: countGroups(group.tenantId) }, [
     {
       Put: {
         TableName: tableName(),
@@ -220,7 +415,9 @@ export async function insertGroup(group: GroupRecord, alongside: readonly Transa
     },
     ...alongside,
   ]);
-  if (!written) throw new Error(`Group ${group.groupId} of tenant ${group.tenantId} already exists`);
+  if (outcome.written) return true;
+  if ('limit' in outcome) return false;
+  throw new Error(`Group ${group.groupId} of tenant ${group.tenantId} already exists`);
 }
 
 export async function findGroup(tenantId: number, groupId: number): Promise<GroupRecord | undefined> {
@@ -246,33 +443,57 @@ export function listGroupMembers(tenantId: number, groupId: number): Promise<Mem
   return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId));
 }
 
-/** Writes the membership if the user and the group both still exist; `false` otherwise. */
-export function insertMembership(tenantId: number, groupId: number, userId: number): Promise<boolean> {
-  return transact([
+/**
+ * Writes the membership if the user and the group both still exist, and one more on the tenant's
+ * membership count within `max`: `missing` when either is gone, `exists` when it was there already
+ * (nothing written, nothing counted), `limit` when the tenant has `max` memberships.
+ */
+export async function insertMembership(
+  tenantId: number,
+  groupId: number,
+  userId: number,
+  max: number,
+): Promise<'written' | 'exists' | 'missing' | 'limit'> {
+  const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: 1, max, counted: countMemberships(tenantId) }, [
     { ConditionCheck: { TableName: tableName(), Key: keys.user(tenantId, userId), ConditionExpression: 'attribute_exists(pk)' } },
     {
       ConditionCheck: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
     },
-    { Put: { TableName: tableName(), Item: { ...keys.membership(tenantId, groupId, userId), tenantId, groupId, userId } } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.membership(tenantId, groupId, userId), tenantId, groupId, userId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
   ]);
+  if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit';
+  return outcome.failedConditions.some((index) => index < 2) ? 'missing' : 'exists';
 }
 
+/** Deletes the membership, if there is one, and takes it off the tenant's count. */
 export async function deleteMembership(tenantId: number, groupId: number, userId: number): Promise<void> {
   const { pk, sk } = keys.membership(tenantId, groupId, userId);
-  await transact([{ Delete: { TableName: tableName(), Key: { pk, sk } } }]);
+  await deleteCountedMemberships(tenantId, [{ pk, sk }]);
 }
 
-/** Deletes the group's record, with `alongside`, together; `false` when it is gone already. */
-export function deleteGroupRecord(tenantId: number, groupId: number, alongside: readonly TransactItem[]): Promise<boolean> {
-  return transact([
+/**
+ * Deletes the group's record, with `alongside`, and takes it off the tenant's group count,
+ * together; `false` when it is gone already.
+ */
+export async function deleteGroupRecord(tenantId: number, groupId: number, alongside: readonly TransactItem[]): Promise<boolean> {
+  const outcome = await countedWrite(tenantId, { name: 'GROUPS', delta: -1, max: maxCount, counted: countGroups(tenantId) }, [
     { Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' } },
     ...alongside,
   ]);
+  return outcome.written;
 }
 
-/** Sweeps the memberships of a group. */
+/** Sweeps the memberships of a group, taking them off the tenant's count. */
 export async function deleteGroupMemberships(tenantId: number, groupId: number): Promise<void> {
-  await deleteAll(
+  await deleteCountedMemberships(
+    tenantId,
     await queryAll<{ pk: string; sk: string }>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId), {
       projection: 'pk, sk',
     }),

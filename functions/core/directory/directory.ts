@@ -11,7 +11,8 @@ import {
   readAccessContext,
   readEarlierCollections,
 } from '#functions/core/datamarts/permissions.ts';
-import type { Page } from '#functions/core/store/dynamo.ts';
+import type { ListSource } from '#functions/core/api/whole-list.ts';
+import { permissionLedger } from '#functions/core/datamarts/ledger.ts';
 import { deleteGroup } from './groups.ts';
 import {
   deleteGroupMemberships,
@@ -34,34 +35,34 @@ export type UserWithAccess = ReturnType<typeof describeUser> & {
   permissions: DatamartPermission[];
 };
 
-/** The users as GET /tenant/users shows them, from what was read. */
-function describeUsers(
+/**
+ * The users as GET /tenant/users shows them, from what was read, each built only when the answer
+ * takes it (listAnswer measures them one by one and stops at the first that does not fit).
+ */
+function* describeUsers(
   users: readonly UserRecord[],
   userRecords: readonly StoredPermission[],
   memberships: readonly MembershipRecord[],
   context: AccessContext,
   earlier: EarlierCollections,
-): UserWithAccess[] {
-  const access = effectiveAccess(
-    users.map((user) => user.userId),
-    userRecords,
-    memberships,
-    context,
-    earlier,
-  );
+): Generator<UserWithAccess> {
+  const accessOf = effectiveAccess(userRecords, memberships, context, earlier);
   const groupNames = new Map(context.groups.map((group) => [group.groupId, group.nome]));
   const groupsOf = new Map<number, Array<{ id: number; nome: string }>>();
   for (const { userId, groupId } of memberships) {
     const nome = groupNames.get(groupId);
-    // A membership of a group being swept counts for nothing.
-    if (nome !== undefined) groupsOf.set(userId, [...(groupsOf.get(userId) ?? []), { id: groupId, nome }]);
+    if (nome === undefined) continue; // A membership of a group being swept counts for nothing.
+    const groups = groupsOf.get(userId);
+    if (groups) groups.push({ id: groupId, nome });
+    else groupsOf.set(userId, [{ id: groupId, nome }]);
   }
-  return users.map((user) => ({
-    ...describeUser(user),
-    groups: groupsOf.get(user.userId) ?? [],
-    permissions: access.get(user.userId) ?? [],
-  }));
+  for (const user of users) {
+    yield { ...describeUser(user), groups: groupsOf.get(user.userId) ?? [], permissions: accessOf(user.userId) };
+  }
 }
+
+/** A page of users with their access: built one at a time as the answer takes them (`count` says how many). */
+export type UsersWithAccess = ListSource<UserWithAccess> & { count: number };
 
 /**
  * GET /tenant/users (spec 4.10): every user, or a page of `limit`, with groups and effective
@@ -74,7 +75,7 @@ export async function listUsersWithAccess(
   tenantId: number,
   limit: number | undefined,
   cursor: string | undefined,
-): Promise<Page<UserWithAccess>> {
+): Promise<UsersWithAccess> {
   const [page, memberships, context, everyUsersRecords] = await Promise.all([
     listUsers(tenantId, limit, cursor),
     listMemberships(tenantId),
@@ -87,7 +88,11 @@ export async function listUsersWithAccess(
     everyUsersRecords ?? (first && last ? listIndexedPermissions(tenantId, 'user', first.userId, last.userId) : []),
     readEarlierCollections(tenantId, context),
   ]);
-  return { items: describeUsers(page.items, userRecords, memberships, context, earlier), nextCursor: page.nextCursor };
+  return {
+    items: describeUsers(page.items, userRecords, memberships, context, earlier),
+    count: page.items.length,
+    nextCursor: page.nextCursor,
+  };
 }
 
 /** GET /tenant/users/{id}: the user, their memberships, their records and the access context, together. */
@@ -117,12 +122,18 @@ export async function removeGroup(tenantId: number, groupId: number): Promise<vo
 
 /** Deletes a deleted user's memberships, owner and permission records, then its follow-up. */
 export async function sweepUser(tenantId: number, userId: number): Promise<void> {
-  await Promise.all([deleteUserMemberships(tenantId, userId), deleteSubjectRecords(tenantId, 'user', userId)]);
+  await Promise.all([
+    deleteUserMemberships(tenantId, userId),
+    deleteSubjectRecords(tenantId, 'user', userId, permissionLedger(tenantId)),
+  ]);
   await deleteFollowUp({ kind: 'sweep-user', ownerId: tenantId, subjectId: userId });
 }
 
 /** Deletes a deleted group's memberships and permission records, then its follow-up. */
 export async function sweepGroup(tenantId: number, groupId: number): Promise<void> {
-  await Promise.all([deleteGroupMemberships(tenantId, groupId), deleteSubjectRecords(tenantId, 'group', groupId)]);
+  await Promise.all([
+    deleteGroupMemberships(tenantId, groupId),
+    deleteSubjectRecords(tenantId, 'group', groupId, permissionLedger(tenantId)),
+  ]);
   await deleteFollowUp({ kind: 'sweep-group', ownerId: tenantId, subjectId: groupId });
 }

@@ -1,4 +1,4 @@
-import { notFound } from '#functions/core/errors.ts';
+import { conflict, notFound } from '#functions/core/errors.ts';
 import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
@@ -12,9 +12,15 @@ import {
   listGroupMembers,
   listGroups,
   listMemberships,
+  type MembershipRecord,
 } from './directory-repository.ts';
+import { maxGroupsPerTenant, maxMembershipsPerTenant } from './quotas.ts';
 import { requireUser } from './users.ts';
 
+/**
+ * POST /tenant/groups: at most `maxGroupsPerTenant` groups (the tenant's group count, conditioned
+ * in the group's own transaction, keeps it under concurrency).
+ */
 export async function createGroup(
   tenantId: number,
   nome: string,
@@ -22,7 +28,9 @@ export async function createGroup(
 ): Promise<GroupRecord> {
   const groupId = await allocateGroupId(tenantId);
   const group: GroupRecord = { groupId, tenantId, nome, createdAt: new Date().toISOString() };
-  await insertGroup(group, record.finish(group));
+  if (!(await insertGroup(group, record.finish(group), maxGroupsPerTenant))) {
+    throw conflict(`A tenant has at most ${maxGroupsPerTenant.toLocaleString('en')} groups`, 'group_limit');
+  }
   return group;
 }
 
@@ -32,11 +40,22 @@ export async function requireGroup(tenantId: number, groupId: number): Promise<G
   return group;
 }
 
-/** PUT /tenant/groups/{id}/members/{userId}: idempotent; the group and the user must be the tenant's. */
+/**
+ * PUT /tenant/groups/{id}/members/{userId}: idempotent; the group and the user must be the tenant's.
+ * At most `maxMembershipsPerTenant` memberships over all the tenant's groups (its membership count,
+ * conditioned in the membership's own transaction); putting one that is there already counts nothing.
+ */
 export async function addMember(tenantId: number, groupId: number, userId: number): Promise<void> {
   await Promise.all([requireGroup(tenantId, groupId), requireUser(tenantId, userId)]);
   // The user and group must still exist when the membership is written.
-  if (!(await insertMembership(tenantId, groupId, userId))) throw notFound('User or group not found');
+  const outcome = await insertMembership(tenantId, groupId, userId, maxMembershipsPerTenant);
+  if (outcome === 'missing') throw notFound('User or group not found');
+  if (outcome === 'limit') {
+    throw conflict(
+      `A tenant has at most ${maxMembershipsPerTenant.toLocaleString('en')} memberships over all its groups`,
+      'membership_limit',
+    );
+  }
 }
 
 export async function removeMember(tenantId: number, groupId: number, userId: number): Promise<void> {
@@ -45,9 +64,9 @@ export async function removeMember(tenantId: number, groupId: number, userId: nu
 }
 
 /**
- * DELETE /tenant/groups/{id}: the group goes at once, with the follow-up that sweeps its
- * memberships and permission records (a group may have more members than one transaction holds;
- * readers ignore memberships of groups gone).
+ * DELETE /tenant/groups/{id}: the group goes at once (off the tenant's group count), with the
+ * follow-up that sweeps its memberships and permission records (a group may have more members than
+ * one transaction holds; readers ignore memberships of groups gone).
  */
 export async function deleteGroup(tenantId: number, groupId: number): Promise<void> {
   await requireGroup(tenantId, groupId);
@@ -55,18 +74,37 @@ export async function deleteGroup(tenantId: number, groupId: number): Promise<vo
   if (!(await deleteGroupRecord(tenantId, groupId, [sweep]))) throw notFound('Group not found');
 }
 
+/** A group as GET /tenant/groups and GET /tenant/groups/{id} show it. */
+export interface GroupView {
+  id: number;
+  nome: string;
+  members: number[];
+}
+
 /** One group with its member ids, for GET /tenant/groups/{id} (404 for another tenant's). */
-export async function describeGroup(tenantId: number, groupId: number) {
+export async function describeGroup(tenantId: number, groupId: number): Promise<GroupView> {
   const [group, members] = await Promise.all([requireGroup(tenantId, groupId), listGroupMembers(tenantId, groupId)]);
   return { id: group.groupId, nome: group.nome, members: members.map((membership) => membership.userId) };
 }
 
-/** Groups with their member ids, for GET /tenant/groups. */
-export async function describeGroups(tenantId: number) {
+/**
+ * The groups as GET /tenant/groups shows them, from what was read: the memberships are sorted by
+ * group once (linear in groups and memberships), and each group is built as the answer takes it.
+ */
+export function groupViews(groups: readonly GroupRecord[], memberships: readonly MembershipRecord[]): Iterable<GroupView> {
+  const membersOf = new Map<number, number[]>();
+  for (const { groupId, userId } of memberships) {
+    const members = membersOf.get(groupId);
+    if (members) members.push(userId);
+    else membersOf.set(groupId, [userId]);
+  }
+  return (function* () {
+    for (const group of groups) yield { id: group.groupId, nome: group.nome, members: membersOf.get(group.groupId) ?? [] };
+  })();
+}
+
+/** Groups with their member ids, for GET /tenant/groups: the groups and every membership, read together. */
+export async function describeGroups(tenantId: number): Promise<Iterable<GroupView>> {
   const [groups, memberships] = await Promise.all([listGroups(tenantId), listMemberships(tenantId)]);
-  return groups.map((group) => ({
-    id: group.groupId,
-    nome: group.nome,
-    members: memberships.filter((membership) => membership.groupId === group.groupId).map((membership) => membership.userId),
-  }));
+  return groupViews(groups, memberships);
 }

@@ -3,7 +3,7 @@ import { type AgentRecord, listAgents } from '#functions/core/agents/agent-repos
 import { count } from '#functions/core/observability/metrics.ts';
 import { badRequest, type FieldError } from '#functions/core/errors.ts';
 import { sendToFifoGroup } from '#functions/core/store/queues.ts';
-import { flowDependencyOrder } from '#functions/core/templates/bundle.ts';
+import { flowCycleConflict, orderFlows } from '#functions/core/templates/bundle.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
@@ -88,7 +88,10 @@ export interface LoadTargets {
  * Sends each online agent its loads (items already checked against `targets`) in flow dependency
  * order on its own FIFO group; an offline agent's loads are `skipped_offline`. The statuses come
  * back in the items' order. `batchId` makes the deduplication ids, so a batch sent twice within
- * SQS's 5-minute window is queued once.
+ * SQS's 5-minute window is queued once. When the tenant's flows form a dependency cycle there is no
+ * such order: 409 `flow_cycle` naming it, before anything is sent (applies refuse to make one, but
+ * data from before they checked, or the mix an apply leaves while it writes or when it stopped
+ * half-way, can hold one until an apply changes one of its flows).
  */
 export async function queueLoads(
   targets: LoadTargets,
@@ -98,7 +101,14 @@ export async function queueLoads(
   const { tenant, flows, agents } = targets;
   const tenantId = tenant.tenantId;
   const agentsById = new Map(agents.map((agent) => [agent.agentId, agent]));
-  const position = new Map(flowDependencyOrder(flows).map((flow, index) => [flow.id, index]));
+  const order = orderFlows(flows);
+  if ('cycles' in order) {
+    throw flowCycleConflict(flows, order.cycles, {
+      lead: "The tenant's flows cannot be put in dependency order, so nothing was queued: ",
+      pointer: '/items',
+    });
+  }
+  const position = new Map(order.ordered.map((flow, index) => [flow.id, index]));
   const inDependencyOrder = items
     .map((item, index) => ({ item, index }))
     .sort((a, b) => (position.get(a.item.flowId) ?? 0) - (position.get(b.item.flowId) ?? 0) || a.index - b.index);

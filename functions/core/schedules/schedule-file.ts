@@ -5,6 +5,7 @@ import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
 import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
 import type { FieldError } from '#functions/core/errors.ts';
 import { ownValue } from '#functions/core/own-property.ts';
+import { horizonEnd, horizonStart, maxWindowPeriod, withinHorizon } from './instants.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
 
@@ -19,11 +20,15 @@ const bodyError = (pointer: string, message: string): FieldError => ({ location:
 
 export const minuteTriggersNeedMinutes = "is Minute, which needs the tenant's schedulingGranularity to be minutes";
 
+const plainInstant = (instant: number) => new Date(instant).toISOString().replace('.000Z', 'Z');
+/** What a start_when outside the horizon (instants.ts) is told. */
+export const outsideHorizon = `must be an instant from ${plainInstant(horizonStart)} up to, not including, ${plainInstant(horizonEnd)}`;
+
 /**
  * Checks a schedule file: the v2 schema, and what a schema cannot say (a known IANA time zone,
- * start_when date-times that exist, Minute triggers only with minute granularity). Every problem
- * is reported, each at its JSON pointer, also when the schema already failed elsewhere. Whether
- * the flows belong to the tenant needs the table and is checked by the caller.
+ * start_when date-times that exist and lie within the horizon, Minute triggers only with minute
+ * granularity). Every problem is reported, each at its JSON pointer, also when the schema already
+ * failed elsewhere. Whether the flows belong to the tenant needs the table and is checked by the caller.
  */
 export function scheduleFileErrors(value: unknown, granularity: SchedulingGranularity): FieldError[] {
   const errors = schemaErrors(scheduleV2Schema, value);
@@ -36,14 +41,18 @@ export function scheduleFileErrors(value: unknown, granularity: SchedulingGranul
   }
   const triggers = Array.isArray(body?.triggers) ? (body.triggers as unknown[]) : [];
   triggers.forEach((trigger, index) => {
-    const { type, start_when: startWhen } = objectAt({ trigger }, 'trigger') ?? {};
+    const { type, period, start_when: startWhen } = objectAt({ trigger }, 'trigger') ?? {};
     const at = `/body/triggers/${index}`;
     if (type === 'Minute' && granularity !== 'minutes') errors.push(bodyError(`${at}/type`, minuteTriggersNeedMinutes));
     const windowed = type === 'Hour' || type === 'Minute';
+    // The schema's maximum says so too; checked here as well, so that no validator compiled before it lets one through.
+    if (windowed && typeof period === 'number' && period > maxWindowPeriod && !failing.has(`${at}/period`)) {
+      errors.push(bodyError(`${at}/period`, `must be <= ${maxWindowPeriod}`));
+    }
     if (windowed && zoneKnown && typeof startWhen === 'string' && !failing.has(`${at}/start_when`)) {
-      if (parseStartWhen(startWhen, timezone) === undefined) {
-        errors.push(bodyError(`${at}/start_when`, 'is not a date-time that exists'));
-      }
+      const instant = parseStartWhen(startWhen, timezone);
+      if (instant === undefined) errors.push(bodyError(`${at}/start_when`, 'is not a date-time that exists'));
+      else if (!withinHorizon(instant)) errors.push(bodyError(`${at}/start_when`, outsideHorizon));
     }
   });
   return errors;

@@ -10,10 +10,13 @@ import {
   queryPage,
   tableName,
   transactOrReasons,
+  type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
+import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
+import { isUtcInstant } from './instants.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 
 /** A stored schedule: the file as the API shows it, plus what the dispatcher needs to find it. */
@@ -49,8 +52,12 @@ export const shardOf = (tenantId: number, scheduleId: number) =>
  * shard holds some of every tenant's due schedules. In tenant order, a tenant with thousands due
  * would fill a shard's first pages, and the tenants after it would wait for them to be listed.
  */
-export const dueIndexEntry = (tenantId: number, scheduleId: number, nextFireAt: string) =>
-  keys.dueSchedulesIndex(shardOf(tenantId, scheduleId), nextFireAt, scheduleId % shardBlockSize, tenantId, scheduleId);
+export function dueIndexEntry(tenantId: number, scheduleId: number, nextFireAt: string) {
+  // The key's order is time order only for instants written alike, with four-digit years (instants.ts):
+  // a `+010000-…` key sorted before every real instant, so each tick listed it as due.
+  if (!isUtcInstant(nextFireAt)) throw new RangeError(`Not a next fire within the schedule horizon: ${nextFireAt}`);
+  return keys.dueSchedulesIndex(shardOf(tenantId, scheduleId), nextFireAt, scheduleId % shardBlockSize, tenantId, scheduleId);
+}
 
 /** The record as an item: in the due index exactly when it has a next fire. */
 export function scheduleItem(record: ScheduleRecord) {
@@ -99,20 +106,38 @@ export async function schedulesWithMinuteTriggers(tenantId: number): Promise<Sch
 
 export type WriteOutcome = 'written' | 'version_changed' | 'tenant_changed';
 
+/** How many schedules the tenant has (schedules.ts `maxSchedulesPerTenant`): `COUNT#SCHEDULES` in its partition. */
+const scheduleCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'SCHEDULES');
+
+/** The tenant's schedules as the count counts them (a consistent Query of their keys), for a tenant whose count was not kept yet. */
+const countSchedules = (tenantId: number) => async () =>
+  (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, keys.schedulesPrefix, { projection: 'pk' })).length;
+
+/** A decrease is never refused: its count's quota does not matter. */
+const noMaximum = Number.MAX_SAFE_INTEGER;
+
+/** The tenant's schedule count (undefined before it is kept). */
+export function findScheduleCount(tenantId: number): Promise<number | undefined> {
+  return readCount(scheduleCount(tenantId));
+}
+
 /**
  * Writes a schedule if it is still at `expectedVersion` (undefined: must not exist yet), together
  * with the tenant's count of schedules that have Minute triggers, in one transaction. A schedule
  * with Minute triggers is written only while the tenant's granularity is `minutes`, and the
  * granularity goes back to `hours` only while that count is zero (see updateSchedulingGranularity),
- * so neither can slip past the other.
+ * so neither can slip past the other. A creation (no `expectedVersion`) also adds one to the
+ * tenant's schedule count in that transaction: `limit` when the tenant has `max` schedules already
+ * (the count's condition, whatever runs at the same time); a replacement counts nothing.
  */
 export async function writeSchedule(
   record: ScheduleRecord,
   expectedVersion: number | undefined,
   minuteCountChange: -1 | 0 | 1,
-): Promise<WriteOutcome> {
+  max: number,
+): Promise<WriteOutcome | 'limit'> {
   const tenantItem = tenantGuard(record.tenantId, record.minuteTriggers, minuteCountChange);
-  const outcome = await transactOrReasons([
+  const items: TransactItem[] = [
     {
       Put: {
         TableName: tableName(),
@@ -123,26 +148,38 @@ export async function writeSchedule(
       },
     },
     ...(tenantItem ? [tenantItem] : []),
-  ]);
+  ];
+  const { tenantId } = record;
+  const outcome =
+    expectedVersion === undefined
+      ? await countedTransaction(scheduleCount(tenantId), { delta: 1, max, counted: countSchedules(tenantId) }, items)
+      : await transactOrReasons(items);
   if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit';
   return outcome.failedConditions.includes(0) ? 'version_changed' : 'tenant_changed';
 }
 
-/** Deletes a schedule still at `expectedVersion`, keeping the tenant's Minute count right. */
+/** Deletes a schedule still at `expectedVersion`, keeping the tenant's Minute count and schedule count right. */
 export async function deleteScheduleRecord(record: ScheduleRecord): Promise<WriteOutcome> {
-  const tenantItem = tenantGuard(record.tenantId, false, record.minuteTriggers ? -1 : 0);
-  const outcome = await transactOrReasons([
-    {
-      Delete: {
-        TableName: tableName(),
-        Key: keys.schedule(record.tenantId, record.scheduleId),
-        ConditionExpression: 'version = :expected',
-        ExpressionAttributeValues: { ':expected': record.version },
+  const { tenantId } = record;
+  const tenantItem = tenantGuard(tenantId, false, record.minuteTriggers ? -1 : 0);
+  const outcome = await countedTransaction(
+    scheduleCount(tenantId),
+    { delta: -1, max: noMaximum, counted: countSchedules(tenantId) },
+    [
+      {
+        Delete: {
+          TableName: tableName(),
+          Key: keys.schedule(tenantId, record.scheduleId),
+          ConditionExpression: 'version = :expected',
+          ExpressionAttributeValues: { ':expected': record.version },
+        },
       },
-    },
-    ...(tenantItem ? [tenantItem] : []),
-  ]);
+      ...(tenantItem ? [tenantItem] : []),
+    ],
+  );
   if (outcome.written) return 'written';
+  if ('limit' in outcome) throw new Error('A decrease is never over its quota');
   return outcome.failedConditions.includes(0) ? 'version_changed' : 'tenant_changed';
 }
 

@@ -20,11 +20,23 @@ import {
   schedulesWithMinuteTriggers,
   writeSchedule,
 } from './schedule-repository.ts';
-import { instantIn } from './instants.ts';
+import { instantIn, isUtcInstant, utcInstant } from './instants.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 import { nextFire, nextFires } from './trigger-engine.ts';
 
 export const scheduleNotFound = () => notFound('Schedule not found');
+
+/**
+ * Schedules a tenant may have (bounded growth: a tenant creates nothing without a quota), kept by
+ * `COUNT#SCHEDULES` in the tenant's partition, which a PUT that creates a schedule and a DELETE
+ * change in their own transactions (store/counts.ts); a PUT that replaces one counts nothing. Past
+ * it, a creation is a 409 `schedule_limit`.
+ */
+export const maxSchedulesPerTenant = 10_000;
+
+/** 409 when the tenant has as many schedules as it may. */
+const scheduleLimit = (max: number) =>
+  conflict(`A tenant has at most ${max.toLocaleString('en')} schedules: replace or delete one`, 'schedule_limit');
 
 /** 409 unless If-Match (when sent) names the schedule's current version, or is `*` and it exists. */
 const checkScheduleIfMatch = (ifMatch: string | undefined, current: ScheduleRecord | undefined) =>
@@ -39,13 +51,15 @@ const invalidSchedule = (errors: FieldError[]) =>
 /**
  * PUT /tenant/schedules/{id}: creates or replaces a schedule. Checks everything first (400 listing
  * every problem), honours If-Match (409 on a stale version), sets version and audit fields, and
- * computes the next fire. A PUT of the same content changes nothing (same version).
+ * computes the next fire. A PUT of the same content changes nothing (same version). A creation
+ * takes one of the tenant's `options.max` schedules (`maxSchedulesPerTenant`; tests pass smaller
+ * ones), in its own transaction.
  */
 export async function putSchedule(
   tenantId: number,
   scheduleId: number,
   value: unknown,
-  options: { ifMatch?: string; actor: string; now?: number },
+  options: { ifMatch?: string; actor: string; now?: number; max?: number },
 ): Promise<{ record: ScheduleRecord; created: boolean }> {
   if (value === undefined) {
     throw badRequest(
@@ -100,10 +114,13 @@ export async function putSchedule(
     },
     version,
     minuteTriggers: hasMinuteTrigger(body),
-    ...(next === undefined ? {} : { nextFireAt: new Date(next).toISOString() }),
+    // Within the horizon: the engine computes no fire at or after its end (no next fire then).
+    ...(next === undefined ? {} : { nextFireAt: utcInstant(next) }),
   };
   const minuteCountChange = (Number(record.minuteTriggers) - Number(existing?.minuteTriggers ?? false)) as -1 | 0 | 1;
-  const outcome = await writeSchedule(record, existing?.version, minuteCountChange);
+  const max = options.max ?? maxSchedulesPerTenant;
+  const outcome = await writeSchedule(record, existing?.version, minuteCountChange, max);
+  if (outcome === 'limit') throw scheduleLimit(max);
   if (outcome === 'version_changed') throw concurrentChange();
   if (outcome === 'tenant_changed') {
     // The tenant was deleted, or its granularity went back to hours, since it was read.
@@ -132,7 +149,10 @@ export async function deleteSchedule(tenantId: number, scheduleId: number, ifMat
   throw concurrentChange();
 }
 
-/** One line per schedule for GET /tenant/schedules. */
+/**
+ * One line per schedule for GET /tenant/schedules. A next fire an earlier version stored past the
+ * horizon (`+010000-…`) is shown as none, which it is: the fire worker takes it out of the index.
+ */
 export function summarizeSchedule(record: ScheduleRecord) {
   const { body, header } = record.file;
   return {
@@ -143,7 +163,7 @@ export function summarizeSchedule(record: ScheduleRecord) {
     version: record.version,
     triggers: body.triggers.length,
     flows: body.flows.length,
-    nextFireAt: record.nextFireAt ?? null,
+    nextFireAt: isUtcInstant(record.nextFireAt) ? record.nextFireAt : null,
     updatedAt: body.updatedAt,
     ...(header.labels ? { labels: header.labels } : {}),
   };

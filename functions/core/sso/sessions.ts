@@ -3,7 +3,12 @@ import { findUser, type UserRecord } from '#functions/core/directory/directory-r
 import { findTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { findSession, insertSession, type SessionRecord, type UiFlags } from './session-repository.ts';
 
-export const sessionCookieName = 'bi_session';
+/**
+ * `__Host-`: browsers keep such a cookie only when it is Secure, for Path=/ and without Domain, so
+ * no sibling host under the tenants' base domain can set one that would shadow this host's (a
+ * tossed cookie logging the user out, or fixing a session on them).
+ */
+export const sessionCookieName = '__Host-bi_session';
 export const sessionLifetimeSeconds = 8 * 60 * 60;
 
 const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');

@@ -269,23 +269,36 @@ export async function transact(items: readonly TransactItem[]): Promise<boolean>
   return (await transactOrReasons(items)).written;
 }
 
+/** How many times a transaction cancelled only for a conflict with another transaction is tried. */
+const conflictAttempts = 8;
+
 /**
  * Like `transact`, and on a failed condition the indexes of the items whose condition failed. An
  * idempotent request's own record failing its condition is not the operation's business: another
  * attempt of the same request took it over (this one outlived its deadline), so this one stops.
+ *
+ * DynamoDB cancels a transaction that meets another one on the same item at the same moment
+ * (`TransactionConflict`), writing nothing; the SDK does not retry it. Counts, claims and tenant
+ * items are shared by many writes, so that is routine under load, and no answer a caller could act
+ * on: the transaction is tried again after a short, jittered, growing pause, its conditions judged
+ * afresh each time.
  */
 export async function transactOrReasons(
   items: readonly TransactItem[],
 ): Promise<{ written: true } | { written: false; failedConditions: number[] }> {
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: [...items] }));
-    return { written: true };
-  } catch (error) {
-    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-    const failedConditions = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
-    if (failedConditions.some((index) => isIdempotencyRecord(items[index]?.Update?.Key?.pk))) throw supersededAttempt();
-    if (failedConditions.length > 0) return { written: false, failedConditions };
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db().send(new TransactWriteCommand({ TransactItems: [...items] }));
+      return { written: true };
+    } catch (error) {
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      const failedConditions = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+      if (failedConditions.some((index) => isIdempotencyRecord(items[index]?.Update?.Key?.pk))) throw supersededAttempt();
+      if (failedConditions.length > 0) return { written: false, failedConditions };
+      const conflict = reasons.some((reason) => reason.Code === 'TransactionConflict');
+      if (!conflict || attempt === conflictAttempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, (10 + Math.random() * 20) * 2 ** Math.min(attempt - 1, 5)));
+    }
   }
 }
 

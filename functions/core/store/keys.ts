@@ -2,6 +2,7 @@
  * Key builders for every item in the table, named after the access pattern they serve.
  * Tenant-scoped keys always start with `TENANT#<id>`, the id coming from the authenticated token.
  */
+import { foldedText } from '#functions/core/names.ts';
 
 export type PermissionSubject = 'user' | 'group';
 
@@ -29,6 +30,8 @@ export const keys = {
   tenantCounter: (tenantId: number, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `COUNTER#${name}` }),
 
   client: (clientId: number) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' }),
+  /** A count that bounds what the client creates (store/counts.ts): `TENANTS`, `TEMPLATES`. */
+  clientCount: (clientId: number, name: string) => ({ pk: `CLIENT#${clientId}`, sk: `COUNT#${name}` }),
   /** Index entry listing every client, for the admin CLI. */
   clientsIndex: (clientId: number) => ({ gsi1pk: 'CLIENTS', gsi1sk: sortable(clientId) }),
 
@@ -36,6 +39,8 @@ export const keys = {
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
 
   tenant: (tenantId: number) => ({ pk: `TENANT#${tenantId}`, sk: 'TENANT' }),
+  /** A count that bounds what the tenant creates (store/counts.ts): `USERS`, `GROUPS`, `ALERTS`, … */
+  tenantCount: (tenantId: number, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `COUNT#${name}` }),
   /** Index entry listing a client's live tenants; removed on delete so the index stays sparse. */
   clientTenantsIndex: (clientId: number, tenantId: number) => ({
     gsi1pk: `CLIENT#${clientId}#TENANTS`,
@@ -77,10 +82,13 @@ export const keys = {
   }),
   user: (tenantId: number, userId: number) => ({ pk: `TENANT#${tenantId}`, sk: `USER#${sortable(userId)}` }),
   usersPrefix: 'USER#',
-  /** Makes a login unique in its tenant and finds its user with one GetItem. Logins compare case-insensitively. */
+  /**
+   * Makes a login unique in its tenant and finds its user with one GetItem. Logins compare as a
+   * reader sees them (case and width folded, invisible characters dropped: names.ts).
+   */
   userLogin: (tenantId: number, login: string) => ({
     pk: `TENANT#${tenantId}`,
-    sk: `LOGIN#${login.normalize('NFC').toLowerCase()}`,
+    sk: `LOGIN#${foldedText(login)}`,
   }),
   group: (tenantId: number, groupId: number) => ({ pk: `TENANT#${tenantId}`, sk: `GROUP#${sortable(groupId)}` }),
   groupsPrefix: 'GROUP#',

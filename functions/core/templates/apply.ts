@@ -5,6 +5,7 @@ import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.t
 import type { TransactItem } from '#functions/core/store/dynamo.ts';
 import { type ReloadItem, reloadPlan } from '#functions/core/reload/plan.ts';
 import { tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
+import { applyRefusal } from './apply-check.ts';
 import { templateNotFound } from './catalogue.ts';
 import {
   type ApplyJournal,
@@ -18,7 +19,14 @@ import {
   releaseApplyLock,
   writeResources,
 } from './template-repository.ts';
-import { computeChanges, newIdsNeeded, type StoredOf, type StoredResource, tablesToReload } from './tenant-resources.ts';
+import {
+  computeChanges,
+  mergeResources,
+  newIdsNeeded,
+  type StoredOf,
+  type StoredResource,
+  tablesToReload,
+} from './tenant-resources.ts';
 
 export interface ApplyOptions {
   /** Epoch milliseconds when the calling function times out: the apply lock lasts until then, no longer. */
@@ -34,10 +42,12 @@ export interface ApplyOptions {
 
 /**
  * Spec 4.4: writes the latest version of a client's template into the tenant and returns the
- * reload plan. Resources are written in batches; if that fails half-way, the journal keeps the
- * tables the unfinished apply created or rebuilt, so the next apply (which rewrites whatever
- * still differs) converges and its plan still lists their flows. While the tenant waits for the
- * template it was created with (its pending template), only that one applies.
+ * reload plan. An apply that would leave the tenant's flows in a dependency cycle, or the tenant
+ * past its limits, is refused (409) before anything is written (apply-check.ts). Resources are
+ * written in batches; if that fails half-way, the journal keeps the tables the unfinished apply
+ * created or rebuilt, so the next apply (which rewrites whatever still differs) converges and its
+ * plan still lists their flows. While the tenant waits for the template it was created with (its
+ * pending template), only that one applies.
  *
  * Its requests, besides the writes: the tenant and its journal (one batch read), the tenant's
  * resources and agents, together; the template and its latest version, together; the lock, which
@@ -58,6 +68,11 @@ export async function applyTemplate(tenantId: number, templateId: number, option
   }
   refuseWhileLocked(previous);
   const { version, bundle } = await latestVersion(tenant.clientId, templateId);
+  // Before anything is written: the tenant this apply would leave must be one later operations take
+  // (its flows in a dependency order, within the tenant's limits). The lock below is conditional on the
+  // journal as read, so `current` is still what the apply writes over.
+  const refusal = applyRefusal(tenantId, { templateId, version }, bundle, current);
+  if (refusal) throw refusal;
 
   const needs = newIdsNeeded(bundle, current);
   const pending = [...new Set([...(previous?.pendingTables ?? []), ...tablesToReload(bundle, current)])];
@@ -124,12 +139,6 @@ function refuseWhileLocked(journal: ApplyJournal | undefined): void {
     throw applyInProgress(Math.max(1, Math.ceil((journal.lockedUntil - now) / 1000)));
   }
 }
-
-const mergeResources = (current: readonly StoredResource[], changed: readonly StoredResource[]) => {
-  const byKey = new Map(current.map((resource) => [`${resource.type}:${resource.key}`, resource]));
-  for (const resource of changed) byKey.set(`${resource.type}:${resource.key}`, resource);
-  return [...byKey.values()];
-};
 
 const ofType = <T extends StoredResource['type']>(resources: readonly StoredResource[], type: T) =>
   resources.filter((resource): resource is StoredOf<T> => resource.type === type);

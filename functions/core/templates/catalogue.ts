@@ -1,5 +1,6 @@
 import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
+import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { badRequest, conflict, notFound, type ServiceError } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { nameKey } from '#functions/core/names.ts';
@@ -58,7 +59,8 @@ async function nameTaken(clientId: number, nome: string, except?: number): Promi
 
 /**
  * POST /tenants/templates: a new template, version 1, with the request's answer in the same commit.
- * Its name must be new among the client's templates (compared as nameKey does).
+ * Its name must be new among the client's templates (compared as nameKey does). A client has at
+ * most `maxTemplatesPerClient` templates (409 `template_limit`), counted in the same commit.
  */
 export async function publishTemplate(
   clientId: number,
@@ -70,7 +72,9 @@ export async function publishTemplate(
   if (taken) throw taken;
   const templateId = await allocateTemplateId();
   const answer = published(newTemplateRecord(clientId, templateId, bundle));
-  if ((await insertTemplate(clientId, templateId, bundle, record.finish(answer))) === 'name_taken') {
+  const outcome = await insertTemplate(clientId, templateId, bundle, record.finish(answer), maxTemplatesPerClient);
+  if (outcome === 'limit') throw templateLimit();
+  if (outcome === 'name_taken') {
     throw (
       (await nameTaken(clientId, bundle.nome)) ??
       conflict('The template name was taken at the same time; retry', 'concurrent_change')
@@ -79,9 +83,23 @@ export async function publishTemplate(
   return answer;
 }
 
+const templateLimit = () =>
+  conflict(
+    `A client has at most ${maxTemplatesPerClient.toLocaleString('en')} templates: delete one (DELETE /tenants/templates/{id}) to make room`,
+    'template_limit',
+  );
+
+const versionLimit = (templateId: number) =>
+  conflict(
+    `A template has at most ${maxVersionsPerTemplate.toLocaleString('en')} versions, and template ${templateId} has them all: publish the bundle as a new template (POST /tenants/templates)`,
+    'template_version_limit',
+  );
+
 /**
  * PUT /tenants/templates/{id}: the template's next version. The latest version's bundle sent again
- * (a retry whose answer was lost, say) is no new version: the answer names the latest one.
+ * (a retry whose answer was lost, say) is no new version: the answer names the latest one. A
+ * template has at most `maxVersionsPerTemplate` versions (409 `template_version_limit`), refused by
+ * the condition of the write that would add one more.
  */
 export async function publishNextVersion(clientId: number, templateId: number, bundle: TemplateBundle) {
   assertPublishable(bundle);
@@ -91,7 +109,8 @@ export async function publishNextVersion(clientId: number, templateId: number, b
     if (await isLatestBundle(template, bundle)) return published(template);
     const renamedOnto = await nameTaken(clientId, bundle.nome, templateId);
     if (renamedOnto) throw renamedOnto;
-    const next = await insertNextVersion(template, bundle);
+    const next = await insertNextVersion(template, bundle, maxVersionsPerTemplate);
+    if (next === 'limit') throw versionLimit(templateId);
     if (next === 'name_taken')
       throw (
         (await nameTaken(clientId, bundle.nome, templateId)) ??

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clientCountKey } from '#functions/core/clients/client-repository.ts';
+import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { payloadTooLarge } from '#functions/core/errors.ts';
+import { countedTransaction } from '#functions/core/store/counts.ts';
 import { nameKey } from '#functions/core/names.ts';
 import {
   db,
@@ -105,18 +108,30 @@ export async function findTemplateNamed(clientId: number, nome: string): Promise
   return (await getItem<{ templateId: number }>(keys.templateName(clientId, nameKey(nome))))?.templateId;
 }
 
+/** The client's templates, as its count counts them (a consistent Query of their keys). */
+async function countTemplates(clientId: number): Promise<number> {
+  return (await queryAll<{ pk: string }>(keys.client(clientId).pk, keys.templatesPrefix, { projection: 'pk' })).length;
+}
+
+/** Writes `items` with a change to the client's count of templates (clients/quotas.ts): +1 for a publication, -1 for a deletion. */
+const templatesWrite = (clientId: number, delta: 1 | -1, max: number, items: readonly TransactItem[]) =>
+  countedTransaction(clientCountKey(clientId, 'TEMPLATES'), { delta, max, counted: () => countTemplates(clientId) }, items);
+
 /**
  * Version 1 of a new template, with its record, the claim on its name and `alongside`, in one
- * transaction; `name_taken` when another template of the client has the name.
+ * transaction that also adds it to the client's count of templates, conditioned on staying within
+ * `max`; `name_taken` when another template of the client has the name, `limit` when the client
+ * has `max` templates already (nothing written either way).
  */
 export async function insertTemplate(
   clientId: number,
   templateId: number,
   bundle: TemplateBundle,
   alongside: readonly TransactItem[],
-): Promise<'written' | 'name_taken'> {
+  max = maxTemplatesPerClient,
+): Promise<'written' | 'name_taken' | 'limit'> {
   const record = newTemplateRecord(clientId, templateId, bundle);
-  const outcome = await transactOrReasons([
+  const outcome = await templatesWrite(clientId, 1, max, [
     nameClaim(clientId, templateId, bundle.nome),
     {
       Put: {
@@ -135,18 +150,23 @@ export async function insertTemplate(
     ...alongside,
   ]);
   if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit';
   if (outcome.failedConditions.includes(0)) return 'name_taken';
   throw new Error(`Template ${templateId} already exists`);
 }
 
 /**
  * The next version, its name claim moved with it when the name changes; `version_taken` when
- * another publish took that version number first, `name_taken` when another template has the name.
+ * another publish took that version number first, `name_taken` when another template has the name,
+ * `limit` when the template has `max` versions already. The record's `latestVersion` is its number
+ * of versions (they go only with the template), so the update that advances it is what refuses a
+ * version past `max`, in its own condition.
  */
 export async function insertNextVersion(
   template: TemplateRecord,
   bundle: TemplateBundle,
-): Promise<TemplateRecord | 'version_taken' | 'name_taken'> {
+  max = maxVersionsPerTemplate,
+): Promise<TemplateRecord | 'version_taken' | 'name_taken' | 'limit'> {
   const now = new Date().toISOString();
   const version = template.latestVersion + 1;
   const renamed = nameKey(bundle.nome) !== nameKey(template.nome);
@@ -162,10 +182,11 @@ export async function insertNextVersion(
         TableName: tableName(),
         Key: keys.template(template.clientId, template.templateId),
         UpdateExpression: 'SET latestVersion = :version, nome = :nome, bundleHash = :hash, updatedAt = :now',
-        ConditionExpression: 'latestVersion = :previous',
+        ConditionExpression: 'latestVersion = :previous AND latestVersion < :max',
         ExpressionAttributeValues: {
           ':version': version,
           ':previous': template.latestVersion,
+          ':max': max,
           ':nome': bundle.nome,
           ':hash': bundleHashOf(bundle),
           ':now': now,
@@ -183,17 +204,20 @@ export async function insertNextVersion(
   if (outcome.written) {
     return { ...template, nome: bundle.nome, latestVersion: version, bundleHash: bundleHashOf(bundle), updatedAt: now };
   }
+  // The record's condition failed at the version read: that version is the last one a template may have.
+  if (outcome.failedConditions.includes(renamed ? 2 : 0) && template.latestVersion >= max) return 'limit';
   return renamed && outcome.failedConditions.includes(0) ? 'name_taken' : 'version_taken';
 }
 
 /**
  * Deletes the template's record and its name claim, still at the version read and while it is not
- * the client's default, with the follow-up that sweeps its versions, in one transaction; `false`
- * when it changed or became the default meanwhile.
+ * the client's default, with the follow-up that sweeps its versions, in one transaction that also
+ * takes it off the client's count of templates (its place is free); `false` when it changed or
+ * became the default meanwhile.
  */
-export function deleteTemplateRecord(template: TemplateRecord, alongside: readonly TransactItem[]): Promise<boolean> {
+export async function deleteTemplateRecord(template: TemplateRecord, alongside: readonly TransactItem[]): Promise<boolean> {
   const { clientId, templateId } = template;
-  return transact([
+  const outcome = await templatesWrite(clientId, -1, Number.MAX_SAFE_INTEGER, [
     {
       ConditionCheck: {
         TableName: tableName(),
@@ -213,6 +237,7 @@ export function deleteTemplateRecord(template: TemplateRecord, alongside: readon
     { Delete: { TableName: tableName(), Key: keys.templateName(clientId, nameKey(template.nome)) } },
     ...alongside,
   ]);
+  return outcome.written;
 }
 
 /** Deletes every stored version of a deleted template. */

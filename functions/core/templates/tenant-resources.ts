@@ -168,6 +168,16 @@ export function computeChanges(
   return { changed, createdOrRebuiltTables: tablesToReload(bundle, current) };
 }
 
+/**
+ * The tenant's resources once `changed` is written over `current`: each changed resource in the place
+ * of the one it overwrites (same type and key), the new ones after, in their order.
+ */
+export function mergeResources(current: readonly StoredResource[], changed: readonly StoredResource[]): StoredResource[] {
+  const byKey = new Map(current.map((resource) => [`${resource.type}:${resource.key}`, resource]));
+  for (const resource of changed) byKey.set(`${resource.type}:${resource.key}`, resource);
+  return [...byKey.values()];
+}
+
 /** A table's physical structure: column names and types in order (labels are presentation only). */
 const structureOf = (columns: readonly Pick<StoredColumn, 'column_name' | 'data_type'>[]) =>
   JSON.stringify(columns.map((column) => [column.column_name, column.data_type]));

@@ -1,12 +1,19 @@
-import { defaultAgentItems, listAgents } from '#functions/core/agents/agent-repository.ts';
+import { agentRevocationItems, defaultAgentItems } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clientCountKey } from '#functions/core/clients/client-repository.ts';
+import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
+import { countedTransaction } from '#functions/core/store/counts.ts';
 import {
+  db,
   getAll,
   getItem,
   nextId,
   type Page,
+  queryAll,
   queryPage,
   tableName,
   transact,
@@ -46,6 +53,12 @@ export interface TenantRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
+  /**
+   * Epoch milliseconds until which a deletion claims the tenant (`claimDeletion`): meanwhile no
+   * agent is created and no agent token rotated. Removed by the deletion's transaction; a claim
+   * whose holder died ends with that holder's time-out.
+   */
+  deletingUntil?: number;
 }
 
 export const tenantNotFound = () => notFound('Tenant not found');
@@ -60,11 +73,38 @@ const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
 export const allocateTenantId = () => nextId('tenant');
 
 /**
- * Writes the tenant, its token and its default agent together: none exists without the others.
- * `alongside`: what the caller records in the same commit (its request's checkpoint or answer, a follow-up).
+ * The client's live tenants, as its tenants index lists them (a deletion takes a tenant off it in
+ * its own transaction): what starts the client's count of live tenants where it was not kept yet
+ * (a client made before the quota). An index read is eventually consistent: a deletion committed
+ * a moment before would still be counted, once, at that start.
  */
-export async function insertTenant(tenant: TenantRecord, token: string, alongside: readonly TransactItem[]): Promise<void> {
-  const written = await transact([
+async function countLiveTenants(clientId: number): Promise<number> {
+  const partition = keys.clientTenantsIndex(clientId, 0).gsi1pk;
+  return (await queryAll<{ pk: string }>(partition, '', { index: 'gsi1', projection: 'pk' })).length;
+}
+
+/** Writes `items` with a change to the client's count of live tenants (clients/quotas.ts): +1 for a creation, -1 for a deletion. */
+const liveTenantsWrite = (clientId: number, delta: 1 | -1, max: number, items: readonly TransactItem[]) =>
+  countedTransaction(clientCountKey(clientId, 'TENANTS'), { delta, max, counted: () => countLiveTenants(clientId) }, items);
+
+/** A deletion is never refused by the quota. */
+const noMaximum = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Writes the tenant, its token and its default agent together: none exists without the others.
+ * `alongside`: what the caller records in the same commit (its request's checkpoint or answer, a
+ * follow-up). The client's count of live tenants grows in the same transaction, conditioned on
+ * staying within `max`: `limit` when the client has that many live tenants already (nothing written).
+ * A creation that commits its first step with a checkpoint is counted with it, so the retry that
+ * resumes from the checkpoint counts nothing again.
+ */
+export async function insertTenant(
+  tenant: TenantRecord,
+  token: string,
+  alongside: readonly TransactItem[],
+  max = maxTenantsPerClient,
+): Promise<'written' | 'limit'> {
+  const outcome = await liveTenantsWrite(tenant.clientId, 1, max, [
     ...alongside,
     ...defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt),
     {
@@ -76,7 +116,9 @@ export async function insertTenant(tenant: TenantRecord, token: string, alongsid
     },
     newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
   ]);
-  if (!written) throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
+  if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit';
+  throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
 }
 
 /** Consistent read: a tenant just deleted or rotated is seen as such. */
@@ -101,20 +143,50 @@ const unchangedSinceRead = {
 const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientId, ':tokenHash': tenant.tokenHash });
 
 /**
+ * Claims the tenant for its deletion until `until` (epoch ms, the deleting function's deadline):
+ * from then on its agents' creations and token rotations are refused (their transactions check
+ * the claim), so the agents the deletion then lists stay as listed, however many requests race it.
+ * A deletion that died leaves its claim to expire, or to the next deletion, which takes it over.
+ * The tenant as it is now; undefined when it was deleted or is not the client's.
+ */
+export async function claimDeletion(tenant: TenantRecord, until: number): Promise<TenantRecord | undefined> {
+  try {
+    const result = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tenant(tenant.tenantId),
+        UpdateExpression: 'SET deletingUntil = :until',
+        ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
+        ExpressionAttributeValues: { ':clientId': tenant.clientId, ':until': until },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return result.Attributes as TenantRecord;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/**
  * Soft delete: marks the tenant deleted, drops it from the client's list, marks its token (which
- * answers 404 `Tenant not found` from then on), revokes its agents' tokens, and keeps a billing
- * record, in one transaction (at most 50 agents keep it
- * well under DynamoDB's 100 items). `false` when the tenant changed since it was read.
+ * answers 404 `Tenant not found` from then on), revokes its agents' tokens, keeps a billing record
+ * and takes the tenant off the client's count of live tenants (its place is free), in one
+ * transaction (at most 50 agents keep it well under DynamoDB's 100 items). The
+ * agents are read just before, and the transaction holds to them: `false` when the tenant, or its
+ * agents (one created, a token rotated), changed since they were read. An agent's creation and
+ * rotation check in turn that the tenant is neither deleted nor claimed by a deletion
+ * (`claimDeletion`, taken just before this), so whichever commits second sees the first.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
-  const agentTokens = (await listAgents(tenant.tenantId)).map((agent) => revokeTokenWrite(agent.tokenHash));
-  return transact([
+  const agentTokens = await agentRevocationItems(tenant.tenantId);
+  const outcome = await liveTenantsWrite(tenant.clientId, -1, noMaximum, [
     ...agentTokens,
     {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
-        UpdateExpression: 'SET deletedAt = :deletedAt, updatedAt = :deletedAt REMOVE gsi1pk, gsi1sk',
+        UpdateExpression: 'SET deletedAt = :deletedAt, updatedAt = :deletedAt REMOVE gsi1pk, gsi1sk, deletingUntil',
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':deletedAt': deletedAt },
       },
@@ -136,9 +208,14 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
       },
     },
   ]);
+  return outcome.written;
 }
 
-/** Replaces the tenant token: the old one stops resolving in the same transaction. */
+/**
+ * Replaces the tenant token: the old one stops resolving in the same transaction. Not while a
+ * deletion claims the tenant (`claimDeletion`): the deletion marks the token it read, and rotations
+ * in a loop would otherwise keep it re-reading. `false` when the tenant changed since it was read.
+ */
 export function replaceTenantToken(tenant: TenantRecord, newToken: string, updatedAt: string): Promise<boolean> {
   return transact([
     {
@@ -146,8 +223,13 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
         UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :updatedAt',
-        ...unchangedSinceRead,
-        ExpressionAttributeValues: { ...unchangedValues(tenant), ':newHash': hashToken(newToken), ':updatedAt': updatedAt },
+        ConditionExpression: `${unchangedSinceRead.ConditionExpression} AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)`,
+        ExpressionAttributeValues: {
+          ...unchangedValues(tenant),
+          ':newHash': hashToken(newToken),
+          ':updatedAt': updatedAt,
+          ':now': Date.now(),
+        },
       },
     },
     revokeTokenWrite(tenant.tokenHash),

@@ -4,6 +4,7 @@ import type { CreateTenantBody, VariableValue } from '#functions/core/api/valida
 import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
+import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { applyTemplate } from '#functions/core/templates/apply.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
@@ -15,6 +16,7 @@ import { refuseMinuteSchedules } from '#functions/core/schedules/schedules.ts';
 import { loadResources, templateExists } from '#functions/core/templates/template-repository.ts';
 import {
   allocateTenantId,
+  claimDeletion,
   dropPendingTemplate,
   findTenant,
   insertTenant,
@@ -113,7 +115,8 @@ export function tenantDomain(nome: string, tenantId: number, baseDomain: string)
  * with a checkpoint of the request (`record`), so a retry after a crash resumes with the same
  * tenant and token instead of making another; the answer commits with the second. A tenant
  * created inactive keeps its template pending until it is activated (spec 3: applying needs an
- * active tenant).
+ * active tenant). A client has at most `maxTenantsPerClient` live tenants (409 `tenant_quota`),
+ * counted in the tenant's own transaction.
  */
 export async function createTenant(
   clientId: number,
@@ -146,12 +149,21 @@ export async function createTenant(
   // Field order as spec 4.1 shows it.
   const created: TenantCreated = { id: tenantId, nome: tenant.nome, token, dominio: tenant.dominio, ativo: tenant.ativo };
   if (!tenant.pendingTemplate || !tenant.ativo) {
-    await insertTenant(tenant, token, record.finish(created));
+    if ((await insertTenant(tenant, token, record.finish(created), maxTenantsPerClient)) === 'limit') throw tenantQuotaReached();
     return created;
   }
-  await insertTenant(tenant, token, [...record.checkpoint({ tenantId, token }), provisioning(tenant)]);
+  // Counted with this first step: a retry that resumes from its checkpoint counts nothing again.
+  const checkpointed = [...record.checkpoint({ tenantId, token }), provisioning(tenant)];
+  const first = await insertTenant(tenant, token, checkpointed, maxTenantsPerClient);
+  if (first === 'limit') throw tenantQuotaReached();
   return provision(tenant, created, deadline, record);
 }
+
+const tenantQuotaReached = () =>
+  conflict(
+    `A client has at most ${maxTenantsPerClient.toLocaleString('en')} live tenants: delete one to make room (a deleted tenant frees its place)`,
+    'tenant_quota',
+  );
 
 /** The follow-up that applies an active tenant's pending template if the request doing it stops. */
 const provisioning = (tenant: TenantRecord): TransactItem =>
@@ -244,11 +256,26 @@ async function withCurrentTenant<T>(
   throw conflict('The tenant changed while this request ran; retry it', 'concurrent_change');
 }
 
-/** Spec 4.3 / DELETE /tenants: soft delete, token revoked in the same transaction, billing record kept. */
-export function deleteTenant(clientId: number, tenantId: number): Promise<true> {
-  return withCurrentTenant(clientId, tenantId, async (tenant) =>
-    (await softDeleteTenant(tenant, new Date().toISOString())) ? true : undefined,
-  );
+/**
+ * How long a deletion's claim lasts when its caller does not give its deadline: a route's time-out
+ * (`routeTimeoutSeconds` in functions/routes.ts, not imported: its table would come into every
+ * bundle of this module), after which Lambda has ended the function.
+ */
+const deletionClaimMs = 15_000;
+
+/**
+ * Spec 4.3 / DELETE /tenants: soft delete, tokens (the tenant's, its agents') revoked in the same
+ * transaction, billing record kept. The deletion first claims the tenant until its function's
+ * deadline (`deadline`; a route's time-out from now when not given), so that agents created or
+ * rotated while it runs cannot keep it re-reading (a tenant token holder rotating an agent's token
+ * in a loop would otherwise hold the deletion off for good); its transaction still holds to the
+ * agents as it read them.
+ */
+export function deleteTenant(clientId: number, tenantId: number, deadline = Date.now() + deletionClaimMs): Promise<true> {
+  return withCurrentTenant(clientId, tenantId, async (tenant) => {
+    const claimed = await claimDeletion(tenant, deadline);
+    return claimed && (await softDeleteTenant(claimed, new Date().toISOString())) ? true : undefined;
+  });
 }
 
 /**

@@ -59,7 +59,7 @@ declare namespace schema {
       } & WeekTrigger)
   );
   /**
-   * ISO 8601 date-time, YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]; without an offset it is read in the schedule's time zone.
+   * ISO 8601 date-time, YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]; without an offset it is read in the schedule's time zone. The instant must lie within the schedule horizon, from 1970-01-01T00:00:00Z up to (not including) 2100-01-01T00:00:00Z (checked by the service).
    */
   export type IsoDateTime = string;
   /**
@@ -74,7 +74,7 @@ declare namespace schema {
   export type TagList = VisibleText[];
 
   /**
-   * A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist, Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
+   * A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist and lie within the schedule horizon (1970-01-01T00:00:00Z up to 2100-01-01T00:00:00Z), Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
    */
   export interface ScheduleV2Body {
     fileName?: FileName;
@@ -180,7 +180,7 @@ declare namespace schema {
    */
   export interface WindowTrigger {
     /**
-     * Hours or minutes between slots, any integer >= 1 (spec 2.7, 8); one longer than the window fires once a window, at start_time.
+     * Hours or minutes between slots, an integer from 1 (spec 2.7, 8) to 525,600 (a year of minutes); one longer than the window (24 hours, 1,440 minutes) fires once a window, at start_time.
      */
     period: number;
     start_when: IsoDateTime;

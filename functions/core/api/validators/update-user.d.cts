@@ -21,7 +21,7 @@ declare namespace schema {
    */
   export interface UpdateUserBody {
     /**
-     * The user's login, unique in the tenant (compared case-insensitively); no leading or trailing spaces.
+     * The user's login, unique in the tenant (compared as a reader sees it: case and width folded, invisible characters ignored); no leading or trailing spaces.
      */
     login?: Login;
     /**
