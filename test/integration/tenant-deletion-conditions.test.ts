@@ -169,7 +169,7 @@ describe('the deletion holds to the agents it read', () => {
   });
 });
 
-test('an agent token that outlived its tenant all the same beats no more (401)', async () => {
+test('an agent token that outlived its tenant all the same opens no agent route (401)', async () => {
   const { client, tenant, agent } = await tenantWithAgent();
   expect((await api('POST', '/agent/heartbeat', { token: agent.token })).status).toBe(200);
   expect(await deleteTenant(client.clientId, tenant.id)).toBe(true);
@@ -190,4 +190,8 @@ test('an agent token that outlived its tenant all the same beats no more (401)',
   const beat = await api('POST', '/agent/heartbeat', { token: agent.token });
   expect(beat.status).toBe(401);
   expect(beat.body.code).toBe('unauthorized');
+  // Checked where every agent route authenticates, not by the heartbeat alone.
+  const report = await api('POST', '/agent/runs/1', { token: agent.token, body: { status: 'running' } });
+  expect(report.status).toBe(401);
+  expect(report.body.code).toBe('unauthorized');
 });

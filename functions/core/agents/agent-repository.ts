@@ -1,7 +1,6 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
-import { unauthorized } from '#functions/core/errors.ts';
 import {
   db,
   getAll,
@@ -241,32 +240,15 @@ export async function agentRevocationItems(tenantId: number): Promise<TransactIt
   ];
 }
 
-/**
- * Records a heartbeat: the agent counts as online for the next two minutes. The tenant's deletion
- * revokes its agents' tokens; should one have outlived it all the same, the beat is refused as its
- * token would be (401): the tenant is read, consistently, alongside the write.
- */
+/** Records a heartbeat: the agent counts as online for the next two minutes. */
 export async function recordHeartbeat(tenantId: number, agentId: number, at: string): Promise<void> {
-  const [tenant] = await Promise.all([
-    db().send(
-      new GetCommand({
-        TableName: tableName(),
-        Key: keys.tenant(tenantId),
-        ProjectionExpression: 'pk, deletedAt',
-        ConsistentRead: true,
-      }),
-    ),
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.agent(tenantId, agentId),
-        UpdateExpression: 'SET lastSeenAt = :at',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':at': at },
-      }),
-    ),
-  ]);
-  if (!tenant.Item || tenant.Item.deletedAt !== undefined) {
-    throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
-  }
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.agent(tenantId, agentId),
+      UpdateExpression: 'SET lastSeenAt = :at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':at': at },
+    }),
+  );
 }

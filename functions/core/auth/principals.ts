@@ -1,6 +1,6 @@
 import type { AuthScheme } from '#functions/routes.ts';
 import { forbidden, notFound, unauthorized } from '#functions/core/errors.ts';
-import { findTokenOwner } from './token-repository.ts';
+import { agentTenantLive, findTokenOwner } from './token-repository.ts';
 import { hashToken } from './tokens.ts';
 
 export type Principal =
@@ -25,7 +25,8 @@ export const schemeNames: Record<AuthScheme, string> = {
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
  * One consistent GetItem by the token's SHA-256, so a revoked or rotated token fails at once.
  * An unknown token is 401; a valid token of another kind than the route takes is 403, naming the
- * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7).
+ * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7), and
+ * its agents' tokens 401.
  */
 export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
   if (schemes.length === 0) return { kind: 'anonymous' };
@@ -39,7 +40,11 @@ export async function authenticate(authorization: string | undefined, schemes: r
   }
   if (item.kind === 'tenant' && item.tenantDeleted) throw tenantNotFound();
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
-  if (item.kind === 'agent') return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
+  if (item.kind === 'agent') {
+    // A token of a deleted tenant's agent is no token (401), on every agent route.
+    if (!(await agentTenantLive(item.tenantId))) throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+    return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
+  }
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };
 }
 

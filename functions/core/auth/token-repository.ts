@@ -19,6 +19,16 @@ export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | un
   return getItem<TokenOwner>(keys.token(tokenHash));
 }
 
+/**
+ * Whether an agent's tenant is still there. The deletion revokes its agents' tokens in its own
+ * transaction (agent-repository.ts `agentRevocationItems`); this is the second line, read on every
+ * agent request, so that a token that outlived its tenant all the same opens nothing.
+ */
+export async function agentTenantLive(tenantId: number): Promise<boolean> {
+  const tenant = await getItem<{ deletedAt?: string }>(keys.tenant(tenantId));
+  return tenant !== undefined && tenant.deletedAt === undefined;
+}
+
 /** For a caller's transaction: makes a new token valid (and fails if it is already in use). */
 export function newTokenWrite(token: string, owner: TokenOwner) {
   return {
