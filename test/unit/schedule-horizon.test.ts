@@ -131,6 +131,11 @@ describe('computed instants stay within the horizon', () => {
     expect(nextFire([{ type: 'Day', start_when: '00:00' }], 'UTC', horizonEnd + DAY)).toBeUndefined();
   });
 
+  test('a zone whose offset then had seconds (Africa/Monrovia, -0:44:30 until 1972) still fires on whole minutes, the next one', () => {
+    const fires = nextFires([{ type: 'Day', start_when: '00:00' }], 'Africa/Monrovia', at('1972-01-01T00:00Z'), 3);
+    expect(fires.map(iso)).toEqual(['1972-01-01T00:45:00.000Z', '1972-01-02T00:45:00.000Z', '1972-01-03T00:45:00.000Z']);
+  });
+
   test('property: every computed fire is a whole minute within the horizon, answered as RFC 3339 (UTC and local)', () => {
     fc.assert(
       fc.property(fc.array(triggerArb, { minLength: 1, maxLength: 4 }), zoneArb, afterArb, (triggers, zone, after) => {

@@ -253,7 +253,10 @@ function instantOfWall(wall: number, zone: string): number | undefined {
   if (!built.isValid || units.some((unit) => shown[unit] !== asked[unit])) return undefined;
   // In an overlap Luxon picks the occurrence whose offset matches the offset in force *now* (its guess),
   // so its choice changes with the season the code runs in. getPossibleOffsets lists both occurrences.
-  return Math.min(...built.getPossibleOffsets().map((candidate) => candidate.toMillis()));
+  const instant = Math.min(...built.getPossibleOffsets().map((candidate) => candidate.toMillis()));
+  // A few zones' offsets had seconds until the 1970s (local mean time: Africa/Monrovia was -0:44:30 until
+  // 1972): such a wall minute is no whole minute of UTC, and a fire is always one, so it is the next.
+  return Math.ceil(instant / MINUTE_MS) * MINUTE_MS;
 }
 
 /** `wall` as an instant or, when the clock skips it, the first later whole minute the clock shows. */
