@@ -36,6 +36,15 @@ export default tseslint.config(
     },
   },
   {
+    // The CloudFront Function (runtime cloudfront-js-2.0): plain JavaScript that CloudFront calls as `handler`,
+    // its settings line replaced at synth (functions/edge/viewer-request-code.ts). Not part of tsc.
+    files: ['functions/edge/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { __EDGE_SETTINGS__: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^handler$', caughtErrors: 'none' }],
+    },
+  },
+  {
     // The domain knows nothing of how it is served or deployed: handlers, the twin and the stack import it, never the reverse.
     files: ['functions/core/**/*.ts'],
     rules: {

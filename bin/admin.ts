@@ -8,11 +8,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { listUnsignedTokens } from '#tools/unsigned-tokens.ts';
+import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-keys.ts';
+import { writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
 import { listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { ensureTokenKeys } from '#local/token-keys.ts';
 import { localEnvironment, localTableName, type TwinRuntime } from '#local/twin.ts';
 
 const usage = `Usage: npm run admin -- <command> [--json]
@@ -22,11 +26,16 @@ const usage = `Usage: npm run admin -- <command> [--json]
   client rotate-token --id <id>   give a client a new token (the old one stops working) and print it
   keys rotate                     new signing key for login tokens; the old ones keep verifying for an hour
   keys list                       the signing keys (ids and dates, never the private parts)
+  token-keys rotate               new token key k<n+1>, which signs new tokens; the old ones keep verifying
+                                  (with TOKEN_KEYS_KVS_ARN, written to the edge's KeyValueStore first)
+  token-keys list                 the token key ids, and which one signs (never the keys)
+  tokens unsigned                 the tokens issued before tokens were signed: whose owners must rotate
+                                  them before UNSIGNED_TOKENS=refuse (kind and owner ids)
 
 Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
-endpoint) and the keyring secret named by SIGNING_KEYS_SECRET_ARN (the stack's outputs), else the
-local twin's: the running one (started with npm start, in memory or not, on DATA_DIR), or its data in
-DATA_DIR (default .data/) when none runs.`;
+endpoint), the keyring secret named by SIGNING_KEYS_SECRET_ARN and the token keyring secret named
+by TOKEN_KEYS_SECRET_ARN (the stack's outputs), else the local twin's: the running one (started with
+npm start, in memory or not, on DATA_DIR), or its data in DATA_DIR (default .data/) when none runs.`;
 
 const dataDir = process.env.DATA_DIR || '.data';
 
@@ -82,6 +91,14 @@ async function useLocalData(): Promise<DynamoDbLocal | undefined> {
   await ensureTable(client, localTableName);
   client.destroy();
   return dynamo;
+}
+
+/**
+ * Points the token keyring at the twin's: the running one's (in memory it lives in a scratch
+ * folder), else the data folder's, which the twin reads when it starts on it.
+ */
+function useLocalTokenKeys(running: TwinRuntime | undefined): void {
+  process.env.TOKEN_KEYS_FILE ??= running?.tokenKeysFile ?? join(dataDir, 'token-keys.json');
 }
 
 function isAlive(pid: number): boolean {
@@ -152,6 +169,57 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       print(lines.length > 0 ? lines.join('\n') : 'No signing key yet: run keys rotate', keys);
       return 0;
     }
+    case 'token-keys rotate': {
+      const store = tokenKeyStore();
+      const { keyring, keyId } = rotateTokenKeyring(await store.read());
+      const kvsArn = process.env.TOKEN_KEYS_KVS_ARN;
+      // The edge first: it must know a key before any function mints with it.
+      if (kvsArn) await writeTokenKeyringToKeyValueStore(kvsArn, keyring);
+      await store.write(keyring);
+      const ids = Object.keys(keyring.keys);
+      print(
+        `Token key ${keyId} signs new tokens; ${ids.length - 1} older key(s) keep verifying the tokens they signed.\n` +
+          'Functions pick it up within 5 minutes.' +
+          (kvsArn
+            ? ' The edge KeyValueStore has it.'
+            : process.env.TOKEN_KEYS_SECRET_ARN
+              ? '\nTOKEN_KEYS_KVS_ARN was not set: if the stack has an edge, its KeyValueStore lacks this key (run the command with it, or redeploy).'
+              : ''),
+        { keyId, keys: ids, keyValueStore: Boolean(kvsArn) },
+      );
+      return 0;
+    }
+    case 'token-keys list': {
+      const keyring = await tokenKeyStore().read();
+      const keys = Object.keys(keyring.keys)
+        .sort((a, b) => Number(a) - Number(b))
+        .map((id) => ({ id, current: id === keyring.current }));
+      const lines = keys.map((key) => `k${key.id}${key.current ? '  current (signs new tokens)' : ''}`);
+      print(lines.length > 0 ? lines.join('\n') : 'No token key yet: run token-keys rotate', keys);
+      return 0;
+    }
+    case 'tokens unsigned': {
+      const tokens = (await listUnsignedTokens()).map((token) => ({
+        kind: token.kind,
+        clientId: token.clientId,
+        tenantId: 'tenantId' in token ? token.tenantId : null,
+        agentId: 'agentId' in token ? token.agentId : null,
+        createdAt: token.createdAt ?? null,
+      }));
+      const lines = tokens.map(
+        (token) =>
+          `${token.kind.padEnd(6)}  client ${token.clientId}` +
+          (token.tenantId === null ? '' : `  tenant ${token.tenantId}`) +
+          (token.agentId === null ? '' : `  agent ${token.agentId}`),
+      );
+      print(
+        tokens.length > 0
+          ? `${tokens.length} unsigned token(s); each must be rotated before UNSIGNED_TOKENS=refuse:\n${lines.join('\n')}`
+          : 'No unsigned token: UNSIGNED_TOKENS=refuse turns nobody away.',
+        tokens,
+      );
+      return 0;
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
@@ -176,7 +244,26 @@ try {
       if (!running) await refuseOtherTwin();
       process.env.SIGNING_KEYS_FILE ??= running?.signingKeysFile ?? join(dataDir, 'jwt-keys.json');
     }
-  } else if (!process.env.TABLE_NAME) localDynamo = await useLocalData();
+  } else if (positionals[0] === 'token-keys') {
+    // The token keyring is not in the table either.
+    if (process.env.TABLE_NAME && !process.env.TOKEN_KEYS_SECRET_ARN) {
+      throw new UsageError('token-keys commands on a deployed stack need TOKEN_KEYS_SECRET_ARN (the TokenKeysSecretArn output)');
+    }
+    if (!process.env.TOKEN_KEYS_SECRET_ARN) {
+      const running = runningTwin();
+      if (!running) await refuseOtherTwin();
+      useLocalTokenKeys(running);
+    }
+  } else if (!process.env.TABLE_NAME) {
+    localDynamo = await useLocalData();
+    // Client commands mint tokens: with the twin's token keys, made here as the twin would if it never ran.
+    useLocalTokenKeys(runningTwin());
+    await ensureTokenKeys();
+  } else if (positionals[0] === 'client' && !process.env.TOKEN_KEYS_SECRET_ARN && !process.env.TOKEN_KEYS_FILE) {
+    const mints = positionals[1] === 'create' || positionals[1] === 'rotate-token';
+    if (mints)
+      throw new UsageError('client commands on a deployed stack need TOKEN_KEYS_SECRET_ARN (the TokenKeysSecretArn output)');
+  }
   exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
 } catch (error) {
   if (error instanceof UsageError) {

@@ -1,4 +1,7 @@
-/** `npm start`: the whole service on this machine. `-- --in-memory` keeps nothing. */
+/**
+ * `npm start`: the whole service on this machine. `-- --in-memory` keeps nothing; `-- --edge` puts the
+ * edge in front, as a production stage has it (the viewer function and the origin check).
+ */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -8,7 +11,9 @@ import { startTwin, type TwinRuntime } from '#local/twin.ts';
 const dataDir = process.env.DATA_DIR || '.data';
 const runtimeFile = join(dataDir, 'twin.json');
 
-const { values } = parseArgs({ options: { 'in-memory': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { 'in-memory': { type: 'boolean', default: false }, edge: { type: 'boolean', default: false } },
+});
 const inMemory = values['in-memory'] ?? false;
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -23,6 +28,7 @@ try {
     clientToken: process.env.LOCAL_CLIENT_TOKEN || undefined,
     tenantBaseDomain: process.env.TENANT_BASE_DOMAIN || undefined,
     log: true,
+    edge: values.edge ?? false,
   });
   // Lets the admin CLI reach this twin's data (its DynamoDB Local and keyring) while it runs, in either mode.
   mkdirSync(dataDir, { recursive: true });
@@ -31,13 +37,14 @@ try {
     url: twin.url,
     dynamodbEndpoint: twin.dynamodbEndpoint,
     signingKeysFile: twin.environment.SIGNING_KEYS_FILE as string,
+    tokenKeysFile: twin.environment.TOKEN_KEYS_FILE as string,
     inMemory,
   };
   writeFileSync(runtimeFile, JSON.stringify(runtime));
   console.log(
     [
       '',
-      `  Local twin ready at ${twin.url}`,
+      `  Local twin ready at ${twin.url}${values.edge ? ` (through the edge; the gateway behind it is ${twin.originUrl})` : ''}`,
       `  Client token:  ${twin.clientToken}`,
       `  Data:          ${inMemory ? 'in memory (nothing kept)' : `${dataDir}/`}`,
       `  DynamoDB Local: ${twin.dynamodbEndpoint} (table ${twin.tableName})`,

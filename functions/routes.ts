@@ -1002,14 +1002,14 @@ export interface QueueConsumer {
   timeoutSeconds: number;
   /**
    * The stack setting that caps its concurrency: its event source's maximum concurrency, the most
-   * batches Lambda runs at once. It reserves nothing, and keeps a backlog from taking the account's
-   * concurrency from the API and the other consumers.
+   * batches Lambda runs at once, which keeps a backlog from taking the account's concurrency from the
+   * API and the other consumers. On AWS every consumer also reserves that many (unless the stage turns
+   * reservations off: lib/throttling.ts), so a flood on the API cannot take them either.
    */
   concurrencySetting: ConsumerConcurrencySetting;
   /**
-   * Also reserves that concurrency, out of the account's unreserved pool (unless the stage turns
-   * reservations off): for the one consumer whose work is due at a given minute, and lost when an
-   * hour late, so other workloads of the account cannot hold it back when they peak with it.
+   * Its work is due at a given minute, and lost when an hour late, so it needs its whole cap at once
+   * when it peaks with other workloads (the twin starts it at its cap: local/queue-poller.ts).
    */
   reservesConcurrency?: boolean;
   summary: string;

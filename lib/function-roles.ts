@@ -11,6 +11,7 @@ import type { NamedFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 import type { SigningKeys } from './signing-keys.ts';
+import type { TokenKeys } from './token-keys.ts';
 
 /**
  * The DynamoDB actions behind each level of table access: exactly what the code calls, nothing
@@ -60,6 +61,8 @@ export interface Permissions {
   consumes?: QueueName;
   deadLetters?: QueueName;
   signingKeys?: boolean;
+  /** Checks or mints bearer tokens (the token MAC keys, lib/token-keys.ts). */
+  tokenKeys?: boolean;
   payloads?: PayloadAccess;
 }
 
@@ -71,6 +74,7 @@ function permissionsKey(needs: Permissions): string {
     ...(needs.consumes ? [`consumes ${needs.consumes}`] : []),
     ...(needs.deadLetters ? [`dead-letters ${needs.deadLetters}`] : []),
     ...(needs.signingKeys ? ['signing keys'] : []),
+    ...(needs.tokenKeys ? ['token keys'] : []),
     ...(needs.payloads ? [`payloads ${needs.payloads}`] : []),
   ].join(' ');
 }
@@ -81,6 +85,7 @@ export interface FunctionRolesProps {
   queues: ServiceQueues;
   payloads: PayloadBucket;
   signingKeys: SigningKeys;
+  tokenKeys: TokenKeys;
 }
 
 /**
@@ -103,7 +108,7 @@ export class FunctionRoles {
     const key = permissionsKey(needs);
     const existing = this.roles.get(key);
     if (existing) return existing;
-    const { table, queues, payloads, signingKeys } = this.props;
+    const { table, queues, payloads, signingKeys, tokenKeys } = this.props;
     const role = new Role(this.stack, `Role${pascalCase(key)}`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Functions that need: ${key}`,
@@ -125,6 +130,7 @@ export class FunctionRoles {
     for (const name of needs.sends) queues.queues[name].grantSendMessages(role);
     if (needs.deadLetters) queues.deadLetterQueues[needs.deadLetters].grantSendMessages(role);
     if (needs.signingKeys) signingKeys.secret.grantRead(role);
+    if (needs.tokenKeys) tokenKeys.secret.grantRead(role);
     // Named actions rather than grantRead/grantPut/grantDelete, which add wildcards (s3:GetObject*,
     // s3:List*, s3:Abort*, …). readWrite also deletes: a delivered body is removed at once.
     if (needs.payloads) {

@@ -11,7 +11,7 @@ import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 
 export interface QueueWorkersProps {
-  /** Where each consumer's concurrency setting is read, and whether it reserves it. */
+  /** Where each consumer's concurrency setting is read, and whether it is reserved (lib/throttling.ts). */
   settings: DeploymentSettings;
   table: ServiceTable;
   queues: ServiceQueues;
@@ -57,8 +57,9 @@ export class QueueWorkers {
         new SqsEventSource(queue, {
           batchSize: consumer.batchSize,
           reportBatchItemFailures: true,
-          // Every consumer is capped (docs/operations.md, Quotas a deployment needs). A reservation is the same
-          // number, so the event source never runs more batches than the function may: none is throttled back.
+          // Every consumer is capped (docs/operations.md, Quotas a deployment needs), and reserves the same number
+          // unless the stage turns reservations off: the event source never runs more batches than the function
+          // may (none is throttled back), and a flood on the API cannot take them.
           maxConcurrency: props.settings[consumer.concurrencySetting],
         }),
       );

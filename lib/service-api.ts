@@ -2,6 +2,7 @@ import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   ApiMapping,
+  type IHttpRouteAuthorizer,
   type CfnStage,
   DomainName,
   HttpApi,
@@ -16,6 +17,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { serviceName } from '#functions/core/observability/names.ts';
 import { type Route, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
 import { functionIdOf, pascalCase } from './construct-ids.ts';
+import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { chunk } from './monitoring.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
@@ -24,10 +26,12 @@ import { RoleInvokedLambdaIntegration } from './role-invoked-lambda.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 import type { SigningKeys } from './signing-keys.ts';
+import type { TokenKeys } from './token-keys.ts';
 import { certificateProblems } from './stage.ts';
+import { isDefaultBucket, routeBuckets } from './throttling.ts';
 
 /** What making a route's function takes from its row. */
-type RouteFunction = Pick<Route, 'handler' | 'table' | 'sends' | 'signingKeys' | 'payloads' | 'packageFiles'>;
+type RouteFunction = Pick<Route, 'handler' | 'table' | 'sends' | 'signingKeys' | 'payloads' | 'packageFiles' | 'auth'>;
 
 /** Function ARNs run to about 120 characters: 40 keep a managed policy well under its 6,144. */
 const ARNS_PER_INVOKE_POLICY = 40;
@@ -65,14 +69,18 @@ export interface ServiceApiProps {
    * (the stage's edge is on: lib/service-edge.ts).
    */
   disableExecuteApiEndpoint?: boolean;
-  /** The default stage's throttling (CDK context): what the routes with a token share. */
-  throttle: { rateLimit: number; burstLimit: number };
-  /** The bucket each route without a token has to itself. */
-  anonymousThrottle: { rateLimit: number; burstLimit: number };
+  /**
+   * With the edge on: the origin check (lib/origin-secret.ts), on every route, `$default` included, so
+   * nothing reaches a function around CloudFront.
+   */
+  authorizer?: IHttpRouteAuthorizer;
+  /** The throttling and reservations (lib/throttling.ts: every route's bucket, every function's reserved concurrency). */
+  settings: DeploymentSettings;
   table: ServiceTable;
   queues: ServiceQueues;
   payloads: PayloadBucket;
   signingKeys: SigningKeys;
+  tokenKeys: TokenKeys;
   roles: FunctionRoles;
 }
 
@@ -90,12 +98,18 @@ export class ServiceApi {
 
   constructor(stack: Stack, props: ServiceApiProps) {
     const { queues, payloads, signingKeys, roles } = props;
+    const { settings } = props;
+    // Every route's bucket of its own (API Gateway keeps one per route), and the concurrency reserved for its function.
+    const buckets = routeBuckets(settings);
+    const reservations = reservedConcurrency(settings);
     // The API's one stage, $default, made here rather than by HttpApi (same construct id, so the same
-    // resource) to give it throttling (CDK context) and a JSON access log (accessLogFormat).
+    // resource) to give it throttling (CDK context) and a JSON access log (accessLogFormat). Its default
+    // route throttling is the size of each token route's own bucket (apiRateLimit), not a shared pool.
     this.api = new HttpApi(stack, 'Api', {
       apiName: `bi-tenant-admin-${props.stage}`,
       createDefaultStage: false,
       disableExecuteApiEndpoint: props.disableExecuteApiEndpoint ?? false,
+      defaultAuthorizer: props.authorizer,
     });
     this.accessLogs = new LogGroup(stack, 'ApiAccessLogs', {
       retention: RetentionDays.ONE_MONTH,
@@ -104,7 +118,7 @@ export class ServiceApi {
     const stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
-      throttle: props.throttle,
+      throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
       accessLogSettings: {
         destination: new LogGroupLogDestination(this.accessLogs),
         format: AccessLogFormat.custom(accessLogFormat(props.stage)),
@@ -130,7 +144,7 @@ export class ServiceApi {
       assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
       description: 'API Gateway invokes the route functions with this role, and nothing else',
     });
-    const routeFunction = (functionId: string, route: RouteFunction, description: string) => {
+    const routeFunction = (functionId: string, route: RouteFunction, description: string, key: string) => {
       const sends = route.sends ?? [];
       const fn = new ProjectFunction(stack, functionId, {
         entry: `functions/http/${route.handler}.ts`,
@@ -139,23 +153,33 @@ export class ServiceApi {
           ...environment,
           ...queues.urlVariables(sends),
           ...(route.signingKeys ? signingKeys.environment : {}),
+          ...(route.auth.length > 0 ? props.tokenKeys.environment : {}),
           ...payloads.environmentFor(route.payloads),
         },
-        role: roles.roleFor({ table: route.table, sends, signingKeys: Boolean(route.signingKeys), payloads: route.payloads }),
+        role: roles.roleFor({
+          table: route.table,
+          sends,
+          signingKeys: Boolean(route.signingKeys),
+          tokenKeys: route.auth.length > 0,
+          payloads: route.payloads,
+        }),
         packageFiles: route.packageFiles,
+        // The anonymous, sign-in and agent routes' functions: guaranteed and capped (lib/throttling.ts).
+        reservedConcurrency: reservations.get(key),
       });
       this.functions.push({ name: functionId, fn });
       return new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker);
     };
-    const anonymousRoutes: Array<{ key: string; route: HttpRoute }> = [];
+    const apiRoutes = new Map<string, HttpRoute>();
     for (const route of routes) {
       const functionId = functionIdOf(route);
+      const key = routeKey(route);
       const [apiRoute] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
-        integration: routeFunction(functionId, route, `${route.method} ${route.path}: ${route.summary}`),
+        integration: routeFunction(functionId, route, `${route.method} ${route.path}: ${route.summary}`, key),
       });
-      if (apiRoute && route.auth.length === 0) anonymousRoutes.push({ key: routeKey(route), route: apiRoute });
+      if (apiRoute) apiRoutes.set(key, apiRoute);
       if (apiRoute)
         Validations.of(apiRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
@@ -169,27 +193,38 @@ export class ServiceApi {
     // in the error envelope, instead of API Gateway's own {"message":"Not Found"}.
     const unmatched = new HttpRoute(stack, 'DefaultRoute', {
       httpApi: this.api,
+      authorizer: props.authorizer,
       routeKey: HttpRouteKey.DEFAULT,
-      integration: routeFunction(pascalCase(unmatchedRoute.handler), unmatchedRoute, unmatchedRoute.summary),
+      integration: routeFunction(
+        pascalCase(unmatchedRoute.handler),
+        unmatchedRoute,
+        unmatchedRoute.summary,
+        HttpRouteKey.DEFAULT.key,
+      ),
     });
     Validations.of(unmatched).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason: 'Public by design: it only says that no route matches (404) or which methods the path takes (405).',
     });
-    anonymousRoutes.push({ key: HttpRouteKey.DEFAULT.key, route: unmatched });
+    apiRoutes.set(HttpRouteKey.DEFAULT.key, unmatched);
 
-    // Route settings give each anonymous route a bucket of its own (docs/operations.md, API throttling).
-    // The stage names routes by key, so it must come after them: CloudFormation refuses a setting for
-    // a route that does not exist yet.
+    // Route settings size the buckets that are not the stage's default: the anonymous routes' and the hot
+    // routes' (docs/operations.md, Route buckets and reserved concurrency). The stage names routes by key,
+    // so it must come after them: CloudFormation refuses a setting for a route that does not exist yet.
+    const ownBuckets = Object.entries(buckets).filter(([, bucket]) => !isDefaultBucket(bucket));
     const cfnStage = stage.node.defaultChild as CfnStage;
     cfnStage.routeSettings = Object.fromEntries(
-      anonymousRoutes.map(({ key }) => [
+      ownBuckets.map(([key, bucket]) => [
         key,
         // Raw CloudFormation (the property is untyped JSON), so CloudFormation's own casing.
-        { ThrottlingRateLimit: props.anonymousThrottle.rateLimit, ThrottlingBurstLimit: props.anonymousThrottle.burstLimit },
+        { ThrottlingRateLimit: bucket.rateLimit, ThrottlingBurstLimit: bucket.burstLimit },
       ]),
     );
-    for (const { route } of anonymousRoutes) stage.node.addDependency(route);
+    for (const [key] of ownBuckets) {
+      const route = apiRoutes.get(key);
+      if (!route) throw new Error(`No API route ${key} for its throttling`);
+      stage.node.addDependency(route);
+    }
 
     // Exactly the route functions, by ARN (no `:*` for versions: none is published), in customer
     // managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.

@@ -1,35 +1,45 @@
 import type { App } from 'aws-cdk-lib';
-import { alarmEmailSetting, edgeSettings } from './deployment-settings.ts';
-import { EdgeFirewallStack } from './edge-firewall-stack.ts';
+import { alarmEmailSetting } from './deployment-settings.ts';
+import { EdgeStack } from './edge-stack.ts';
+import { edgeSettings } from './edge-settings.ts';
 import { ServiceStack } from './service-stack.ts';
 import type { Stage } from './stage.ts';
+import { routeBuckets } from './throttling.ts';
 
 /**
  * The stacks of one stage (bin/app.ts): `BiTenantAdmin-<stage>`, and with the edge on
- * `BiTenantAdmin-<stage>-edge` in us-east-1 first, whose web ACL's ARN the service's distribution takes.
+ * `BiTenantAdmin-<stage>-edge` in us-east-1 after it, which takes the API's regional domain (its
+ * distributions' origin) and the token keys' secret from it by cross-region references.
  */
-export function serviceStacks(app: App, stage: Stage): { service: ServiceStack; edge?: EdgeFirewallStack } {
+export function serviceStacks(app: App, stage: Stage): { service: ServiceStack; edge?: EdgeStack } {
   const name = `BiTenantAdmin-${stage.name}`;
-  const edge =
-    stage.edge && stage.edgeCertificateArn
-      ? new EdgeFirewallStack(app, `${name}-edge`, {
-          stage: stage.name,
-          env: { account: stage.env.account },
-          limits: edgeSettings(app),
-          alarmEmail: alarmEmailSetting(app),
-          crossRegionReferences: true,
-        })
-      : undefined;
+  const withEdge = stage.edge && stage.edgeCertificateArn !== undefined;
   const service = new ServiceStack(app, name, {
     stage: stage.name,
     ephemeral: stage.ephemeral,
     tenantBaseDomain: stage.tenantBaseDomain,
     tenantCertificateArn: stage.tenantCertificateArn,
-    edge:
-      edge && stage.edgeCertificateArn ? { certificateArn: stage.edgeCertificateArn, webAclArn: edge.webAcl.attrArn } : undefined,
+    edge: withEdge,
     env: stage.env,
-    // The web ACL's ARN comes from us-east-1; CDK carries it over with an SSM parameter in the stage's region.
-    crossRegionReferences: edge !== undefined,
+    // CDK carries what the edge stack takes to us-east-1 as SSM parameters there.
+    crossRegionReferences: withEdge,
   });
+  const tenantDomains = service.api.tenantDomains;
+  const edge =
+    withEdge && stage.edgeCertificateArn && tenantDomains
+      ? new EdgeStack(app, `${name}-edge`, {
+          stage: stage.name,
+          env: { account: stage.env.account },
+          tenantBaseDomain: stage.tenantBaseDomain,
+          certificateArn: stage.edgeCertificateArn,
+          apiOrigin: tenantDomains.regionalDomainName,
+          tokenKeysSecretArn: service.tokenKeys.secret.secretArn,
+          acceptUnsignedTokens: service.acceptsUnsignedTokens,
+          settings: edgeSettings(app),
+          routeBuckets: routeBuckets(service.settings),
+          alarmEmail: alarmEmailSetting(app),
+          crossRegionReferences: true,
+        })
+      : undefined;
   return { service, edge };
 }

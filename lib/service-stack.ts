@@ -1,24 +1,27 @@
-import { Aws, CfnOutput, CrossStackReferences, ReferenceStrength, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { stageVariable } from '#functions/core/observability/names.ts';
 import { AlarmTopic } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
-import { deploymentSettings, edgeSettings } from './deployment-settings.ts';
+import { type DeploymentSettings, deploymentSettings, reservedConcurrency } from './deployment-settings.ts';
+import { API_HOST_LABEL } from './edge-distributions.ts';
 import { FunctionRoles } from './function-roles.ts';
 import { ServiceMonitoring } from './monitoring.ts';
 import { PayloadBucket } from './payload-bucket.ts';
 import { QueueWorkers } from './queue-workers.ts';
 import { ServiceApi } from './service-api.ts';
-import { API_HOST_LABEL, ServiceEdge } from './service-edge.ts';
+import { originAuthorizer } from './origin-secret.ts';
 import { ServiceQueues } from './service-queues.ts';
 import { ServiceTable } from './service-table.ts';
 import { SigningKeys } from './signing-keys.ts';
+import { ORIGIN_AUTHORIZER } from './throttling.ts';
 import { TimedWorkers } from './timed-workers.ts';
+import { TokenKeys, unsignedTokensSetting } from './token-keys.ts';
 
 /**
  * Besides these props, the stack reads CDK context (see deployment-settings.ts): the alarm e-mail,
  * API throttling, consumer concurrency and the account's quota, the due index's shape, retentions,
- * and with the edge its CloudFront price class.
+ * and the token settings. The edge's settings are the edge stack's (lib/edge-settings.ts).
  */
 export interface ServiceStackProps extends StackProps {
   stage: string;
@@ -32,17 +35,12 @@ export interface ServiceStackProps extends StackProps {
    */
   tenantCertificateArn?: string;
   /**
-   * With it, callers reach the API only through a CloudFront distribution on the tenant domains, behind
-   * the WAF web ACL of EdgeFirewallStack (per-caller rate limits), and the `execute-api` address is off.
-   * Needs `tenantCertificateArn` (the distribution's origin is the regional tenant domain). The wildcard
-   * DNS record then points at the distribution (`TenantDomainTarget` says where either way).
+   * With it, callers reach the API only through the edge stack's CloudFront distributions
+   * (lib/edge-stack.ts, deployed after this one): the `execute-api` address is off, and an authorizer
+   * on every route refuses requests without the origin secret CloudFront adds. Needs
+   * `tenantCertificateArn` (the distributions' origin is the regional tenant domain).
    */
-  edge?: {
-    /** ACM certificate of `*.<tenantBaseDomain>` in us-east-1. */
-    certificateArn: string;
-    /** The web ACL's ARN (a cross-region reference when the stack is not in us-east-1: `crossRegionReferences`). */
-    webAclArn: string;
-  };
+  edge?: boolean;
 }
 
 /**
@@ -55,15 +53,19 @@ export interface ServiceStackProps extends StackProps {
  * have always begun their resources' logical ids.
  */
 export class ServiceStack extends Stack {
+  readonly api: ServiceApi;
+  /** The settings it was made with (the edge stack checks its limits against the route buckets). */
+  readonly settings: DeploymentSettings;
+  readonly tokenKeys: TokenKeys;
+  /** Whether tokens of the unsigned form are still accepted (context `unsignedTokens`): the edge does the same. */
+  readonly acceptsUnsignedTokens: boolean;
+
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
-    // The web ACL's ARN comes from the us-east-1 stack through CDK's ExportWriter and ExportReader (an SSM
-    // parameter in this region): strong, so that stack cannot delete the ACL while the distribution uses it.
-    // Said here, before any resource: it is context of this stack.
-    if (props.edge) CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
     if (props.edge && !props.tenantCertificateArn)
       throw new Error('The edge needs tenantCertificateArn: its origin is the API on the regional tenant domains');
-    const settings = deploymentSettings(this);
+    const settings = deploymentSettings(this, { edge: props.edge ?? false });
+    this.settings = settings;
 
     const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings, retention: settings });
     // Every alarm of the service notifies this one topic (the ARN is an output).
@@ -71,27 +73,45 @@ export class ServiceStack extends Stack {
     const queues = new ServiceQueues(this, alarmTopic.action);
     const payloads = new PayloadBucket(this, settings);
     const signingKeys = new SigningKeys(this);
-    const roles = new FunctionRoles(this, { table, queues, payloads, signingKeys });
+    this.tokenKeys = new TokenKeys(this, { retain: !(props.ephemeral ?? false) });
+    const roles = new FunctionRoles(this, { table, queues, payloads, signingKeys, tokenKeys: this.tokenKeys });
+    // With the edge, an authorizer on every route lets through only what came through CloudFront.
+    const origin = props.edge
+      ? originAuthorizer(this, props.stage, reservedConcurrency(settings).get(ORIGIN_AUTHORIZER))
+      : undefined;
 
     const api = new ServiceApi(this, {
       stage: props.stage,
       tenantBaseDomain: props.tenantBaseDomain,
       tenantCertificateArn: props.tenantCertificateArn,
-      disableExecuteApiEndpoint: props.edge !== undefined,
-      throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
-      anonymousThrottle: { rateLimit: settings.anonymousRateLimit, burstLimit: settings.anonymousBurstLimit },
+      disableExecuteApiEndpoint: props.edge ?? false,
+      authorizer: origin?.authorizer,
+      settings,
       table,
       queues,
       payloads,
       signingKeys,
+      tokenKeys: this.tokenKeys,
       roles,
     });
+    this.api = api;
     const queueWorkers = new QueueWorkers(this, { settings, table, queues, payloads, roles });
-    const timedWorkers = new TimedWorkers(this, { table, queues, roles });
-    const functions = [...api.functions, ...queueWorkers.functions, ...timedWorkers.functions];
-    roles.allowLogWriting(functions);
-    // The stage in every metric the functions emit: two stages in one account never watch each other's.
-    for (const { fn } of functions) fn.addEnvironment(stageVariable, props.stage);
+    const timedWorkers = new TimedWorkers(this, { settings, table, queues, roles });
+    roles.allowLogWriting([...api.functions, ...queueWorkers.functions, ...timedWorkers.functions]);
+    const functions = [
+      ...api.functions,
+      ...queueWorkers.functions,
+      ...timedWorkers.functions,
+      ...(origin ? [{ name: 'OriginAuthorizer', fn: origin.fn }] : []),
+    ];
+    const unsignedTokens = unsignedTokensSetting(this);
+    this.acceptsUnsignedTokens = unsignedTokens === 'accept';
+    // The stage in every metric the functions emit (two stages in one account never watch each other's),
+    // and whether they accept unsigned tokens.
+    for (const { fn } of functions) {
+      fn.addEnvironment(stageVariable, props.stage);
+      fn.addEnvironment('UNSIGNED_TOKENS', unsignedTokens);
+    }
 
     const monitoring = new ServiceMonitoring(this, 'Monitoring', {
       stage: props.stage,
@@ -107,28 +127,17 @@ export class ServiceStack extends Stack {
       alarmAction: alarmTopic.action,
     });
 
-    const edge =
-      props.edge && api.tenantDomains
-        ? new ServiceEdge(this, {
-            tenantBaseDomain: props.tenantBaseDomain,
-            tenantDomains: api.tenantDomains,
-            certificateArn: props.edge.certificateArn,
-            webAclArn: props.edge.webAclArn,
-            priceClass: edgeSettings(this).priceClass,
-          })
-        : undefined;
-
-    // What integrators call: with the edge, a name on the tenant domains' wildcard (so through the distribution).
-    new CfnOutput(this, 'ApiUrl', { value: edge ? `https://${API_HOST_LABEL}.${props.tenantBaseDomain}` : api.api.apiEndpoint });
-    // Where the wildcard DNS record `*.<tenantBaseDomain>` points: the distribution, or else the API's regional domain.
-    if (api.tenantDomains)
-      new CfnOutput(this, 'TenantDomainTarget', {
-        value: edge ? edge.distribution.distributionDomainName : api.tenantDomains.regionalDomainName,
-      });
-    if (edge) new CfnOutput(this, 'EdgeDistributionId', { value: edge.distribution.distributionId });
+    // What integrators call: with the edge, the edge stack's distribution on `api.<tenantBaseDomain>`.
+    new CfnOutput(this, 'ApiUrl', {
+      value: props.edge ? `https://${API_HOST_LABEL}.${props.tenantBaseDomain}` : api.api.apiEndpoint,
+    });
+    // Without the edge, where the wildcard DNS record `*.<tenantBaseDomain>` points (with it, the edge stack says).
+    if (api.tenantDomains && !props.edge)
+      new CfnOutput(this, 'TenantDomainTarget', { value: api.tenantDomains.regionalDomainName });
     new CfnOutput(this, 'TableName', { value: table.table.tableName });
     new CfnOutput(this, 'TableKeyArn', { value: table.key.keyArn });
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secret.secretArn });
+    new CfnOutput(this, 'TokenKeysSecretArn', { value: this.tokenKeys.secret.secretArn });
     new CfnOutput(this, 'PayloadBucketName', { value: payloads.bucket.bucketName });
     // What a DLQ redrive needs (docs/operations.md): each queue's ARN, its DLQ's URL and ARN.
     for (const { name, queue, deadLetterQueue } of queues.all) {

@@ -34,9 +34,10 @@ export function stageContext(scope: Construct, name: string): unknown {
 export const productionSettings = ['account', 'region', 'alarmEmail', 'tenantCertificateArn'] as const;
 /**
  * What a stage with the edge on (CloudFront and WAF in front, docs/operations.md, API throttling) needs
- * besides: the edge's certificate, and the regional tenant domain that is the distribution's origin.
+ * besides: the edge's certificate, the regional tenant domain that is the distributions' origin, and who
+ * serves the tenant domains' other paths (lib/edge-settings.ts `FrontEnd`: no default is safe).
  */
-export const edgeRequiredSettings = ['tenantCertificateArn', 'edgeCertificateArn'] as const;
+export const edgeRequiredSettings = ['tenantCertificateArn', 'edgeCertificateArn', 'frontEnd'] as const;
 /** CloudFront takes certificates of this region only, and WAF's CLOUDFRONT web ACLs live there. */
 export const EDGE_REGION = 'us-east-1';
 

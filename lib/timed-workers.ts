@@ -3,12 +3,15 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { timedFunctions } from '#functions/routes.ts';
 import { consumerIdOf } from './construct-ids.ts';
+import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 
 export interface TimedWorkersProps {
+  /** Whether the timers reserve their concurrency (lib/throttling.ts). */
+  settings: DeploymentSettings;
   table: ServiceTable;
   queues: ServiceQueues;
   roles: FunctionRoles;
@@ -20,6 +23,7 @@ export class TimedWorkers {
   readonly functions: (NamedFunction & { everyMinutes: number })[] = [];
 
   constructor(stack: Stack, props: TimedWorkersProps) {
+    const reservations = reservedConcurrency(props.settings);
     for (const timed of timedFunctions) {
       const id = consumerIdOf(timed.handler);
       const sends = timed.sends ?? [];
@@ -28,6 +32,9 @@ export class TimedWorkers {
         description: `Every ${timed.everyMinutes} minute(s): ${timed.summary}`,
         environment: { ...props.table.environment, ...props.queues.urlVariables(sends) },
         timeoutSeconds: timed.timeoutSeconds,
+        // Two at most (a run still finishing when the next starts), and always there: a flood on the API
+        // cannot hold the dispatcher or the sweeper back.
+        reservedConcurrency: reservations.get(timed.handler),
         role: props.roles.roleFor({ table: timed.table, sends }),
       });
       new Rule(stack, `${id}Rule`, {

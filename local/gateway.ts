@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  APIGatewayRequestAuthorizerEventV2,
+  APIGatewaySimpleAuthorizerResult,
+  Context,
+} from 'aws-lambda';
 import { type Route, routeKey, routes, routeTimeoutSeconds, unmatchedRoute } from '#functions/routes.ts';
 import { accessLine } from './access-log.ts';
 import { apiGatewayEvent } from './api-gateway-event.ts';
@@ -31,6 +37,66 @@ export interface Gateway {
 }
 
 /**
+ * An HTTP API Lambda authorizer (REQUEST, payload 2.0, simple responses) on every route, as the stack
+ * puts the origin check on every route with the edge on (lib/origin-secret.ts). API Gateway answers 401
+ * without calling it when the identity source (a header) is missing, 403 when it answers
+ * `isAuthorized: false`, and caches each answer per identity source value for `cacheSeconds`
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-lambda-authorizer.html).
+ */
+export interface GatewayAuthorizer {
+  /** Its file under functions/ (without .ts), exporting `handler`. */
+  handler: string;
+  /** The header that is its identity source (lower case). */
+  identityHeader: string;
+  cacheSeconds: number;
+}
+
+type AuthorizerHandler = (
+  event: APIGatewayRequestAuthorizerEventV2,
+  context: Context,
+) => Promise<APIGatewaySimpleAuthorizerResult>;
+
+/** Answers of the authorizer by identity source value, until when they hold (epoch ms). */
+function authorizerGate(authorizer: GatewayAuthorizer) {
+  const cached = new Map<string, { allowed: boolean; until: number }>();
+  const loaded = import(new URL(`../functions/${authorizer.handler}.ts`, import.meta.url).href).then(
+    (module: { handler: AuthorizerHandler }) => module.handler,
+  );
+  /** Undefined when the request may go on, else API Gateway's own answer. */
+  return async (event: APIGatewayProxyEventV2): Promise<{ status: number; message: string } | undefined> => {
+    const value = event.headers[authorizer.identityHeader];
+    if (!value) return { status: 401, message: 'Unauthorized' };
+    const now = Date.now();
+    let answer = cached.get(value);
+    if (!answer || answer.until <= now) {
+      const { isAuthorized } = await invoke(
+        await loaded,
+        {
+          type: 'REQUEST',
+          version: '2.0',
+          routeArn: `arn:aws:execute-api:local:000000000000:local/$default/${event.routeKey.replace(' ', '')}`,
+          identitySource: [value],
+          routeKey: event.routeKey,
+          rawPath: event.rawPath,
+          rawQueryString: event.rawQueryString,
+          cookies: event.cookies ?? [],
+          headers: event.headers,
+          queryStringParameters: event.queryStringParameters ?? {},
+          requestContext: event.requestContext,
+          pathParameters: event.pathParameters ?? {},
+          stageVariables: {},
+        } as unknown as APIGatewayRequestAuthorizerEventV2,
+        authorizer.handler.split('/').at(-1) ?? authorizer.handler,
+        10_000,
+      );
+      answer = { allowed: isAuthorized, until: now + authorizer.cacheSeconds * 1000 };
+      cached.set(value, answer);
+    }
+    return answer.allowed ? undefined : { status: 403, message: 'Forbidden' };
+  };
+}
+
+/**
  * The local stand-in for API Gateway: turns each HTTP request into a payload-v2 event for the
  * route's handler, as the HTTP API does, and writes the handler's result back.
  */
@@ -40,10 +106,13 @@ export async function startGateway(options: {
   log?: boolean;
   /** GETs to hosts ending so that match no route get the BI stand-in page (the twin has no BI). */
   biStandInHosts?: string;
+  /** The authorizer every route has (with the edge on: the origin check). */
+  authorizer?: GatewayAuthorizer;
 }): Promise<Gateway> {
+  const gate = options.authorizer && authorizerGate(options.authorizer);
   const server = createServer((request, response) => {
     const started = Date.now();
-    serve(request, response, options.biStandInHosts)
+    serve(request, response, options.biStandInHosts, gate)
       .catch((error: unknown) => {
         console.error('gateway error', error);
         if (!response.headersSent) send(response, 500, { message: 'Internal Server Error' });
@@ -117,7 +186,12 @@ export function requestTarget(target: string): { path: string; rawQuery: string 
   return { path: path.startsWith('/') ? path : `/${path}`, rawQuery: queryAt < 0 ? '' : rest.slice(queryAt + 1) };
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse, biStandInHosts: string | undefined): Promise<void> {
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  biStandInHosts: string | undefined,
+  gate: ReturnType<typeof authorizerGate> | undefined,
+): Promise<void> {
   const { path, rawQuery } = requestTarget(request.url ?? '/');
   const method = request.method ?? 'GET';
   const match = matchRoute(method, path, routes);
@@ -147,6 +221,10 @@ async function serve(request: IncomingMessage, response: ServerResponse, biStand
     protocol: `HTTP/${request.httpVersion}`,
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
   });
+  // HTTP APIs name each request in this header of every answer, their own refusals included.
+  response.setHeader('apigw-requestid', event.requestContext.requestId);
+  const refusal = gate && (await gate(event));
+  if (refusal) return send(response, refusal.status, { message: refusal.message });
   const handler = await loadHandler(served);
   let result: APIGatewayProxyStructuredResultV2;
   try {

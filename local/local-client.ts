@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { newToken } from '#functions/core/auth/tokens.ts';
+import { screenAuthorization } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 
@@ -8,26 +8,32 @@ interface LocalClientState {
   token: string;
 }
 
+/** Whether a token remembered from an earlier start still passes the checks before lookup (its key may be gone). */
+const stillValid = async (token: string) => !('refused' in (await screenAuthorization(`Bearer ${token}`)));
+
 /**
  * The twin's own client. Its token is `preferredToken` (LOCAL_CLIENT_TOKEN) when given, else the
- * one remembered in `stateFile` (so restarts print the same token), else a new one. The table
- * still holds only the token's hash; the state file is a local developer convenience (mode 600).
+ * one remembered in `stateFile` (so restarts print the same token) while it still verifies, else a
+ * new one, signed for the client's id. The table still holds only the token's hash; the state file
+ * is a local developer convenience (mode 600).
  */
 export async function ensureLocalClient(options: { stateFile?: string; preferredToken?: string }): Promise<LocalClientState> {
   const state =
     options.stateFile && existsSync(options.stateFile)
       ? (JSON.parse(readFileSync(options.stateFile, 'utf8')) as LocalClientState)
       : undefined;
-  const token = options.preferredToken ?? state?.token ?? newToken('client');
+  const remembered = state && (await stillValid(state.token)) ? state.token : undefined;
+  const chosen = options.preferredToken ?? remembered;
   const existing = state && (await findClient(state.clientId));
-  let clientId: number;
+  let current: LocalClientState;
   if (existing) {
-    await rotateClientToken(existing.clientId, token);
-    clientId = existing.clientId;
+    const token = await rotateClientToken(existing.clientId, chosen);
+    if (token === undefined) throw new Error(`Local client ${existing.clientId} disappeared during the start`);
+    current = { clientId: existing.clientId, token };
   } else {
-    clientId = (await createClient('local', token)).client.clientId;
+    const created = await createClient('local', chosen);
+    current = { clientId: created.client.clientId, token: created.token };
   }
-  const current = { clientId, token };
   if (options.stateFile) writeFileSync(options.stateFile, `${JSON.stringify(current)}\n`, { mode: 0o600 });
   return current;
 }

@@ -1,17 +1,24 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { db } from '#functions/core/store/dynamo.ts';
 import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
-import { queueConsumers, timedFunctions } from '#functions/routes.ts';
+import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
+import { unsignedTokensAccepted } from '#functions/core/auth/tokens.ts';
+import { anonymousPathsOf } from '#functions/edge/viewer-request-code.ts';
+import { queueConsumers, routes, timedFunctions } from '#functions/routes.ts';
 import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
 import { shareDynamoInTurns } from './dynamo-turns.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
+import { startEdge } from './edge.ts';
+import { keyValueStoreOfKeyringFile, loadViewerRequest } from './edge-function.ts';
 import { ensureSigningKey } from './signing-key.ts';
+import { ensureTokenKeys } from './token-keys.ts';
 import { ensureLocalClient } from './local-client.ts';
 import { freePort } from './ports.ts';
 import { type Poller, startPoller } from './queue-poller.ts';
@@ -38,10 +45,18 @@ export interface TwinOptions {
   webhookBreakerCooldownSeconds?: { first: number; longest: number };
   /** The queues whose consumers run (default: all); the bench measures one path at a time. */
   consumers?: readonly QueueName[];
+  /**
+   * Put the edge in front, as a stage with the edge on has it (local/edge.ts): the viewer function
+   * refuses forged tokens at `url`, and the gateway, at `originUrl`, refuses what did not come through it.
+   */
+  edge?: boolean;
 }
 
 export interface Twin {
+  /** Where callers go: the edge when it is on, else the gateway. */
   url: string;
+  /** The gateway (API Gateway's stand-in), behind the edge when it is on. */
+  originUrl: string;
   clientId: number;
   clientToken: string;
   dynamodbEndpoint: string;
@@ -62,6 +77,7 @@ export interface TwinRuntime {
   url: string;
   dynamodbEndpoint: string;
   signingKeysFile: string;
+  tokenKeysFile: string;
   inMemory: boolean;
 }
 
@@ -105,7 +121,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     stops.push(() => dynamo.stop());
     const queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds });
     stops.push(() => queues.stop());
-    // In memory, the signing keys live in a scratch folder that goes with the twin.
+    // In memory, the signing and token keys live in a scratch folder that goes with the twin.
     const keysDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'twin-keys-'));
     if (!options.dataDir) stops.push(async () => rmSync(keysDir, { recursive: true, force: true }));
     const port = options.port === 0 ? await freePort() : options.port;
@@ -128,11 +144,20 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
           }
         : {}),
       SIGNING_KEYS_FILE: join(keysDir, 'jwt-keys.json'),
+      // The HMAC keys of bearer tokens (functions/core/auth/token-keys.ts).
+      TOKEN_KEYS_FILE: join(keysDir, 'token-keys.json'),
+      // What the edge sends the gateway in x-origin-verify (on AWS a secret of the edge stack).
+      ORIGIN_SECRET_FILE: join(keysDir, 'origin-secret.json'),
       // Tenant domains are <slug>-<id>.localhost: browsers resolve them to this machine.
       TENANT_ORIGIN: `http://{dominio}:${port}`,
     };
     Object.assign(process.env, environment);
     await ensureSigningKey();
+    await ensureTokenKeys();
+    const originSecretValue = randomBytes(36).toString('base64url');
+    writeFileSync(environment.ORIGIN_SECRET_FILE as string, `${JSON.stringify({ values: [originSecretValue] })}\n`, {
+      mode: 0o600,
+    });
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
     await ensureTable(client, localTableName);
     client.destroy();
@@ -156,10 +181,31 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         await Promise.all(clocks.map((clock) => clock.stop()));
       });
     }
-    const gateway = await startGateway({ port, log: options.log, biStandInHosts: `.${tenantBaseDomain}` });
+    const gateway = await startGateway({
+      // With the edge, callers reach the gateway through it: the edge takes the port.
+      port: options.edge ? await freePort() : port,
+      log: options.log,
+      biStandInHosts: `.${tenantBaseDomain}`,
+      authorizer: options.edge
+        ? { handler: 'edge/origin-authorizer', identityHeader: ORIGIN_HEADER, cacheSeconds: AUTHORIZER_CACHE_SECONDS }
+        : undefined,
+    });
     stops.push(() => gateway.close());
+    const edge = options.edge
+      ? await startEdge({
+          port,
+          originUrl: gateway.url,
+          originSecret: originSecretValue,
+          viewerRequest: loadViewerRequest(
+            { anonymousPaths: anonymousPathsOf(routes), acceptUnsigned: unsignedTokensAccepted() },
+            keyValueStoreOfKeyringFile(),
+          ),
+        })
+      : undefined;
+    if (edge) stops.push(() => edge.close());
     return {
-      url: gateway.url,
+      url: edge?.url ?? gateway.url,
+      originUrl: gateway.url,
       clientId: local.clientId,
       clientToken: local.token,
       dynamodbEndpoint: dynamo.endpoint,

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, inject, test } from 'vitest';
+import { createClient } from '#functions/core/clients/clients.ts';
 import { api, expectErrorEnvelope } from '#test/support/api.ts';
 import { runToEnd } from '#test/support/processes.ts';
 
@@ -74,4 +75,60 @@ test('keys commands against a deployed stack need the secret', async () => {
   const result = await runToEnd('bin/admin.ts', ['keys', 'rotate'], { ...againstTable, SIGNING_KEYS_SECRET_ARN: undefined });
   expect(result.code).toBe(2);
   expect(result.output).toContain('SIGNING_KEYS_SECRET_ARN');
+});
+
+test('token-keys rotate adds k<n+1> as current and keeps the others; token-keys list never shows a key', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'admin-token-keys-'));
+  try {
+    const local = { DATA_DIR: dataDir, TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, TOKEN_KEYS_FILE: undefined };
+    const empty = await runToEnd('bin/admin.ts', ['token-keys', 'list'], local);
+    expect(empty.output).toContain('No token key yet');
+    const first = JSON.parse((await runToEnd('bin/admin.ts', ['token-keys', 'rotate', '--json'], local)).output.trim()) as {
+      keyId: string;
+    };
+    const second = JSON.parse((await runToEnd('bin/admin.ts', ['token-keys', 'rotate', '--json'], local)).output.trim()) as {
+      keyId: string;
+      keys: string[];
+    };
+    expect([first.keyId, second.keyId, second.keys]).toEqual(['1', '2', ['1', '2']]);
+    const listed = await runToEnd('bin/admin.ts', ['token-keys', 'list', '--json'], local);
+    expect(JSON.parse(listed.output.trim())).toEqual([
+      { id: '1', current: false },
+      { id: '2', current: true },
+    ]);
+    const file = join(dataDir, 'token-keys.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+    expect(stored.current).toBe('2');
+    expect(listed.output).not.toContain(stored.k1 as string);
+    expect((await runToEnd('bin/admin.ts', ['token-keys', 'list'], local)).output).not.toContain(stored.k2 as string);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('token-keys commands against a deployed stack need the secret; so do the client commands that mint', async () => {
+  const rotate = await runToEnd('bin/admin.ts', ['token-keys', 'rotate'], { ...againstTable, TOKEN_KEYS_SECRET_ARN: undefined });
+  expect(rotate.code).toBe(2);
+  expect(rotate.output).toContain('TOKEN_KEYS_SECRET_ARN');
+  const create = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'No keys'], {
+    ...againstTable,
+    TOKEN_KEYS_SECRET_ARN: undefined,
+    TOKEN_KEYS_FILE: undefined,
+  });
+  expect(create.code).toBe(2);
+  expect(create.output).toContain('TOKEN_KEYS_SECRET_ARN');
+});
+
+test('tokens unsigned lists the owners of tokens issued unsigned, and none of the signed ones', async () => {
+  const unsigned = await createClient(`Unsigned ${crypto.randomUUID()}`, `cli_${crypto.randomUUID()}`);
+  const signed = await createClient(`Signed ${crypto.randomUUID()}`);
+  const result = await runToEnd('bin/admin.ts', ['tokens', 'unsigned', '--json'], againstTable);
+  expect(result.code).toBe(0);
+  const listed = JSON.parse(result.output.trim()) as Array<{ kind: string; clientId: number }>;
+  expect(listed).toContainEqual(expect.objectContaining({ kind: 'client', clientId: unsigned.client.clientId }));
+  expect(listed.map((token) => token.clientId)).not.toContain(signed.client.clientId);
+  const text = await runToEnd('bin/admin.ts', ['tokens', 'unsigned'], againstTable);
+  expect(text.output).toContain(`client ${unsigned.client.clientId}`);
+  expect(text.output).not.toContain(unsigned.token);
 });

@@ -57,7 +57,14 @@ describe('npm start (the local twin as its own process)', () => {
     const dataDir = join(scratch, 'in-memory');
     const twin = await startTwinProcess(['--in-memory'], { DATA_DIR: dataDir, LOCAL_CLIENT_TOKEN: undefined });
     try {
-      const local = { DATA_DIR: dataDir, TABLE_NAME: undefined, DYNAMODB_ENDPOINT: undefined, SIGNING_KEYS_FILE: undefined };
+      const local = {
+        DATA_DIR: dataDir,
+        TABLE_NAME: undefined,
+        DYNAMODB_ENDPOINT: undefined,
+        SIGNING_KEYS_FILE: undefined,
+        // The running twin's token keys, which it records: not the test run's twin's.
+        TOKEN_KEYS_FILE: undefined,
+      };
       const created = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'Beside', '--json'], local);
       expect(created.code).toBe(0);
       const { token } = JSON.parse(created.output.trim().split('\n').at(-1) ?? '{}') as { token: string };

@@ -51,7 +51,13 @@ test('every request logs one line with its request id and tenant id, without cro
   for (const { requestId, tenantId } of answers) {
     const lines = handled.filter((line) => line.requestId === requestId);
     expect(lines).toEqual([
-      expect.objectContaining({ routeKey: 'GET /tenant', status: 200, tenantId, function_name: 'get-tenant' }),
+      expect.objectContaining({
+        routeKey: 'GET /tenant',
+        status: 200,
+        tenantId,
+        function_name: 'get-tenant',
+        viewerAddress: expect.stringMatching(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/),
+      }),
     ]);
   }
 });

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
-import { hashToken } from '#functions/core/auth/tokens.ts';
+import { hashToken, parseSignedToken, signedTokenPattern } from '#functions/core/auth/tokens.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
@@ -19,7 +19,9 @@ describe('POST /tenants (spec 4.1)', () => {
     expect(data).toMatchObject({ nome: 'Acme Ltda', ativo: true });
     expect(Number.isInteger(data.id)).toBe(true);
     expect(data.dominio).toBe(`acme-ltda-${data.id}.localhost`);
-    expect(data.token).toMatch(/^ten_[A-Za-z0-9_-]{43}$/);
+    expect(data.token).toMatch(signedTokenPattern);
+    expect(data.token.startsWith('ten_')).toBe(true);
+    expect(parseSignedToken(data.token)?.subject).toEqual({ kind: 'tenant', clientId: client.clientId, tenantId: data.id });
     expect(answer.headers.get('cache-control')).toBe('no-store');
 
     const stored = await findTenant(data.id);

@@ -1,34 +1,39 @@
 /**
- * Per-caller limits at the edge: with a stage's `edge` on (the default for production), callers reach the
- * API only through a CloudFront distribution whose WAF web ACL, in a stack of its own in us-east-1, gives
- * each `Authorization` value and each anonymous address a rate-based limit of its own. Asserted on the
- * synthesized templates of the whole app (lib/service-app.ts, as bin/app.ts builds it), and shown with the
- * token-bucket model of throttling.test.ts: one caller's flood no longer starves the others.
+ * The edge, asserted on the synthesized templates of the whole app (lib/service-app.ts, as bin/app.ts
+ * builds it): a production stage is the service's stack and, after it, the edge stack in us-east-1
+ * (WAF web ACL, viewer function and its KeyValueStore, origin secret and its rotation, the
+ * distributions, their alarms, the probe); the service's API refuses whatever did not come through.
+ * What each piece does at run time is shown on the twin (test/e2e/edge.test.ts) and by the throttling
+ * model (throttling.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bearerToken } from '#functions/core/auth/tokens.ts';
+import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
+import { anonymousPathsOf, maxEdgeFunctionBytes, viewerRequestCode } from '#functions/edge/viewer-request-code.ts';
+import { routeKey, routes } from '#functions/routes.ts';
+import {
+  ANONYMOUS_PATHS_RULE,
+  CALLER_KEY_TRANSFORMATIONS,
+  MANAGED_RULE_GROUPS,
+  PER_ADDRESS_RULE,
+  PER_CALLER_RULE,
+} from '#lib/edge-firewall.ts';
 import {
   ADDRESS_RATE_LIMIT,
   ANONYMOUS_CALLER_RATE_LIMIT,
   CALLER_RATE_LIMIT,
-  DEFAULT_API_BURST_LIMIT,
-  DEFAULT_API_RATE_LIMIT,
   EDGE_RATE_WINDOW_SECONDS,
-} from '#lib/deployment-settings.ts';
-import {
-  type EdgeFirewallStack,
-  EVERY_REQUEST_PER_ADDRESS_RULE,
-  PER_ADDRESS_RULE,
-  PER_CALLER_RULE,
-} from '#lib/edge-firewall-stack.ts';
+} from '#lib/edge-settings.ts';
+import { originSecretName } from '#lib/origin-secret.ts';
 import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { stageOf } from '#lib/stage.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { type StageSettings, simulate } from './throttle-model.ts';
+import { rateRulesOf } from './waf-model.ts';
 
 const BASE = 'bi.example.com';
 const TENANT_CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c';
@@ -40,43 +45,43 @@ const production = {
   tenantBaseDomain: BASE,
   tenantCertificateArn: TENANT_CERTIFICATE,
   edgeCertificateArn: EDGE_CERTIFICATE,
+  frontEnd: 'none',
 };
 
-interface CfnResource<P = Record<string, unknown>> {
+type Json = Record<string, unknown>;
+interface CfnResource<P = Json> {
   Type: string;
   Properties: P;
 }
-interface RateBasedStatement {
-  Limit: number;
-  EvaluationWindowSec: number;
-  AggregateKeyType: string;
-  CustomKeys?: unknown[];
-  ScopeDownStatement?: Record<string, unknown>;
-}
 interface WafRule {
   Name: string;
-  Statement: { RateBasedStatement?: RateBasedStatement };
-  Action: { Block?: { CustomResponse?: { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders?: unknown[] } } };
-  VisibilityConfig: { CloudWatchMetricsEnabled: boolean; MetricName: string; SampledRequestsEnabled: boolean };
+  Priority: number;
+  Statement: Json;
+  Action?: { Block?: { CustomResponse?: { ResponseCode: number; CustomResponseBodyKey: string } } };
+  OverrideAction?: Json;
+  VisibilityConfig: Json;
 }
-type WebAcl = CfnResource<{
-  Scope: string;
-  DefaultAction: Record<string, unknown>;
-  Rules: WafRule[];
-  CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
-  VisibilityConfig: { CloudWatchMetricsEnabled: boolean; MetricName: string };
-}>;
-type DistributionConfig = {
+type WebAcl = { Scope: string; DefaultAction: Json; Rules: WafRule[]; CustomResponseBodies: Record<string, { Content: string }> };
+interface Behavior {
+  TargetOriginId: string;
+  PathPattern?: string;
+  CachePolicyId: string;
+  OriginRequestPolicyId: string;
+  FunctionAssociations?: { EventType: string }[];
+}
+interface DistributionConfig {
   Aliases: string[];
-  ViewerCertificate: Record<string, unknown>;
+  IPV6Enabled: boolean;
+  ViewerCertificate: Json;
   WebACLId: unknown;
   PriceClass: string;
-  DefaultCacheBehavior: Record<string, unknown>;
-  Origins: { DomainName: unknown; CustomOriginConfig: Record<string, unknown> }[];
-};
+  DefaultCacheBehavior: Behavior;
+  CacheBehaviors?: Behavior[];
+  Origins: { Id: string; DomainName: unknown; OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[] }[];
+}
 
 /** The app of a stage, as bin/app.ts builds it (without bundling the functions). */
-function synthesizeApp(settings: Record<string, unknown> = {}, context: Record<string, unknown> = {}) {
+function synthesizeApp(settings: Json = {}, context: Json = {}) {
   const app = testApp({ stage: 'prod', stages: { prod: { ...production, ...settings } }, ...context });
   const stacks = serviceStacks(app, stageOf(app));
   return { stacks, service: Template.fromStack(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
@@ -86,22 +91,23 @@ function single<T>(items: readonly T[], what: string): T {
   if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
   return items[0] as T;
 }
-
-const webAclOf = (template: Template) =>
-  single(Object.values(template.findResources('AWS::WAFv2::WebACL')) as WebAcl[], 'web ACL').Properties;
+const resources = <P = Json>(template: Template, type: string) =>
+  Object.entries(template.findResources(type)) as [string, CfnResource<P>][];
+const webAclOf = (template: Template) => single(resources<WebAcl>(template, 'AWS::WAFv2::WebACL'), 'web ACL')[1].Properties;
 const ruleOf = (template: Template, name: string) =>
   single(
     webAclOf(template).Rules.filter((rule) => rule.Name === name),
     name,
   );
-const distributionOf = (template: Template) =>
-  single(
-    Object.values(template.findResources('AWS::CloudFront::Distribution')) as CfnResource<{
-      DistributionConfig: DistributionConfig;
-    }>[],
-    'distribution',
-  ).Properties.DistributionConfig;
-const problemOf = (settings: Record<string, unknown>): string => {
+const rateOf = (template: Template, name: string) => ruleOf(template, name).Statement.RateBasedStatement as Json;
+const distributionsOf = (template: Template) =>
+  Object.fromEntries(
+    resources<{ DistributionConfig: DistributionConfig }>(template, 'AWS::CloudFront::Distribution').map(([id, resource]) => [
+      id.replace(/[0-9A-F]{8}$/, ''),
+      resource.Properties.DistributionConfig,
+    ]),
+  );
+const problemOf = (settings: Json): string => {
   try {
     synthesizeApp(settings);
   } catch (error) {
@@ -110,17 +116,7 @@ const problemOf = (settings: Record<string, unknown>): string => {
   throw new Error('expected the stage to be refused');
 };
 
-/** "Has an Authorization header": the scope of the per-caller rule, and negated, of the per-address one. */
-const hasAuthorization = {
-  SizeConstraintStatement: {
-    FieldToMatch: { SingleHeader: { Name: 'authorization' } },
-    ComparisonOperator: 'GT',
-    Size: 0,
-    TextTransformations: [{ Priority: 0, Type: 'NONE' }],
-  },
-};
-
-describe('the edge: CloudFront and WAF in front of the API', () => {
+describe('the edge stack', () => {
   let app: ReturnType<typeof synthesizeApp>;
   let edge: Template;
 
@@ -129,350 +125,532 @@ describe('the edge: CloudFront and WAF in front of the API', () => {
     edge = app.edge as Template;
   });
 
-  describe('web ACL (the us-east-1 stack)', () => {
-    it('is a CLOUDFRONT web ACL in us-east-1, in a stack of its own the service stack deploys after', () => {
-      expect(app.stacks.edge?.region).toBe('us-east-1');
-      expect(app.stacks.edge?.account).toBe(production.account);
-      expect(app.stacks.edge?.stackName).toBe('BiTenantAdmin-prod-edge');
-      expect(app.stacks.service.region).toBe('eu-west-1');
-      expect(app.stacks.service.dependencies).toContain(app.stacks.edge);
+  it('lives in us-east-1 and deploys after the service’s stack, whose API domain and token keys it takes', () => {
+    expect(app.stacks.edge?.region).toBe('us-east-1');
+    expect(app.stacks.edge?.account).toBe(production.account);
+    expect(app.stacks.edge?.stackName).toBe('BiTenantAdmin-prod-edge');
+    expect(app.stacks.edge?.dependencies).toContain(app.stacks.service);
+    expect(app.stacks.service.dependencies).toEqual([]);
+    app.service.resourceCountIs('AWS::CloudFront::Distribution', 0);
+    app.service.resourceCountIs('Custom::CrossRegionExportWriter', 1);
+    edge.resourceCountIs('Custom::CrossRegionExportReader', 1);
+  });
+
+  describe('web ACL', () => {
+    it('is a CLOUDFRONT web ACL allowing by default, managed groups first, then the three rate rules', () => {
       expect(webAclOf(edge)).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
+      expect(webAclOf(edge).Rules.map((rule) => [rule.Priority, rule.Name])).toEqual([
+        [0, MANAGED_RULE_GROUPS.IpReputation.name],
+        [1, MANAGED_RULE_GROUPS.KnownBadInputs.name],
+        [2, PER_CALLER_RULE],
+        [3, ANONYMOUS_PATHS_RULE],
+        [4, PER_ADDRESS_RULE],
+      ]);
     });
 
-    it(`gives each Authorization header value ${CALLER_RATE_LIMIT.fallback.toLocaleString('en-US')} requests a minute, then answers 429`, () => {
-      const rule = ruleOf(edge, PER_CALLER_RULE);
-      expect(rule.Statement.RateBasedStatement).toEqual({
-        Limit: CALLER_RATE_LIMIT.fallback,
-        EvaluationWindowSec: EDGE_RATE_WINDOW_SECONDS,
-        AggregateKeyType: 'CUSTOM_KEYS',
-        CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
-        ScopeDownStatement: hasAuthorization,
-      });
-      expect(rule.Action.Block?.CustomResponse).toMatchObject({ ResponseCode: 429 });
+    it('keys each caller on its bearer token however spelled: every spelling the service accepts is one key', () => {
+      const rule = rateOf(edge, PER_CALLER_RULE);
+      expect(rule).toMatchObject({ Limit: CALLER_RATE_LIMIT.fallback, EvaluationWindowSec: EDGE_RATE_WINDOW_SECONDS });
+      expect(rule.CustomKeys).toEqual([
+        {
+          Header: {
+            Name: 'authorization',
+            TextTransformations: CALLER_KEY_TRANSFORMATIONS.map((Type, Priority) => ({ Priority, Type })),
+          },
+        },
+      ]);
+      // The model reads the synthesized rule (waf-model.ts applies its transformations); one list of spellings.
+      const perCaller = single(
+        rateRulesOf(webAclOf(edge)).filter((each) => each.name === PER_CALLER_RULE),
+        PER_CALLER_RULE,
+      );
+      const token = 'ten_1.7-42.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE.ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210_-ZyXwV';
+      const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR'].flatMap((scheme) =>
+        [1, 2, 5].map((spaces) => `${scheme}${' '.repeat(spaces)}${token}`),
+      );
+      for (const spelling of spellings) expect(bearerToken(spelling), spelling).toBe(token);
+      const keys = new Set(spellings.map((caller) => perCaller.keyOf({ caller, address: '198.51.100.7', path: '/tenant' })));
+      expect(keys.size).toBe(1);
+      // What the service refuses may count apart: it never reaches a function (the viewer function refuses it too).
+      for (const refused of [`Bearer ${token} `, ` Bearer ${token}`, `Bearer\t${token}`])
+        expect(bearerToken(refused), refused).toBeUndefined();
     });
 
-    it(`gives each address without Authorization ${ANONYMOUS_CALLER_RATE_LIMIT.fallback.toLocaleString('en-US')} requests a minute, then answers 429`, () => {
-      const rule = ruleOf(edge, PER_ADDRESS_RULE);
-      expect(rule.Statement.RateBasedStatement).toEqual({
+    it('limits each address on the routes without a token by their paths, whatever headers it adds', () => {
+      const rule = rateOf(edge, ANONYMOUS_PATHS_RULE);
+      expect(rule).toMatchObject({
         Limit: ANONYMOUS_CALLER_RATE_LIMIT.fallback,
         EvaluationWindowSec: EDGE_RATE_WINDOW_SECONDS,
         AggregateKeyType: 'IP',
-        ScopeDownStatement: { NotStatement: { Statement: hasAuthorization } },
       });
-      expect(rule.Action.Block?.CustomResponse).toMatchObject({ ResponseCode: 429 });
+      // Scoped by the paths alone, one statement per path the viewer function lets through: no header to leave out.
+      const paths = (rule.ScopeDownStatement as { OrStatement: { Statements: unknown[] } }).OrStatement.Statements;
+      expect(paths).toHaveLength(anonymousPathsOf(routes).length);
+      expect(JSON.stringify(rule.ScopeDownStatement)).not.toMatch(/SingleHeader|SizeConstraint/);
+      const anonymous = single(
+        rateRulesOf(webAclOf(edge)).filter((each) => each.name === ANONYMOUS_PATHS_RULE),
+        ANONYMOUS_PATHS_RULE,
+      );
+      for (const route of routes.filter((each) => each.auth.length === 0)) {
+        const path = route.path.replace(/\{[^}]+\}/g, 'x');
+        for (const caller of [undefined, 'Bearer made-up'])
+          expect(anonymous.inScope({ caller, address: '198.51.100.7', path }), `${routeKey(route)} ${caller}`).toBe(true);
+      }
+      for (const route of routes.filter((each) => each.auth.length > 0))
+        expect(anonymous.inScope({ address: '198.51.100.7', path: route.path.replace(/\{[^}]+\}/g, 'x') }), routeKey(route)).toBe(
+          false,
+        );
     });
 
-    it(`gives each address ${ADDRESS_RATE_LIMIT.fallback.toLocaleString('en-US')} requests a minute whatever its tokens, so made-up tokens are no way around the first rule`, () => {
-      const rule = ruleOf(edge, EVERY_REQUEST_PER_ADDRESS_RULE);
-      expect(rule.Statement.RateBasedStatement).toEqual({
+    it('limits each address on everything, and no rule names a header an attacker can leave out to escape', () => {
+      expect(rateOf(edge, PER_ADDRESS_RULE)).toEqual({
         Limit: ADDRESS_RATE_LIMIT.fallback,
         EvaluationWindowSec: EDGE_RATE_WINDOW_SECONDS,
         AggregateKeyType: 'IP',
       });
-      expect(rule.Action.Block?.CustomResponse).toMatchObject({ ResponseCode: 429 });
     });
 
-    it('answers 429 in the service’s error envelope, as JSON, with Retry-After, naming the limit passed', () => {
+    it('answers 429 in the service’s error envelope with Retry-After, naming the limit passed', () => {
       const acl = webAclOf(edge);
-      const limits = {
-        [PER_CALLER_RULE]: '6,000',
-        [PER_ADDRESS_RULE]: '3,000',
-        [EVERY_REQUEST_PER_ADDRESS_RULE]: '30,000',
-      };
-      for (const [name, limit] of Object.entries(limits)) {
-        const response = ruleOf(edge, name).Action.Block?.CustomResponse;
-        expect(response?.ResponseHeaders, name).toEqual([{ Name: 'retry-after', Value: String(EDGE_RATE_WINDOW_SECONDS) }]);
-        const body = acl.CustomResponseBodies[response?.CustomResponseBodyKey ?? ''];
-        expect(body?.ContentType, name).toBe('APPLICATION_JSON');
-        expect(JSON.parse(body?.Content ?? '')).toEqual({
+      for (const name of [PER_CALLER_RULE, ANONYMOUS_PATHS_RULE, PER_ADDRESS_RULE]) {
+        const response = ruleOf(edge, name).Action?.Block?.CustomResponse;
+        expect(response, name).toMatchObject({ ResponseCode: 429, CustomResponseBodyKey: name });
+        expect(JSON.parse(acl.CustomResponseBodies[name]?.Content ?? '')).toMatchObject({
           status: 'error',
-          success: false,
-          message: expect.stringContaining(`Too many requests: more than ${limit} in 60 seconds`),
           code: 'too_many_requests',
-          errors: [],
-          errorCount: 0,
           requestId: '',
+          message: expect.stringMatching(/^Too many requests: more than [\d,]+ in 60 seconds from /),
         });
       }
     });
 
-    it('counts every rule and the web ACL in CloudWatch, with sampled requests', () => {
-      const acl = webAclOf(edge);
-      expect(acl.VisibilityConfig).toMatchObject({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true });
-      for (const rule of acl.Rules)
-        expect(rule.VisibilityConfig, rule.Name).toEqual({
-          CloudWatchMetricsEnabled: true,
-          MetricName: rule.Name,
-          SampledRequestsEnabled: true,
+    it('runs the managed rule groups in count mode unless the stage says block', () => {
+      for (const group of Object.values(MANAGED_RULE_GROUPS)) {
+        expect(ruleOf(edge, group.name)).toMatchObject({
+          Statement: { ManagedRuleGroupStatement: { VendorName: 'AWS', Name: group.name } },
+          OverrideAction: { Count: {} },
         });
+      }
+      const blocking = synthesizeApp({ managedRules: 'block' }).edge as Template;
+      for (const group of Object.values(MANAGED_RULE_GROUPS))
+        expect(ruleOf(blocking, group.name).OverrideAction).toEqual({ None: {} });
+      expect(problemOf({ managedRules: 'sometimes' })).toMatch(/managedRules must be count or block/);
     });
 
-    it('takes the limits from context (callerRateLimit, anonymousCallerRateLimit, addressRateLimit), within what WAF takes', () => {
-      const custom = synthesizeApp({ callerRateLimit: 1200, addressRateLimit: 9000 }, { anonymousCallerRateLimit: '600' })
-        .edge as Template;
-      expect(ruleOf(custom, PER_CALLER_RULE).Statement.RateBasedStatement?.Limit).toBe(1200);
-      expect(ruleOf(custom, PER_ADDRESS_RULE).Statement.RateBasedStatement?.Limit).toBe(600);
-      expect(ruleOf(custom, EVERY_REQUEST_PER_ADDRESS_RULE).Statement.RateBasedStatement?.Limit).toBe(9000);
-      expect(webAclOf(custom).CustomResponseBodies[PER_CALLER_RULE]?.Content).toContain('more than 1,200 in 60 seconds');
-      expect(() => synthesizeApp({ callerRateLimit: 5 })).toThrow(/Context callerRateLimit must be a whole number from 10/);
-      expect(() => synthesizeApp({ anonymousCallerRateLimit: 'lots' })).toThrow(/anonymousCallerRateLimit/);
-    });
-
-    it('alarms on callers the per-caller rule blocked, to an alarm topic of its own in us-east-1, subscribed like the service’s', () => {
-      const topicId = single(Object.keys(edge.findResources('AWS::SNS::Topic')), 'edge alarm topic');
-      const alarm = single(Object.entries(edge.findResources('AWS::CloudWatch::Alarm')) as [string, CfnResource][], 'edge alarm');
-      expect(alarm[0]).toMatch(/^CallerBlockedAlarm[0-9A-F]{8}$/);
-      expect(alarm[1].Properties).toMatchObject({
-        Namespace: 'AWS/WAFV2',
-        MetricName: 'BlockedRequests',
-        Dimensions: expect.arrayContaining([
-          { Name: 'Rule', Value: PER_CALLER_RULE },
-          { Name: 'WebACL', Value: webAclOf(edge).VisibilityConfig.MetricName },
-        ]),
-        Statistic: 'Sum',
-        Period: 300,
-        Threshold: 1,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        TreatMissingData: 'notBreaching',
-        AlarmActions: [{ Ref: topicId }],
-        OKActions: [{ Ref: topicId }],
-        AlarmDescription: expect.stringMatching(/docs\/operations\.md/),
+    it('logs what it blocked or counted to aws-waf-logs-…, kept a month, without tokens, cookies or paths', () => {
+      const [, group] = single(
+        resources(edge, 'AWS::Logs::LogGroup').filter(([id]) => id.startsWith('WafLogs')),
+        'WAF log group',
+      );
+      expect(group.Properties).toMatchObject({ LogGroupName: 'aws-waf-logs-BiTenantAdmin-prod-edge', RetentionInDays: 30 });
+      const [, logging] = single(resources(edge, 'AWS::WAFv2::LoggingConfiguration'), 'logging configuration');
+      expect(logging.Properties).toMatchObject({
+        RedactedFields: [{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'cookie' } }, { UriPath: {} }],
+        LoggingFilter: {
+          DefaultBehavior: 'DROP',
+          Filters: [
+            {
+              Behavior: 'KEEP',
+              Requirement: 'MEETS_ANY',
+              Conditions: ['BLOCK', 'COUNT', 'EXCLUDED_AS_COUNT'].map((Action) => ({ ActionCondition: { Action } })),
+            },
+          ],
+        },
       });
+      expect(problemOf({ wafLogRetentionDays: 45 })).toMatch(/wafLogRetentionDays must be one of/);
+    });
+
+    it('alarms on each rule’s blocks, to the stack’s own topic', () => {
+      const topicId = single(Object.keys(edge.findResources('AWS::SNS::Topic')), 'edge alarm topic');
+      const blockAlarms = resources(edge, 'AWS::CloudWatch::Alarm').filter(
+        ([, alarm]) => alarm.Properties.MetricName === 'BlockedRequests',
+      );
+      expect(
+        blockAlarms
+          .map(
+            ([, alarm]) =>
+              (alarm.Properties.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'Rule')?.Value,
+          )
+          .sort(),
+      ).toEqual(
+        webAclOf(edge)
+          .Rules.map((rule) => rule.Name)
+          .sort(),
+      );
+      for (const [, alarm] of blockAlarms)
+        expect(alarm.Properties).toMatchObject({
+          Namespace: 'AWS/WAFV2',
+          AlarmActions: [{ Ref: topicId }],
+          TreatMissingData: 'notBreaching',
+        });
       edge.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: production.alarmEmail });
     });
+
+    it('takes the limits from context, within what WAF takes', () => {
+      const custom = synthesizeApp({ callerRateLimit: 1200, addressRateLimit: 3000 }, { anonymousCallerRateLimit: '600' })
+        .edge as Template;
+      expect(rateOf(custom, PER_CALLER_RULE).Limit).toBe(1200);
+      expect(rateOf(custom, ANONYMOUS_PATHS_RULE).Limit).toBe(600);
+      expect(rateOf(custom, PER_ADDRESS_RULE).Limit).toBe(3000);
+      expect(webAclOf(custom).CustomResponseBodies[PER_CALLER_RULE]?.Content).toContain('more than 1,200 in 60 seconds');
+      expect(problemOf({ callerRateLimit: 5 })).toMatch(/Context callerRateLimit must be a whole number from 10/);
+      expect(problemOf({ anonymousCallerRateLimit: 'lots' })).toMatch(/anonymousCallerRateLimit/);
+    });
   });
 
-  describe('distribution (the service stack)', () => {
-    it('answers on every tenant domain with the us-east-1 certificate, TLS 1.2 or later, HTTPS only', () => {
-      const config = distributionOf(app.service);
-      expect(config.Aliases).toEqual([`*.${BASE}`]);
-      expect(config.ViewerCertificate).toEqual({
-        AcmCertificateArn: EDGE_CERTIFICATE,
-        MinimumProtocolVersion: 'TLSv1.2_2021',
-        SslSupportMethod: 'sni-only',
+  describe('viewer function and token keys', () => {
+    it('runs the viewer function on cloudfront-js-2.0 with the token keys’ KeyValueStore, within 10 KB', () => {
+      const [, fn] = single(resources<Json>(edge, 'AWS::CloudFront::Function'), 'viewer function');
+      const kvsId = single(Object.keys(edge.findResources('AWS::CloudFront::KeyValueStore')), 'KeyValueStore');
+      expect(fn.Properties.FunctionConfig).toMatchObject({
+        Runtime: 'cloudfront-js-2.0',
+        KeyValueStoreAssociations: [{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }],
       });
-      expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only' });
-      expect(config.PriceClass).toBe('PriceClass_100');
+      const code = fn.Properties.FunctionCode as string;
+      expect(code).toBe(viewerRequestCode({ anonymousPaths: anonymousPathsOf(routes), acceptUnsigned: true }));
+      expect(Buffer.byteLength(code)).toBeLessThanOrEqual(maxEdgeFunctionBytes);
+      const refusing = synthesizeApp({ unsignedTokens: 'refuse' });
+      const [, strict] = single(resources<Json>(refusing.edge as Template, 'AWS::CloudFront::Function'), 'viewer function');
+      expect(strict.Properties.FunctionCode).toContain('"acceptUnsigned":false');
+      refusing.service.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ UNSIGNED_TOKENS: 'refuse' }) },
+      });
     });
 
-    it('attaches the web ACL of the us-east-1 stack, by a cross-region reference', () => {
-      // The service stack reads the ARN the edge stack writes (CDK's ExportReader and ExportWriter).
-      const reference = (config: DistributionConfig) => (config.WebACLId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
-      const [readerId, exportName] = reference(distributionOf(app.service));
-      expect(Object.keys(app.service.findResources('Custom::CrossRegionExportReader'))).toEqual([readerId]);
-      const writer = single(
-        Object.values(edge.findResources('Custom::CrossRegionExportWriter')) as CfnResource<{
-          WriterProps: { region: string; exports: Record<string, unknown> };
-        }>[],
-        'export writer',
+    it('fills the KeyValueStore from the service’s token keys at deploy, reading only that secret and writing only that store', () => {
+      const kvsId = single(Object.keys(edge.findResources('AWS::CloudFront::KeyValueStore')), 'KeyValueStore');
+      const [, sync] = single(resources(edge, 'Custom::TokenKeysSync'), 'token keys sync');
+      expect(sync.Properties.KeyValueStoreArn).toEqual({ 'Fn::GetAtt': [kvsId, 'Arn'] });
+      const secretId = single(
+        Object.keys(app.service.findResources('AWS::SecretsManager::Secret')).filter((id) => id.startsWith('TokenKeys')),
+        'token keys secret',
       );
-      const aclId = single(Object.keys(edge.findResources('AWS::WAFv2::WebACL')), 'web ACL');
-      expect(writer.Properties.WriterProps).toEqual({
-        region: 'eu-west-1',
-        exports: { [exportName]: { 'Fn::GetAtt': [aclId, 'Arn'] } },
+      app.service.hasResourceProperties('AWS::SecretsManager::Secret', {
+        GenerateSecretString: {
+          SecretStringTemplate: JSON.stringify({ current: '1' }),
+          GenerateStringKey: 'k1',
+          PasswordLength: 64,
+        },
       });
+      expect(app.service.toJSON().Resources[secretId]).toMatchObject({ DeletionPolicy: 'Retain' });
+      const syncPolicy = JSON.stringify(
+        resources(edge, 'AWS::IAM::Policy').find(([id]) => id.startsWith('TokenKeysSyncRole'))?.[1].Properties,
+      );
+      expect(syncPolicy).toContain('cloudfront-keyvaluestore:UpdateKeys');
+      expect(syncPolicy).toContain('secretsmanager:GetSecretValue');
+      expect(syncPolicy).not.toMatch(/"Resource":"\*"[^}]*keyvaluestore|keyvaluestore[^}]*"Resource":"\*"/);
+    });
+  });
+
+  describe('origin secret', () => {
+    it('is generated, named for the stage, and rotated every 30 days onto every distribution', () => {
+      edge.hasResourceProperties('AWS::SecretsManager::Secret', {
+        Name: originSecretName('prod'),
+        GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true, IncludeSpace: false },
+      });
+      edge.hasResourceProperties('AWS::SecretsManager::RotationSchedule', {
+        RotationRules: { ScheduleExpression: 'rate(30 days)' },
+        RotateImmediatelyOnUpdate: false,
+      });
+      const [, rotation] = single(
+        resources<{ Environment: { Variables: Json } }>(edge, 'AWS::Lambda::Function').filter(([id]) =>
+          id.startsWith('OriginSecretRotation'),
+        ),
+        'rotation function',
+      );
+      const ids = Object.keys(edge.findResources('AWS::CloudFront::Distribution'));
+      expect(JSON.stringify(rotation.Properties.Environment.Variables.ORIGIN_DISTRIBUTION_IDS)).toBe(
+        JSON.stringify({ 'Fn::Join': ['', ids.flatMap((id, index) => [...(index ? [','] : []), { Ref: id }])] }),
+      );
     });
 
-    it('caches nothing, allows every method, and forwards everything the viewer sent, Host included, to the regional tenant domain', () => {
-      const config = distributionOf(app.service);
-      expect(config.DefaultCacheBehavior).toMatchObject({
-        CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
-        // AllViewer: CloudFront then sends the viewer's Host as SNI and Host, which the API's wildcard domain
-        // answers and the SSO landing checks; a policy without Host would reach API Gateway under its own name.
+    it('with a front end that keeps its own distribution, is rotated onto that one too', () => {
+      const kept = synthesizeApp({ frontEnd: { distributionId: 'E2FRONTEND123' } }).edge as Template;
+      const rotation = resources<{ Environment: { Variables: Json } }>(kept, 'AWS::Lambda::Function').find(([id]) =>
+        id.startsWith('OriginSecretRotation'),
+      );
+      expect(JSON.stringify(rotation?.[1].Properties.Environment.Variables.ORIGIN_DISTRIBUTION_IDS)).toContain('E2FRONTEND123');
+      expect(JSON.stringify(kept.findResources('AWS::IAM::Policy'))).toContain('distribution/E2FRONTEND123');
+    });
+  });
+
+  describe('distributions', () => {
+    it('serve api.<base> and, with no front end, every path of the tenant domains to the API: HTTPS, TLS 1.2+, IPv4 only', () => {
+      const { ApiDistribution: api, TenantDistribution: tenants } = distributionsOf(edge);
+      expect(api?.Aliases).toEqual([`api.${BASE}`]);
+      expect(tenants?.Aliases).toEqual([`*.${BASE}`]);
+      for (const config of [api, tenants]) {
+        expect(config?.IPV6Enabled).toBe(false);
+        expect(config?.ViewerCertificate).toEqual({
+          AcmCertificateArn: EDGE_CERTIFICATE,
+          MinimumProtocolVersion: 'TLSv1.2_2021',
+          SslSupportMethod: 'sni-only',
+        });
+        expect(config?.WebACLId).toEqual({ 'Fn::GetAtt': ['WebAcl', 'Arn'] });
+        expect(config?.PriceClass).toBe('PriceClass_100');
+      }
+    });
+
+    it('send the API the origin secret by reference, every viewer header with CloudFront’s, nothing cached, through the viewer function', () => {
+      const secretId = single(Object.keys(edge.findResources('AWS::SecretsManager::Secret')), 'origin secret');
+      for (const config of Object.values(distributionsOf(edge))) {
+        const origin = single(config.Origins, 'origin');
+        expect(origin.OriginCustomHeaders).toEqual([
+          {
+            HeaderName: ORIGIN_HEADER,
+            HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']] },
+          },
+        ]);
+        expect(config.DefaultCacheBehavior).toMatchObject({
+          CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
+          OriginRequestPolicyId: OriginRequestPolicy.ALL_VIEWER_AND_CLOUDFRONT_2022.originRequestPolicyId,
+          FunctionAssociations: [expect.objectContaining({ EventType: 'viewer-request' })],
+        });
+      }
+    });
+
+    it('with a front-end origin, send only /auth/* and /.well-known/* of the tenant domains to the API, and scope the rate rules to the API', () => {
+      const fronted = synthesizeApp({ frontEnd: { origin: 'bi-frontend.example.net' } }).edge as Template;
+      const { TenantDistribution: tenants } = distributionsOf(fronted);
+      const front = tenants?.Origins.find((origin) => origin.DomainName === 'bi-frontend.example.net');
+      expect(tenants?.DefaultCacheBehavior).toMatchObject({
+        TargetOriginId: front?.Id,
         OriginRequestPolicyId: OriginRequestPolicy.ALL_VIEWER.originRequestPolicyId,
-        AllowedMethods: expect.arrayContaining(['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE']),
       });
-      const domainsId = single(Object.keys(app.service.findResources('AWS::ApiGatewayV2::DomainName')), 'tenant domains');
-      expect(single(config.Origins, 'origin')).toEqual({
-        Id: expect.any(String),
-        DomainName: { 'Fn::GetAtt': [domainsId, 'RegionalDomainName'] },
-        CustomOriginConfig: expect.objectContaining({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] }),
-      });
-      app.service.hasResourceProperties('AWS::ApiGatewayV2::DomainName', { DomainName: `*.${BASE}` });
+      expect(tenants?.DefaultCacheBehavior.FunctionAssociations).toBeUndefined();
+      expect(tenants?.CacheBehaviors?.map((behavior) => behavior.PathPattern)).toEqual(['/auth/*', '/.well-known/*']);
+      for (const behavior of tenants?.CacheBehaviors ?? []) expect(behavior.TargetOriginId).not.toBe(front?.Id);
+      // The rate rules count the API's requests only: the front end's pages and assets are not the API's to limit.
+      const rules = rateRulesOf(webAclOf(fronted));
+      for (const name of [PER_ADDRESS_RULE, PER_CALLER_RULE]) {
+        const rule = single(
+          rules.filter((each) => each.name === name),
+          name,
+        );
+        const request = { caller: 'Bearer t', address: '198.51.100.7' };
+        expect(rule.inScope({ ...request, host: `acme-1.${BASE}`, path: '/dashboards/7' }), name).toBe(false);
+        expect(rule.inScope({ ...request, host: `acme-1.${BASE}`, path: '/auth/session' }), name).toBe(true);
+        expect(rule.inScope({ ...request, host: `API.${BASE}`, path: '/tenants' }), name).toBe(true);
+      }
     });
 
-    it('takes the price class from context', () => {
-      expect(distributionOf(synthesizeApp({ edgePriceClass: 'All' }).service).PriceClass).toBe('PriceClass_All');
-      expect(distributionOf(synthesizeApp({}, { edgePriceClass: '200' }).service).PriceClass).toBe('PriceClass_200');
-      expect(() => synthesizeApp({ edgePriceClass: 'cheap' })).toThrow(/edgePriceClass must be one of 100, 200, All/);
+    it('with the front end’s own distribution, leave the tenant domains to it', () => {
+      const kept = synthesizeApp({ frontEnd: { distributionId: 'E2FRONTEND123' } });
+      expect(Object.keys(distributionsOf(kept.edge as Template))).toEqual(['ApiDistribution']);
+      expect(Object.keys((kept.edge as Template).toJSON().Outputs)).not.toContain('TenantDomainTarget');
     });
 
-    it('turns the execute-api address off with the edge, so nobody goes around the WAF by it; on without', () => {
-      app.service.hasResourceProperties('AWS::ApiGatewayV2::Api', { DisableExecuteApiEndpoint: true });
-      const withoutEdge = synthesizeApp({ edge: false });
-      expect(withoutEdge.edge).toBeUndefined();
-      withoutEdge.service.hasResourceProperties('AWS::ApiGatewayV2::Api', { DisableExecuteApiEndpoint: false });
-      withoutEdge.service.resourceCountIs('AWS::CloudFront::Distribution', 0);
-    });
-
-    it('tells integrators the edge’s URL, and where the wildcard DNS record points: the distribution', () => {
-      const distributionId = single(Object.keys(app.service.findResources('AWS::CloudFront::Distribution')), 'distribution');
-      app.service.hasOutput('ApiUrl', { Value: `https://api.${BASE}` });
-      app.service.hasOutput('TenantDomainTarget', { Value: { 'Fn::GetAtt': [distributionId, 'DomainName'] } });
-      app.service.hasOutput('EdgeDistributionId', { Value: { Ref: distributionId } });
-      const withoutEdge = synthesizeApp({ edge: false }).service;
-      const apiId = single(Object.keys(withoutEdge.findResources('AWS::ApiGatewayV2::Api')), 'API');
-      const domainsId = single(Object.keys(withoutEdge.findResources('AWS::ApiGatewayV2::DomainName')), 'tenant domains');
-      expect(JSON.stringify(withoutEdge.toJSON().Outputs.ApiUrl.Value)).toContain(apiId);
-      withoutEdge.hasOutput('TenantDomainTarget', { Value: { 'Fn::GetAtt': [domainsId, 'RegionalDomainName'] } });
-    });
-
-    it('passes cdk-nag’s AwsSolutions rules, both stacks, with reasons for what it acknowledges', () => {
-      for (const stack of [app.stacks.edge, app.stacks.service]) {
-        const violations = new AwsSolutionsChecks().validateScope(stack as ServiceStack | EdgeFirewallStack).violations as {
-          ruleName: string;
-        }[];
-        expect(
-          violations.map((violation) => violation.ruleName),
-          stack?.stackName,
-        ).toEqual([]);
+    it('alarm on 5xx rates and origin latency (with the additional metrics on), each distribution', () => {
+      const ids = Object.keys(edge.findResources('AWS::CloudFront::Distribution'));
+      for (const id of ids) {
+        edge.hasResourceProperties('AWS::CloudFront::MonitoringSubscription', {
+          DistributionId: { Ref: id },
+          MonitoringSubscription: { RealtimeMetricsSubscriptionConfig: { RealtimeMetricsSubscriptionStatus: 'Enabled' } },
+        });
+        for (const [metric, statistic] of [
+          ['5xxErrorRate', { Statistic: 'Average' }],
+          ['OriginLatency', { ExtendedStatistic: 'p90' }],
+        ] as const)
+          edge.hasResourceProperties('AWS::CloudWatch::Alarm', {
+            Namespace: 'AWS/CloudFront',
+            MetricName: metric,
+            Dimensions: Match.arrayWith([
+              { Name: 'DistributionId', Value: { Ref: id } },
+              { Name: 'Region', Value: 'Global' },
+            ]),
+            ...statistic,
+          });
       }
     });
   });
 
-  describe('stages', () => {
-    it('is on for a production stage, off for an ephemeral one (the committed dev stage synthesizes without certificates)', () => {
-      const { context } = JSON.parse(readFileSync('cdk.json', 'utf8')) as { context: Record<string, unknown> };
-      const dev = testApp(context);
-      const stage = stageOf(dev, { account: '111111111111', region: 'us-west-2' });
-      expect(stage).toMatchObject({ ephemeral: true, edge: false });
-      const stacks = serviceStacks(dev, stage);
-      expect(stacks.edge).toBeUndefined();
-      expect(dev.node.children.filter((child) => child instanceof ServiceStack)).toHaveLength(1);
-      expect(stageOf(testApp({ stage: 'prod', stages: { prod: production } }))).toMatchObject({ edge: true });
-    });
-
-    it('refuses a production stage with the edge on and no edgeCertificateArn, saying how to go without', () => {
-      const settings = { edgeCertificateArn: undefined };
-      const message = problemOf(settings);
-      expect(message).toContain('with the edge on (the default)');
-      expect(message).toContain('missing: edgeCertificateArn.');
-      expect(message).toContain('"edge": false');
-      expect(synthesizeApp({ ...settings, edge: false }).edge).toBeUndefined();
-    });
-
-    it('refuses an edge certificate of a region other than us-east-1, or of another account', () => {
-      expect(problemOf({ edgeCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' })).toMatch(
-        /Context edgeCertificateArn is a certificate of eu-west-1, but CloudFront takes certificates of us-east-1 only/,
-      );
-      expect(problemOf({ edgeCertificateArn: 'arn:aws:acm:us-east-1:210987654321:certificate/abc' })).toMatch(
-        /edgeCertificateArn belongs to account 210987654321/,
-      );
-      expect(problemOf({ edgeCertificateArn: 'not-an-arn' })).toMatch(/edgeCertificateArn must be an ACM certificate ARN/);
-      // The stack checks too, for a stack built without bin/app.ts.
-      expect(
-        () =>
-          new ServiceStack(testApp(), 'Direct', {
-            stage: 'test',
-            tenantBaseDomain: BASE,
-            tenantCertificateArn: TENANT_CERTIFICATE,
-            edge: { certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc', webAclArn: 'arn:aws:wafv2:acl' },
-            env: { account: production.account, region: production.region },
-          }),
-      ).toThrow(/certificate of eu-west-1, but CloudFront takes certificates of us-east-1 only/);
-    });
-
-    it('lets an ephemeral stage turn the edge on, given both certificates and a known account and region', () => {
-      const ephemeral = { ephemeral: true, tenantBaseDomain: BASE, edge: true };
-      const problem = (settings: Record<string, unknown>, defaults = {}) => {
-        try {
-          stageOf(testApp({ stage: 'dev', stages: { dev: settings } }), defaults);
-        } catch (error) {
-          return (error as Error).message;
-        }
-        return '';
-      };
-      expect(problem(ephemeral)).toContain('missing: tenantCertificateArn, edgeCertificateArn.');
-      expect(problem(ephemeral)).not.toContain('"ephemeral": true');
-      expect(problem({ ...ephemeral, tenantCertificateArn: TENANT_CERTIFICATE, edgeCertificateArn: EDGE_CERTIFICATE })).toMatch(
-        /needs its account and region/,
-      );
-      expect(
-        problem(
-          { ...ephemeral, tenantCertificateArn: TENANT_CERTIFICATE, edgeCertificateArn: EDGE_CERTIFICATE },
-          { account: production.account, region: production.region },
-        ),
-      ).toBe('');
-      expect(problem({ ...ephemeral, edge: 'maybe' })).toMatch(/edge must be true or false/);
+  describe('probe', () => {
+    it('calls the API through the edge every minute; its alarm treats silence as failure', () => {
+      edge.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: 'cron(* * * * ? *)',
+        Targets: [Match.objectLike({ RetryPolicy: { MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0 } })],
+      });
+      edge.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ EDGE_PROBE_URL: `https://api.${BASE}` }) },
+      });
+      edge.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'EdgeProbeSuccess',
+        Statistic: 'Minimum',
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        TreatMissingData: 'breaching',
+      });
     });
   });
 
-  describe('model: one caller flooding at 5,000 requests a second', () => {
-    // WAF detects a rate above the limit with a lag, "usually below 30 seconds" (AWS); the model takes 30.
-    const detectionSeconds = 30;
-    const flooder = { key: 'GET /tenant/users', perSecond: 5000, caller: 'flooding tenant' };
-    const others = ['GET /tenant/users', 'POST /agent/heartbeat', 'GET /tenants', 'POST /tenant/templates/reload'].map(
-      (key, index) => ({
-        key,
-        perSecond: 25,
-        caller: `caller ${index + 1}`,
-      }),
-    );
-    let stage: StageSettings;
-    let firewall: { limit: number; windowSeconds: number; delaySeconds: number };
-
-    beforeAll(() => {
-      const stages = Object.values(app.service.findResources('AWS::ApiGatewayV2::Stage')) as CfnResource<StageSettings>[];
-      stage = single(stages, 'stage').Properties;
-      expect(stage.DefaultRouteSettings).toEqual({
-        ThrottlingRateLimit: DEFAULT_API_RATE_LIMIT,
-        ThrottlingBurstLimit: DEFAULT_API_BURST_LIMIT,
+  describe('the service’s side', () => {
+    it('turns execute-api off and puts the origin check on every route, $default included', () => {
+      app.service.hasResourceProperties('AWS::ApiGatewayV2::Api', { DisableExecuteApiEndpoint: true });
+      const [authorizerId, authorizer] = single(resources(app.service, 'AWS::ApiGatewayV2::Authorizer'), 'authorizer');
+      expect(authorizer.Properties).toMatchObject({
+        AuthorizerType: 'REQUEST',
+        IdentitySource: [`$request.header.${ORIGIN_HEADER}`],
+        EnableSimpleResponses: true,
+        AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_SECONDS,
+        AuthorizerPayloadFormatVersion: '2.0',
       });
-      const rule = ruleOf(edge, PER_CALLER_RULE).Statement.RateBasedStatement as RateBasedStatement;
-      firewall = { limit: rule.Limit, windowSeconds: rule.EvaluationWindowSec, delaySeconds: detectionSeconds };
+      const routeResources = resources(app.service, 'AWS::ApiGatewayV2::Route');
+      expect(routeResources).toHaveLength(routes.length + 1);
+      for (const [id, route] of routeResources)
+        expect(route.Properties, id).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId } });
     });
 
-    const total = (counts: Map<string, number>, callers: { caller: string }[]) =>
-      callers.reduce((sum, { caller }) => sum + (counts.get(caller) ?? 0), 0);
-
-    it('no longer empties the stage’s shared bucket once the WAF has blocked it: the others’ 100 a second are all served', () => {
-      const seconds = 300;
-      // From the second after the block takes effect (and the bucket has refilled) to the end: every request served.
-      const afterBlock = simulate(stage, [flooder, ...others], { seconds, firewall, countFrom: detectionSeconds + 3 });
-      expect(total(afterBlock.passed, others)).toBe(total(afterBlock.sent, others));
-      expect(afterBlock.passed.get(flooder.caller)).toBe(0);
-      // Over the whole five minutes, the others lose only what the flood took before the WAF acted.
-      const whole = simulate(stage, [flooder, ...others], { seconds, firewall });
-      expect(total(whole.passed, others) / total(whole.sent, others)).toBeGreaterThan(0.88);
+    it('lets the authorizer read the origin secret of us-east-1 by name, and nothing else', () => {
+      const policy = JSON.stringify(
+        resources(app.service, 'AWS::IAM::Policy').find(([id]) => id.startsWith('OriginAuthorizerRole'))?.[1].Properties,
+      );
+      expect(policy).toContain(`:secretsmanager:us-east-1:`);
+      expect(policy).toContain(`:secret:${originSecretName('prod')}-??????`);
+      app.service.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectLike({ ORIGIN_SECRET_ID: originSecretName('prod'), ORIGIN_SECRET_REGION: 'us-east-1' }),
+        },
+      });
     });
 
-    it('without the edge, starves them for as long as it lasts', () => {
-      const { passed, sent } = simulate(stage, [flooder, ...others], { seconds: 300 });
-      expect(total(passed, others) / total(sent, others)).toBeLessThan(0.1);
+    it('without the edge: no authorizer, execute-api on, no edge stack', () => {
+      const plain = synthesizeApp({ edge: false });
+      expect(plain.edge).toBeUndefined();
+      plain.service.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);
+      plain.service.hasResourceProperties('AWS::ApiGatewayV2::Api', { DisableExecuteApiEndpoint: false });
     });
 
-    it('leaves callers within the limit alone: 25 a second each is 1,500 a minute, under 6,000', () => {
-      const { passed, sent } = simulate(stage, others, { seconds: 120, firewall });
-      expect(total(passed, others)).toBe(total(sent, others));
+    it('tells integrators the edge’s URL, and where each DNS record points', () => {
+      app.service.hasOutput('ApiUrl', { Value: `https://api.${BASE}` });
+      expect(Object.keys(app.service.toJSON().Outputs)).not.toContain('TenantDomainTarget');
+      const { ApiDistribution: _api } = distributionsOf(edge);
+      for (const output of [
+        'ApiDomainTarget',
+        'TenantDomainTarget',
+        'ApiDistributionId',
+        'TenantDistributionId',
+        'WafLogGroupName',
+      ])
+        expect(Object.keys(edge.toJSON().Outputs), output).toContain(output);
+      const withoutEdge = synthesizeApp({ edge: false }).service;
+      const domainsId = single(Object.keys(withoutEdge.findResources('AWS::ApiGatewayV2::DomainName')), 'tenant domains');
+      withoutEdge.hasOutput('TenantDomainTarget', { Value: { 'Fn::GetAtt': [domainsId, 'RegionalDomainName'] } });
     });
+  });
+
+  it('passes cdk-nag’s AwsSolutions rules, both stacks, with reasons for what it acknowledges', () => {
+    for (const stack of [app.stacks.edge, app.stacks.service]) {
+      const violations = new AwsSolutionsChecks().validateScope(stack as ServiceStack).violations as {
+        ruleName: string;
+        ruleExplanation?: string;
+      }[];
+      expect(
+        violations.map((violation) => violation.ruleName),
+        stack?.stackName,
+      ).toEqual([]);
+    }
+  });
+});
+
+describe('stages and the edge', () => {
+  it('is on for a production stage, off for an ephemeral one (the committed dev stage synthesizes without certificates)', () => {
+    const { context } = JSON.parse(readFileSync('cdk.json', 'utf8')) as { context: Json };
+    const dev = testApp(context);
+    const stage = stageOf(dev, { account: '111111111111', region: 'us-west-2' });
+    expect(stage).toMatchObject({ ephemeral: true, edge: false });
+    expect(serviceStacks(dev, stage).edge).toBeUndefined();
+    expect(dev.node.children.filter((child) => child instanceof ServiceStack)).toHaveLength(1);
+  });
+
+  it('refuses a production stage with the edge on and no edgeCertificateArn or frontEnd, saying how to go without', () => {
+    const message = problemOf({ edgeCertificateArn: undefined, frontEnd: undefined });
+    expect(message).toContain('with the edge on (the default)');
+    expect(message).toContain('missing: edgeCertificateArn, frontEnd.');
+    expect(message).toContain('"edge": false');
+    expect(synthesizeApp({ edgeCertificateArn: undefined, frontEnd: undefined, edge: false }).edge).toBeUndefined();
+  });
+
+  it('takes frontEnd as none, an origin host or a distribution id, in cdk.json or on the command line', () => {
+    expect(
+      distributionsOf(synthesizeApp({}, { frontEnd: 'origin:bi-frontend.example.net' }).edge as Template).TenantDistribution,
+    ).toBeDefined();
+    expect(Object.keys(distributionsOf(synthesizeApp({}, { frontEnd: 'distribution:E2FRONTEND123' }).edge as Template))).toEqual([
+      'ApiDistribution',
+    ]);
+    for (const bad of [
+      'everything',
+      { origin: 'not a host' },
+      { distributionId: 'nope' },
+      { origin: 'a.example.net', distributionId: 'E1' },
+    ])
+      expect(problemOf({ frontEnd: bad })).toMatch(/Context frontEnd must be "none"/);
+  });
+
+  it('refuses an edge certificate of a region other than us-east-1, or of another account', () => {
+    expect(problemOf({ edgeCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' })).toMatch(
+      /Context edgeCertificateArn is a certificate of eu-west-1, but CloudFront takes certificates of us-east-1 only/,
+    );
+    expect(problemOf({ edgeCertificateArn: 'arn:aws:acm:us-east-1:210987654321:certificate/abc' })).toMatch(
+      /edgeCertificateArn belongs to account 210987654321/,
+    );
+    expect(problemOf({ edgeCertificateArn: 'not-an-arn' })).toMatch(/edgeCertificateArn must be an ACM certificate ARN/);
+  });
+
+  it('lets an ephemeral stage turn the edge on, given both certificates, a front end and a known account and region', () => {
+    const ephemeral = { ephemeral: true, tenantBaseDomain: BASE, edge: true };
+    const problem = (settings: Json, defaults = {}) => {
+      try {
+        stageOf(testApp({ stage: 'dev', stages: { dev: settings } }), defaults);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    };
+    expect(problem(ephemeral)).toContain('missing: tenantCertificateArn, edgeCertificateArn, frontEnd.');
+    const complete = {
+      ...ephemeral,
+      tenantCertificateArn: TENANT_CERTIFICATE,
+      edgeCertificateArn: EDGE_CERTIFICATE,
+      frontEnd: 'none',
+    };
+    expect(problem(complete)).toMatch(/needs its account and region/);
+    expect(problem(complete, { account: production.account, region: production.region })).toBe('');
+    expect(problem({ ...ephemeral, edge: 'maybe' })).toMatch(/edge must be true or false/);
   });
 });
 
 describe('docs/operations.md on the edge', () => {
   // Lines wrap anywhere: the guide read as one line.
   const guide = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
-  const { service, edge, stacks } = synthesizeApp();
+  const { service, edge } = synthesizeApp();
 
-  it('lists the edge’s settings, outputs and alarm', () => {
+  it('lists the edge’s settings, outputs and alarms', () => {
     for (const setting of [
       'edge',
       'edgeCertificateArn',
+      'frontEnd',
       'callerRateLimit',
       'anonymousCallerRateLimit',
       'addressRateLimit',
+      'managedRules',
+      'wafLogRetentionDays',
+      'originSecretRotationDays',
+      'unsignedTokens',
       'edgePriceClass',
     ])
       expect(guide, setting).toContain(`| \`${setting}\``);
     const outputs = [service, edge].flatMap((template) => Object.keys((template?.toJSON() as { Outputs: object }).Outputs));
     for (const output of outputs) expect(guide, output).toContain(`\`${output}\``);
-    expect(guide).toContain('`CallerBlockedAlarm`');
+    for (const [id] of resources(edge as Template, 'AWS::CloudWatch::Alarm'))
+      expect(guide, id).toContain(`\`${id.replace(/[0-9A-F]{8}$/, '')}\``);
   });
 
-  it('states how many resources the edge stack has and adds to the service stack', () => {
-    const count = (template: Template | undefined) => Object.keys((template?.toJSON() as { Resources: object }).Resources).length;
-    const plain = synthesizeApp({ edge: false }).service;
-    expect(guide).toContain(`the edge stack has ${count(edge)}`);
-    expect(guide).toContain(`adds ${count(service) - count(plain)} to the service's`);
-    expect(stacks.edge?.stackName).toBe('BiTenantAdmin-prod-edge');
+  it('cites AWS for the throttle semantics, the authorizer and the order at the edge', () => {
+    for (const page of [
+      'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html',
+      'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-lambda-authorizer.html',
+      'https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/lambda-edge-event-request-response.html',
+    ])
+      expect(guide, page).toContain(page);
   });
 });

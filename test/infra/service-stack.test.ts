@@ -608,22 +608,55 @@ describe('ServiceStack queues', () => {
 });
 
 describe('ServiceStack signing keys', () => {
-  it('keeps the login-token keyring in a secret that exactly the routes signing or verifying tokens may read', () => {
+  /**
+   * The two keyrings, each in a secret exactly the routes that need it may read: the login-token keys
+   * (the routes signing or verifying login tokens) and the bearer token keys (every route that takes a
+   * token checks its signature, and some mint tokens).
+   */
+  const keyrings = [
+    {
+      name: 'login-token keyring',
+      prefix: 'SigningKeys',
+      variable: 'SIGNING_KEYS_SECRET_ARN',
+      reads: (route: Route) => Boolean(route.signingKeys),
+    },
+    {
+      name: 'token keyring',
+      prefix: 'TokenKeys',
+      variable: 'TOKEN_KEYS_SECRET_ARN',
+      reads: (route: Route) => route.auth.length > 0,
+    },
+  ];
+
+  it('keeps each keyring in a secret that exactly the routes signing or verifying its tokens may read', () => {
     const template = synthesizeTemplate('test');
-    const secretId = single(Object.keys(resourcesOfType(template, 'AWS::SecretsManager::Secret')), 'signing keys secret');
+    const secrets = Object.keys(resourcesOfType(template, 'AWS::SecretsManager::Secret'));
+    expect(secrets).toHaveLength(keyrings.length);
     const functions = resourcesOfType<LambdaFunction>(template, 'AWS::Lambda::Function');
-    for (const route of routes) {
-      const fn = functions[functionLogicalIdOf(template, route)];
-      const roleId = fn?.Properties.Role['Fn::GetAtt'][0] as string;
-      const reads = statementsGrantedToRole(template, roleId).filter((statement) =>
-        asArray(statement.Action).some((action) => action.toLowerCase() === 'secretsmanager:getsecretvalue'),
+    for (const keyring of keyrings) {
+      const secretId = single(
+        secrets.filter((id) => id.startsWith(keyring.prefix)),
+        keyring.name,
       );
-      expect(reads.length > 0, `${routeKey(route)} may read the keys`).toBe(Boolean(route.signingKeys));
-      for (const statement of reads) expect(asArray(statement.Resource)).toEqual([{ Ref: secretId }]);
-      const variables =
-        (fn?.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables ?? {};
-      expect(variables.SIGNING_KEYS_SECRET_ARN, routeKey(route)).toEqual(route.signingKeys ? { Ref: secretId } : undefined);
+      for (const route of routes) {
+        const fn = functions[functionLogicalIdOf(template, route)];
+        const roleId = fn?.Properties.Role['Fn::GetAtt'][0] as string;
+        const reads = statementsGrantedToRole(template, roleId).filter(
+          (statement) =>
+            asArray(statement.Action).some((action) => action.toLowerCase() === 'secretsmanager:getsecretvalue') &&
+            JSON.stringify(statement.Resource) === JSON.stringify({ Ref: secretId }),
+        );
+        expect(reads.length > 0, `${routeKey(route)} may read the ${keyring.name}`).toBe(keyring.reads(route));
+        const variables =
+          (fn?.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables ?? {};
+        expect(variables[keyring.variable], routeKey(route)).toEqual(keyring.reads(route) ? { Ref: secretId } : undefined);
+      }
     }
+    // No role reads a secret it was not given.
+    for (const [roleId] of Object.entries(resourcesOfType(template, 'AWS::IAM::Role')))
+      for (const statement of statementsGrantedToRole(template, roleId))
+        if (asArray(statement.Action).some((action) => action.toLowerCase().startsWith('secretsmanager:')))
+          expect(secrets.map((id) => JSON.stringify({ Ref: id }))).toContain(JSON.stringify(statement.Resource));
   });
 
   it('answers on every tenant domain when given a wildcard certificate', () => {

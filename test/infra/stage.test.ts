@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ServiceStack } from '#lib/service-stack.ts';
-import { productionSettings, stageOf } from '#lib/stage.ts';
+import { edgeRequiredSettings, productionSettings, stageOf } from '#lib/stage.ts';
 import { testApp } from '../support/cdk-app.ts';
 
 const production = {
@@ -16,6 +16,7 @@ const production = {
   tenantCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789abc',
   edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-aaaa-bbbb-cccc-123456789abc',
   tenantBaseDomain: 'bi.example.com',
+  frontEnd: 'none',
 };
 
 const stageFrom = (context: Record<string, unknown>, defaults = {}) => stageOf(testApp(context), defaults);
@@ -44,14 +45,19 @@ describe('stages', () => {
   });
 
   it('refuses a production stage that lacks any of what it needs, naming every one missing', () => {
-    for (const missing of [...productionSettings, 'edgeCertificateArn']) {
+    for (const missing of [
+      ...productionSettings,
+      ...edgeRequiredSettings.filter((setting) => setting !== 'tenantCertificateArn'),
+    ]) {
       const settings: Record<string, unknown> = { ...production };
       delete settings[missing];
       const message = problemOf({ stage: 'prod', stages: { prod: settings } });
       expect(message).toContain(`missing: ${missing}.`);
       expect(message).toContain('"ephemeral": true');
     }
-    expect(problemOf({ stage: 'staging' })).toContain(`missing: ${[...productionSettings, 'edgeCertificateArn'].join(', ')}.`);
+    expect(problemOf({ stage: 'staging' })).toContain(
+      `missing: ${[...new Set([...productionSettings, ...edgeRequiredSettings])].join(', ')}.`,
+    );
   });
 
   it('binds a production stage to its own account and region, never the shell credentials', () => {

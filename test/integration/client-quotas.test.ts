@@ -69,7 +69,7 @@ const templatesOf = (clientId: number) => queryAll<TemplateRecord>(keys.client(c
 
 async function tenantRecord(clientId: number, nome = 'Quota'): Promise<{ tenant: TenantRecord; token: string }> {
   const tenantId = await allocateTenantId();
-  const token = newToken('tenant');
+  const token = await newToken('tenant', { clientId, tenantId });
   const now = new Date().toISOString();
   const tenant: TenantRecord = {
     tenantId,

@@ -55,7 +55,7 @@ describe('clients and their tokens', () => {
 
   test('rotation swaps the token atomically; a given token can be installed', async () => {
     const { client, token } = await createClient('Rotating');
-    const chosen = newToken('client');
+    const chosen = await newToken('client', { clientId: client.clientId });
     expect(await rotateClientToken(client.clientId, chosen)).toBe(chosen);
     await expect(authenticate(`Bearer ${token}`, ['client'])).rejects.toMatchObject({ status: 401 });
     expect(await authenticate(`Bearer ${chosen}`, ['client'])).toMatchObject({ clientId: client.clientId });
@@ -70,7 +70,8 @@ describe('clients and their tokens', () => {
 
 describe('tenant writes hold together', () => {
   test('a tenant whose token cannot be written is not written either', async () => {
-    const { token: takenToken } = await createClient('Holder of a token');
+    // An operator's chosen (unsigned) token: a signed one would be refused before the transaction, as signed for another owner.
+    const { token: takenToken } = await createClient('Holder of a token', `cli_${randomBytes(32).toString('base64url')}`);
     const tenantId = await nextId('tenant');
     const tenant: TenantRecord = {
       tenantId,
@@ -117,7 +118,7 @@ describe('idempotency', () => {
 
   test('the stored answer is encrypted: the secret in it is not in the table', async () => {
     const key = crypto.randomUUID();
-    const secret = newToken('tenant');
+    const secret = await newToken('tenant', { clientId: 1, tenantId: 1 });
     await withIdempotency(call(key), async () => ({ status: 201, body: { token: secret } }));
     const item = await getItem(keys.idempotency(scope, createHash('sha256').update(`key:${key}`).digest('hex')));
     expect(item?.state).toBe('done');

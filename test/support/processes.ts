@@ -42,6 +42,8 @@ export async function runToEnd(script: string, args: string[], env: Record<strin
 
 export interface TwinProcess extends Started {
   url: string;
+  /** With `--edge`, the gateway behind the edge. */
+  originUrl?: string;
   clientToken: string;
   dynamodbEndpoint: string;
 }
@@ -57,9 +59,10 @@ export async function startTwinProcess(
   for (;;) {
     const text = started.output();
     const url = /Local twin ready at (\S+)/.exec(text)?.[1];
+    const originUrl = /the gateway behind it is ([^\s)]+)/.exec(text)?.[1];
     const clientToken = /Client token:\s+(\S+)/.exec(text)?.[1];
     const dynamodbEndpoint = /DynamoDB Local:\s+(\S+)/.exec(text)?.[1];
-    if (url && clientToken && dynamodbEndpoint) return { ...started, url, clientToken, dynamodbEndpoint };
+    if (url && clientToken && dynamodbEndpoint) return { ...started, url, originUrl, clientToken, dynamodbEndpoint };
     if (started.child.exitCode !== null || Date.now() > deadline) throw new Error(`The twin did not start:\n${text}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -247,6 +247,13 @@ const errorSchema = (codes: readonly ErrorCode[]): Schema => ({
 });
 const codeList = (codes: readonly ErrorCode[]) => codes.map((code) => `- \`${code}\`: ${errorCodes[code].meaning}`).join('\n');
 
+/** What every bearer scheme says of the token's form (functions/core/auth/tokens.ts). */
+const tokenFormatNote =
+  'Opaque to callers: send it as given, `Authorization: Bearer <token>`. It is signed (`keyId`, the signing key; ' +
+  '`random`, 32 random bytes and `mac`, an HMAC-SHA256 of the rest, in base64url), so a forged one is refused with 401 ' +
+  'before any lookup. Tokens issued before tokens were signed (`<prefix>_` and 43 characters) are accepted while the ' +
+  'service accepts unsigned tokens.';
+
 /** The code a status's example shows: a field error when there can be one, else the route's most particular code (the catalog lists the generic ones first). */
 const exampleCode = (codes: readonly ErrorCode[]) =>
   codes.includes('validation_failed') ? 'validation_failed' : (codes.at(-1) as ErrorCode);
@@ -361,17 +368,17 @@ function components(sources: OpenApiSources): Json {
       clientBearerAuth: {
         type: 'http',
         scheme: 'bearer',
-        description: 'A client (integrator) token, `cli_…` (`npm run admin -- client create`).',
+        description: `A client (integrator) token, \`cli_<keyId>.<clientId>.<random>.<mac>\` (\`npm run admin -- client create\`). ${tokenFormatNote}`,
       },
       tenantBearerAuth: {
         type: 'http',
         scheme: 'bearer',
-        description: 'A tenant token, `ten_…` (`POST /tenants`, `POST /tenants/{id}/token`).',
+        description: `A tenant token, \`ten_<keyId>.<clientId>-<tenantId>.<random>.<mac>\` (\`POST /tenants\`, \`POST /tenants/{id}/token\`). ${tokenFormatNote}`,
       },
       agentBearerAuth: {
         type: 'http',
         scheme: 'bearer',
-        description: 'An agent token, `agt_…` (`POST /tenant/agents`, `POST /tenant/agents/{id}/token`).',
+        description: `An agent token, \`agt_<keyId>.<clientId>-<tenantId>-<agentId>.<random>.<mac>\` (\`POST /tenant/agents\`, \`POST /tenant/agents/{id}/token\`). ${tokenFormatNote}`,
       },
       sessionCookieAuth: {
         type: 'apiKey',

@@ -76,8 +76,8 @@ const nameClaim = (tenantId: number, nome: string, agentId: number): TransactIte
  * start the tenant's agent counter at 1 (so that this id costs no extra round trip), its agent
  * count at 1, and claim the name `default`.
  */
-export function defaultAgentItems(tenantId: number, clientId: number, createdAt: string): TransactItem[] {
-  const token = newToken('agent');
+export async function defaultAgentItems(tenantId: number, clientId: number, createdAt: string): Promise<TransactItem[]> {
+  const token = await newToken('agent', { clientId, tenantId, agentId: 1 });
   return [
     ...newAgentItems({ agentId: 1, tenantId, clientId, nome: defaultAgentName, isDefault: true }, token, createdAt),
     { Put: { TableName: tableName(), Item: { ...keys.tenantCounter(tenantId, 'agent'), value: 1 } } },

@@ -68,7 +68,7 @@ export async function createAgent(
     const existing = counted ? undefined : await listAgents(tenantId);
     if (existing?.some((agent) => agent.nome === nome)) throw nameTaken(nome);
     const agentId = await allocateAgentId(tenantId);
-    const token = newToken('agent');
+    const token = await newToken('agent', { clientId, tenantId, agentId });
     const created: AgentCreated = { id: agentId, nome, token };
     const outcome = await insertAgent(
       { agentId, tenantId, clientId, nome, isDefault: false },
@@ -88,10 +88,12 @@ export async function createAgent(
  * tenant deleted meanwhile is 404 `Tenant not found`: the rotation's transaction checks it.
  */
 export async function rotateAgentToken(tenantId: number, agentId: number): Promise<{ id: number; token: string }> {
-  const token = newToken('agent');
+  let token: string | undefined;
   for (let attempt = 0; attempt < 3; attempt++) {
     const agent = await findAgent(tenantId, agentId);
     if (!agent) throw notFound('Agent not found');
+    // Signed for the agent's owner ids, as read (the client's id is on the agent, not in the path).
+    token ??= await newToken('agent', { clientId: agent.clientId, tenantId, agentId });
     const outcome = await replaceAgentToken(agent, token);
     if (outcome === 'written') return { id: agentId, token };
     if (outcome === 'tenant_gone') throw tenantNotFound();

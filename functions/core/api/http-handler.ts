@@ -99,7 +99,18 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
 });
 
 /**
- * One log line per request (route, status, duration, and the request and tenant ids the other
+ * The caller's address: behind the edge, what CloudFront saw (`CloudFront-Viewer-Address`, `ip:port`,
+ * which the API's access log cannot show: there `ip` is CloudFront's); else the connection's.
+ */
+export function viewerAddressOf(event: Pick<Event, 'headers' | 'requestContext'>): string | undefined {
+  const viewer = event.headers?.['cloudfront-viewer-address'];
+  const address = viewer ? viewer.slice(0, Math.max(0, viewer.lastIndexOf(':'))) : event.requestContext?.http?.sourceIp;
+  // An address, IPv4 or IPv6, and nothing a caller could dress up as another field of the line.
+  return address && /^[0-9A-Fa-f.:]{2,45}$/.test(address) ? address : undefined;
+}
+
+/**
+ * One log line per request (route, status, duration, the caller's address, and the request and tenant ids the other
  * middlewares added), and the Requests and Errors metrics. Runs after the error mapping, so it
  * sees the status the caller gets.
  */
@@ -111,6 +122,7 @@ const accessLog = (): MiddlewareObj<Event, Result, Error, ApiContext> => {
     logger.info('Request handled', {
       routeKey: request.event.routeKey,
       status,
+      viewerAddress: viewerAddressOf(request.event),
       durationMs: Math.round(performance.now() - (request.context.startedAt ?? performance.now())),
     });
   };

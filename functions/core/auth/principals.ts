@@ -1,7 +1,7 @@
 import type { AuthScheme } from '#functions/routes.ts';
 import { forbidden, notFound, unauthorized } from '#functions/core/errors.ts';
-import { agentTenantLive, findTokenOwner } from './token-repository.ts';
-import { hashToken } from './tokens.ts';
+import { agentTenantLive, findTokenOwner, type TokenOwner } from './token-repository.ts';
+import { hashToken, screenAuthorization, type TokenSubject } from './tokens.ts';
 
 export type Principal =
   | { kind: 'client'; clientId: number }
@@ -10,9 +10,14 @@ export type Principal =
   | { kind: 'anonymous' };
 
 const tenantNotFound = () => notFound('Tenant not found');
+const invalidToken = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
 
-/** The scheme name is case-insensitive (RFC 6750 / RFC 9110); the token is printable ASCII. */
-const bearerPattern = /^Bearer ([\x21-\x7e]{1,512})$/i;
+/** Whether the token item's owner is the one the signed token names. */
+const sameOwner = (item: TokenOwner, subject: TokenSubject) =>
+  item.kind === subject.kind &&
+  item.clientId === subject.clientId &&
+  (subject.kind === 'client' || (item.kind !== 'client' && item.tenantId === subject.tenantId)) &&
+  (subject.kind !== 'agent' || (item.kind === 'agent' && item.agentId === subject.agentId));
 
 /** The OpenAPI security scheme of each kind of token, as the API description names them. */
 export const schemeNames: Record<AuthScheme, string> = {
@@ -23,17 +28,21 @@ export const schemeNames: Record<AuthScheme, string> = {
 
 /**
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
- * One consistent GetItem by the token's SHA-256, so a revoked or rotated token fails at once.
+ * A signed token (tokens.ts) is checked first, without I/O: a key the keyring does not have or a
+ * wrong MAC is 401 at once, so a forged token costs no table read (nor, at the edge, a function
+ * run). Then one consistent GetItem by the token's SHA-256, the authority, so a revoked or rotated
+ * token fails at once; a signed token whose item names another owner is 401 too. Unsigned tokens
+ * (issued before tokens were signed) are looked up the same while UNSIGNED_TOKENS accepts them.
  * An unknown token is 401; a valid token of another kind than the route takes is 403, naming the
  * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7), and
  * its agents' tokens 401.
  */
 export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
   if (schemes.length === 0) return { kind: 'anonymous' };
-  const match = authorization === undefined ? null : bearerPattern.exec(authorization.trim());
-  if (!match?.[1]) throw unauthorized('Missing bearer token');
-  const item = await findTokenOwner(hashToken(match[1]));
-  if (!item) throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+  const screening = await screenAuthorization(authorization);
+  if ('refused' in screening) throw screening.refused === 'missing' ? unauthorized('Missing bearer token') : invalidToken();
+  const item = await findTokenOwner(hashToken(screening.token));
+  if (!item || (screening.signed && !sameOwner(item, screening.signed.subject))) throw invalidToken();
   if (!schemes.includes(item.kind)) {
     const needed = schemes.map((scheme) => `a ${scheme} token (${schemeNames[scheme]})`).join(' or ');
     throw forbidden(`This route takes ${needed}; this is a ${item.kind} token`, 'wrong_token_kind');
@@ -42,7 +51,7 @@ export async function authenticate(authorization: string | undefined, schemes: r
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
   if (item.kind === 'agent') {
     // A token of a deleted tenant's agent is no token (401), on every agent route.
-    if (!(await agentTenantLive(item.tenantId))) throw unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
+    if (!(await agentTenantLive(item.tenantId))) throw invalidToken();
     return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
   }
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };

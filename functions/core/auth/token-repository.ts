@@ -1,12 +1,12 @@
 import { getItem, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
-import { hashToken } from './tokens.ts';
+import { hashToken, parseSignedToken, type TokenSubject } from './tokens.ts';
 
 /** Who a token belongs to. */
 export type TokenOwner =
-  | { kind: 'client'; clientId: number }
-  | { kind: 'tenant'; clientId: number; tenantId: number; tenantDeleted?: true }
-  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number };
+  | Extract<TokenSubject, { kind: 'client' }>
+  | (Extract<TokenSubject, { kind: 'tenant' }> & { tenantDeleted?: true })
+  | Extract<TokenSubject, { kind: 'agent' }>;
 
 /** How long a deleted tenant's token still answers 404 `Tenant not found` (then it is unknown: 401). */
 export const deletedTenantTokenDays = 90;
@@ -29,15 +29,36 @@ export async function agentTenantLive(tenantId: number): Promise<boolean> {
   return tenant !== undefined && tenant.deletedAt === undefined;
 }
 
-/** For a caller's transaction: makes a new token valid (and fails if it is already in use). */
+/**
+ * For a caller's transaction: makes a new token valid (and fails if it is already in use). A signed
+ * token's item records `signed` and its key id (what `listUnsignedTokens` tells apart); one signed
+ * for another owner than `owner` is a bug, refused here rather than stored as a token that no
+ * request could use.
+ */
 export function newTokenWrite(token: string, owner: TokenOwner) {
+  const signed = parseSignedToken(token);
+  if (signed && JSON.stringify(signed.subject) !== JSON.stringify(ownerIds(owner))) {
+    throw new Error(`A token signed for ${JSON.stringify(signed.subject)} cannot be given to ${JSON.stringify(ownerIds(owner))}`);
+  }
   return {
     Put: {
       TableName: tableName(),
-      Item: { ...keys.token(hashToken(token)), ...owner, createdAt: new Date().toISOString() },
+      Item: {
+        ...keys.token(hashToken(token)),
+        ...owner,
+        ...(signed ? { signed: true, keyId: Number(signed.keyId) } : {}),
+        createdAt: new Date().toISOString(),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
+}
+
+/** The kind and ids of an owner, in the order a token subject has them. */
+function ownerIds(owner: TokenOwner): TokenSubject {
+  if (owner.kind === 'client') return { kind: 'client', clientId: owner.clientId };
+  if (owner.kind === 'tenant') return { kind: 'tenant', clientId: owner.clientId, tenantId: owner.tenantId };
+  return { kind: 'agent', clientId: owner.clientId, tenantId: owner.tenantId, agentId: owner.agentId };
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   type DurationMetricName,
   localStage,
   type MetricName,
+  type OutcomeMetricName,
   serviceMetricsNamespace,
   serviceName,
   stageVariable,
@@ -20,6 +21,11 @@ export const metrics = new Metrics({ namespace: serviceMetricsNamespace, service
 
 export function count(name: MetricName, value = 1): void {
   if (value > 0) metrics.addMetric(name, MetricUnit.Count, value);
+}
+
+/** An outcome, 1 when it went well, 0 when not: published either way (a missing value is silence, not success). */
+export function outcome(name: OutcomeMetricName, succeeded: boolean): void {
+  metrics.addMetric(name, MetricUnit.Count, succeeded ? 1 : 0);
 }
 
 /** One duration per event, in milliseconds: CloudWatch keeps every value, so an alarm can watch a percentile. */

@@ -34,6 +34,14 @@ export const countMetricNames = [
 ] as const;
 export type MetricName = (typeof countMetricNames)[number];
 
+/**
+ * Outcomes (EMF unit Count, 1 or 0, published either way): a metric whose silence means something,
+ * so an alarm can treat a missing value as a failure. `EdgeProbeSuccess`: the edge probe's run
+ * (functions/edge/edge-probe.ts) found every check answering as it should.
+ */
+export const outcomeMetricNames = ['EdgeProbeSuccess'] as const;
+export type OutcomeMetricName = (typeof outcomeMetricNames)[number];
+
 /** Durations (EMF unit Milliseconds), one value per event. */
 export const durationMetricNames = ['ScheduleFireLateness'] as const;
 export type DurationMetricName = (typeof durationMetricNames)[number];

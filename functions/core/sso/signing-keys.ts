@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { ServiceError } from '#functions/core/errors.ts';
+import { type JsonSecretStore, jsonSecretStore } from '#functions/core/keyrings/json-secret.ts';
+import { KeyringCache } from '#functions/core/keyrings/keyring-cache.ts';
 
 /** One ES256 key pair of the keyring; the newest key that is not retired signs. */
 export interface SigningKey {
@@ -20,14 +20,6 @@ export interface Keyring {
 export const loginTokenLifetimeSeconds = 3600;
 /** A retired key is published (and verifies) until every token it signed has expired, plus clock skew. */
 const retiredKeyGraceMs = (loginTokenLifetimeSeconds + 300) * 1000;
-/** Functions re-read the keyring this often, and sooner when they meet an unknown `kid` (see `verificationKey`). */
-const keyringCacheMs = 5 * 60 * 1000;
-/** A kid that a fresh read of the keyring did not have is refused without reading it again for this long. */
-const unknownKidMemoryMs = 60 * 1000;
-/** At most this many such kids are remembered (the oldest are forgotten first). */
-const maxRememberedUnknownKids = 1000;
-/** Whatever the kids, an unknown one makes the function re-read the keyring at most this often. */
-const minKeyringRereadMs = 5 * 1000;
 /** Our kids are UUIDs: a longer one is none of ours, and is neither read for nor remembered. */
 const maxKidLength = 64;
 
@@ -35,80 +27,35 @@ const maxKidLength = 64;
  * Where the keyring lives: a Secrets Manager secret on AWS (SIGNING_KEYS_SECRET_ARN, created by
  * the stack, filled by `npm run admin -- keys rotate`), a file on the local twin (SIGNING_KEYS_FILE).
  */
-export interface KeyringStore {
-  read(): Promise<Keyring>;
-  write(keyring: Keyring): Promise<void>;
-}
-
-let secretsClient: SecretsManagerClient | undefined;
+export type KeyringStore = JsonSecretStore<Keyring>;
 
 export function keyringStore(): KeyringStore {
-  const secretArn = process.env.SIGNING_KEYS_SECRET_ARN;
-  if (secretArn) {
-    secretsClient ??= new SecretsManagerClient({});
-    const client = secretsClient;
-    return {
-      read: async () => parseKeyring((await client.send(new GetSecretValueCommand({ SecretId: secretArn }))).SecretString),
-      write: async (keyring) => {
-        await client.send(new PutSecretValueCommand({ SecretId: secretArn, SecretString: JSON.stringify(keyring) }));
-      },
-    };
-  }
-  const file = process.env.SIGNING_KEYS_FILE;
-  if (!file) throw new Error('Missing SIGNING_KEYS_SECRET_ARN (AWS) or SIGNING_KEYS_FILE (local twin)');
-  return {
-    read: async () => parseKeyring(await readFile(file, 'utf8').catch(() => undefined)),
-    write: (keyring) => writeFile(file, `${JSON.stringify(keyring, null, 2)}\n`, { mode: 0o600 }),
-  };
+  return jsonSecretStore(
+    { secretArnVariable: 'SIGNING_KEYS_SECRET_ARN', fileVariable: 'SIGNING_KEYS_FILE' },
+    { parse: parseKeyring, serialize: (keyring) => keyring },
+  );
 }
 
-function parseKeyring(text: string | undefined): Keyring {
-  if (!text) return { keys: [] };
-  const parsed = JSON.parse(text) as Partial<Keyring>;
-  return { keys: Array.isArray(parsed.keys) ? parsed.keys : [] };
+function parseKeyring(json: unknown): Keyring {
+  const keys = (json as Partial<Keyring> | undefined)?.keys;
+  return { keys: Array.isArray(keys) ? keys : [] };
 }
 
-let cached: { keyring: Keyring; loadedAt: number } | undefined;
+/** The functions' copy of the keyring (keyrings/keyring-cache.ts: 5 minutes, early re-reads for unknown kids). */
+const cache = new KeyringCache(() => keyringStore().read(), maxKidLength);
 
 /** The keyring, cached for a few minutes per cold start; `refresh` forces a read (an unknown kid). */
-export async function currentKeyring(options: { refresh?: boolean } = {}): Promise<Keyring> {
-  if (!cached || options.refresh || Date.now() - cached.loadedAt > keyringCacheMs) {
-    cached = { keyring: await keyringStore().read(), loadedAt: Date.now() };
-  }
-  return cached.keyring;
+export function currentKeyring(options: { refresh?: boolean } = {}): Promise<Keyring> {
+  return cache.current(options);
 }
-
-/** Unknown kid → until when (epoch ms) it is refused without a read. Insertion order is age order. */
-const unknownKids = new Map<string, number>();
-let lastReread = Number.NEGATIVE_INFINITY;
 
 /**
  * The published key a token names by `kid`, valid for tokens at `at` (epoch ms). A kid missing from
- * the cached keyring may be a key rotated in since, so the keyring is read again (on AWS a
- * Secrets Manager call), but not for anyone who sends made-up kids: a kid that a fresh read did
- * not have is refused without another read for a minute, and however many different kids arrive,
- * the keyring is re-read at most once per `minKeyringRereadMs`. A token signed by a key rotated in
- * during such a pause is refused until it ends (a few seconds).
+ * the cached keyring may be a key rotated in since, so the keyring is read again, within the limits
+ * of `KeyringCache.find`: made-up kids do not turn into a Secrets Manager call per request.
  */
-export async function verificationKey(kid: string | undefined, at = Date.now()): Promise<SigningKey | undefined> {
-  const find = (keyring: Keyring) => publishedKeys(keyring, at).find((key) => key.kid === kid);
-  const known = find(await currentKeyring());
-  if (known || kid === undefined || kid.length > maxKidLength) return known;
-  const now = Date.now();
-  if ((unknownKids.get(kid) ?? 0) > now || now - lastReread < minKeyringRereadMs) return undefined;
-  lastReread = now;
-  const reread = find(await currentKeyring({ refresh: true }));
-  if (!reread) rememberUnknownKid(kid, now);
-  return reread;
-}
-
-function rememberUnknownKid(kid: string, now: number): void {
-  unknownKids.delete(kid);
-  unknownKids.set(kid, now + unknownKidMemoryMs);
-  for (const [oldest, until] of unknownKids) {
-    if (unknownKids.size <= maxRememberedUnknownKids && until > now) break;
-    unknownKids.delete(oldest);
-  }
+export function verificationKey(kid: string | undefined, at = Date.now()): Promise<SigningKey | undefined> {
+  return cache.find(kid, (keyring) => publishedKeys(keyring, at).find((key) => key.kid === kid));
 }
 
 export async function activeSigningKey(): Promise<SigningKey> {

@@ -106,7 +106,7 @@ export async function insertTenant(
 ): Promise<'written' | 'limit'> {
   const outcome = await liveTenantsWrite(tenant.clientId, 1, max, [
     ...alongside,
-    ...defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt),
+    ...(await defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt)),
     {
       Put: {
         TableName: tableName(),

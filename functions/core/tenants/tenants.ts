@@ -132,7 +132,7 @@ export async function createTenant(
   const templateId = input.templateId ?? (await findClient(clientId))?.defaultTemplateId;
   const tenantId = await allocateTenantId();
   const now = new Date().toISOString();
-  const token = newToken('tenant');
+  const token = await newToken('tenant', { clientId, tenantId });
   const tenant: TenantRecord = {
     tenantId,
     clientId,
@@ -310,10 +310,12 @@ export async function setTenantActive(
 
 /** A new tenant token, shown once; the previous one stops working at once. */
 export function rotateTenantToken(clientId: number, tenantId: number): Promise<{ id: number; token: string }> {
-  const token = newToken('tenant');
-  return withCurrentTenant(clientId, tenantId, async (tenant) =>
-    (await replaceTenantToken(tenant, token, new Date().toISOString())) ? { id: tenantId, token } : undefined,
-  );
+  let token: string | undefined;
+  return withCurrentTenant(clientId, tenantId, async (tenant) => {
+    // Minted once the tenant is found (its ids are then ones a token can carry), kept across retries.
+    token ??= await newToken('tenant', { clientId: tenant.clientId, tenantId: tenant.tenantId });
+    return (await replaceTenantToken(tenant, token, new Date().toISOString())) ? { id: tenantId, token } : undefined;
+  });
 }
 
 /** The template version the tenant has (`pendingTemplateId` names one it is still to get) and its granularity. */

@@ -1,0 +1,43 @@
+/**
+ * The edge stack's custom resource that puts the token keys into the viewer function's KeyValueStore
+ * when the store is made (and again when the store or the secret changes): the first key exists from
+ * the first deploy, with nothing for an operator to run. Later rotations write the store themselves
+ * (`npm run admin -- token-keys rotate`). Deleting the resource leaves the store to its own deletion.
+ *
+ * CloudFormation invokes it directly and waits for the answer at the pre-signed `ResponseURL`, which
+ * it always gets, failure included, so a deploy never hangs on it
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html).
+ */
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { syncTokenKeysToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
+import { logger } from '#functions/core/observability/logger.ts';
+
+export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
+  const kvsArn = String(event.ResourceProperties.KeyValueStoreArn);
+  let status: 'SUCCESS' | 'FAILED' = 'SUCCESS';
+  let reason = 'Token keys written';
+  try {
+    if (event.RequestType !== 'Delete') {
+      const { put, deleted } = await syncTokenKeysToKeyValueStore(kvsArn);
+      logger.info('Token keys written to the KeyValueStore', { kvsArn, put, deleted });
+    }
+  } catch (error) {
+    logger.error('Writing the token keys to the KeyValueStore failed', { kvsArn, error: error as Error });
+    status = 'FAILED';
+    reason = `Writing the token keys to ${kvsArn} failed: ${(error as Error).message}`.slice(0, 1000);
+  }
+  const answer = await fetch(event.ResponseURL, {
+    method: 'PUT',
+    // CloudFormation's pre-signed URL is signed for no content type.
+    headers: { 'content-type': '' },
+    body: JSON.stringify({
+      Status: status,
+      Reason: reason,
+      PhysicalResourceId: kvsArn,
+      StackId: event.StackId,
+      RequestId: event.RequestId,
+      LogicalResourceId: event.LogicalResourceId,
+    }),
+  });
+  if (!answer.ok) throw new Error(`CloudFormation's response URL answered ${answer.status}`);
+}

@@ -1,0 +1,39 @@
+/**
+ * The operators' scan for `npm run admin -- tokens unsigned` (bin/admin.ts): the one Scan of the
+ * project, kept out of functions/, which never scan the table (test/infra/iam-actions.test.ts).
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { TokenOwner } from '#functions/core/auth/token-repository.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+
+/** A token item issued before tokens were signed, as `listUnsignedTokens` lists it. */
+export type UnsignedToken = TokenOwner & { createdAt?: string };
+
+/**
+ * Every live token that is not signed (made before tokens were signed, or chosen by an operator):
+ * those whose owners must rotate before UNSIGNED_TOKENS=refuse. A scan of the whole table, for the
+ * operators' CLI, never a request; deleted tenants' marked tokens are left out (they open nothing).
+ */
+export async function listUnsignedTokens(): Promise<UnsignedToken[]> {
+  const found: UnsignedToken[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression:
+          'begins_with(pk, :prefix) AND sk = :sk AND attribute_not_exists(#signed) AND attribute_not_exists(#tenantDeleted)',
+        ProjectionExpression: '#kind, #clientId, #tenantId, #agentId, #createdAt',
+        ExpressionAttributeNames: Object.fromEntries(
+          ['signed', 'tenantDeleted', 'kind', 'clientId', 'tenantId', 'agentId', 'createdAt'].map((name) => [`#${name}`, name]),
+        ),
+        ExpressionAttributeValues: { ':prefix': keys.token('').pk, ':sk': keys.token('').sk },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    found.push(...((page.Items ?? []) as UnsignedToken[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return found;
+}
