@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { listUnsignedTokens } from '#tools/unsigned-tokens.ts';
 import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-keys.ts';
-import { writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
+import { syncTokenKeysToKeyValueStore, writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
 import { listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
@@ -28,6 +28,8 @@ const usage = `Usage: npm run admin -- <command> [--json]
   keys list                       the signing keys (ids and dates, never the private parts)
   token-keys rotate               new token key k<n+1>, which signs new tokens; the old ones keep verifying
                                   (with TOKEN_KEYS_KVS_ARN, written to the edge's KeyValueStore first)
+  token-keys sync                 write every token key to the edge's KeyValueStore (TOKEN_KEYS_KVS_ARN):
+                                  after a rotation made without it, or to repair the store
   token-keys list                 the token key ids, and which one signs (never the keys)
   tokens unsigned                 the tokens issued before tokens were signed: whose owners must rotate
                                   them before UNSIGNED_TOKENS=refuse (kind and owner ids)
@@ -183,9 +185,22 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
           (kvsArn
             ? ' The edge KeyValueStore has it.'
             : process.env.TOKEN_KEYS_SECRET_ARN
-              ? '\nTOKEN_KEYS_KVS_ARN was not set: if the stack has an edge, its KeyValueStore lacks this key (run the command with it, or redeploy).'
+              ? '\nTOKEN_KEYS_KVS_ARN was not set: if the stack has an edge, its KeyValueStore lacks this key (run token-keys sync with it).'
               : ''),
         { keyId, keys: ids, keyValueStore: Boolean(kvsArn) },
+      );
+      return 0;
+    }
+    case 'token-keys sync': {
+      const kvsArn = process.env.TOKEN_KEYS_KVS_ARN;
+      if (!kvsArn)
+        throw new UsageError("token-keys sync needs TOKEN_KEYS_KVS_ARN (the edge stack's TokenKeysKeyValueStoreArn output)");
+      const { put, deleted } = await syncTokenKeysToKeyValueStore(kvsArn);
+      print(
+        put.length + deleted.length === 0
+          ? 'The edge KeyValueStore already has every token key.'
+          : `The edge KeyValueStore now has every token key (written: ${put.join(', ') || 'none'}; removed: ${deleted.join(', ') || 'none'}).`,
+        { put, deleted },
       );
       return 0;
     }

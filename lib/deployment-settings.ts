@@ -1,4 +1,3 @@
-import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
 import { stageContext } from './stage.ts';
 import { type WholeNumberLimits, wholeNumberSetting } from '#functions/core/environment-settings.ts';
@@ -162,62 +161,6 @@ export function alarmEmailSetting(scope: Construct): string | undefined {
   if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
     throw new Error(`Context alarmEmail must be an e-mail address, not "${String(email)}"`);
   return email;
-}
-
-/**
- * The WAF's rate-based rules count requests over this window: the shortest WAF offers, so a flood is
- * judged on its last minute, not diluted over five.
- */
-export const EDGE_RATE_WINDOW_SECONDS = 60;
-/**
- * Requests one caller (one `Authorization` header value) may send per window before the WAF answers
- * it 429: 6,000 a minute is 100 a second, half the stage's default 200, so no single caller can spend
- * the bucket the others share. WAF takes 10 to 2,000,000,000.
- */
-export const CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 6000, min: 10, max: 2_000_000_000 };
-/**
- * Requests one address may send per window without an `Authorization` header (the SSO landing, docs,
- * JWKS, health, unmatched paths): 3,000 a minute is 50 a second, the size of one anonymous route's bucket.
- */
-export const ANONYMOUS_CALLER_RATE_LIMIT: WholeNumberLimits = { fallback: 3000, min: 10, max: 2_000_000_000 };
-/**
- * Requests one address may send per window whatever its headers: 30,000 a minute is 500 a second, room
- * for many callers behind one NAT, yet a bound on a caller that sends a new made-up token with every
- * request (each would be a new caller to the per-caller rule).
- */
-export const ADDRESS_RATE_LIMIT: WholeNumberLimits = { fallback: 30000, min: 10, max: 2_000_000_000 };
-/** CloudFront's price classes by their setting: where the distribution is served from (docs/operations.md). */
-export const EDGE_PRICE_CLASSES = {
-  '100': PriceClass.PRICE_CLASS_100,
-  '200': PriceClass.PRICE_CLASS_200,
-  All: PriceClass.PRICE_CLASS_ALL,
-};
-/** Edge locations of North America, Europe and Israel: the cheapest; callers elsewhere reach the nearest of them. */
-export const DEFAULT_EDGE_PRICE_CLASS = '100';
-
-/** What the edge (CloudFront and the WAF web ACL in front of the API) takes from context. */
-export interface EdgeSettings {
-  /** Requests per `EDGE_RATE_WINDOW_SECONDS` one `Authorization` value may send. */
-  callerRateLimit: number;
-  /** Requests per window one address may send without `Authorization`. */
-  anonymousCallerRateLimit: number;
-  /** Requests per window one address may send, with or without `Authorization`. */
-  addressRateLimit: number;
-  priceClass: PriceClass;
-}
-
-/** Reads and checks the edge's settings, like deploymentSettings. */
-export function edgeSettings(scope: Construct): EdgeSettings {
-  const raw = stageContext(scope, 'edgePriceClass');
-  const priceClass = (raw === undefined || raw === '' ? DEFAULT_EDGE_PRICE_CLASS : String(raw)).replace(/^PriceClass_/, '');
-  if (!Object.hasOwn(EDGE_PRICE_CLASSES, priceClass))
-    throw new Error(`Context edgePriceClass must be one of ${Object.keys(EDGE_PRICE_CLASSES).join(', ')}, not "${priceClass}"`);
-  return {
-    callerRateLimit: wholeNumberContext(scope, 'callerRateLimit', CALLER_RATE_LIMIT),
-    anonymousCallerRateLimit: wholeNumberContext(scope, 'anonymousCallerRateLimit', ANONYMOUS_CALLER_RATE_LIMIT),
-    addressRateLimit: wholeNumberContext(scope, 'addressRateLimit', ADDRESS_RATE_LIMIT),
-    priceClass: EDGE_PRICE_CLASSES[priceClass as keyof typeof EDGE_PRICE_CLASSES],
-  };
 }
 
 /** Each hot route's bucket settings (lib/throttling.ts), from context or their defaults. */

@@ -24,8 +24,12 @@ export const EDGE_RETRY_AFTER_SECONDS = EDGE_RATE_WINDOW_SECONDS;
  * every such spelling of one token one key, so a caller cannot multiply its budget by respelling it.
  */
 export const CALLER_KEY_TRANSFORMATIONS = ['COMPRESS_WHITE_SPACE', 'LOWERCASE'] as const;
-/** Headers whose values never reach the WAF log: tokens and session cookies. */
-export const REDACTED_HEADERS = ['authorization', 'cookie'] as const;
+/**
+ * Headers whose values neither the WAF log nor anything else WAF stores shows (data protection, which,
+ * unlike the log's redaction, covers the rate rules' keys too): the token as a one-way hash, so that
+ * one caller's requests still read as one; the session cookies replaced.
+ */
+export const PROTECTED_HEADERS = { authorization: 'HASH', cookie: 'SUBSTITUTION' } as const;
 
 /**
  * The 429 the WAF answers, in the service's error envelope (functions/core/errors.ts) so a client
@@ -65,9 +69,10 @@ export interface EdgeFirewallProps {
   /** The paths of the routes that take no token (`anonymousPathsOf`). */
   anonymousPaths: readonly string[];
   /**
-   * With a BI front end behind the tenant distribution (frontEnd `origin`): what of its traffic is the
-   * API's, the API host and the paths ending in `/` this service owns on the tenant domains. The rate
-   * rules then count only those requests: the front end's pages and assets are not the API's to limit.
+   * With a BI front end on the tenant domains (frontEnd `origin` or `distributionId`): what of their
+   * traffic is the API's, the API host and the paths ending in `/` this service owns on the tenant
+   * domains. The rate rules then count only those requests: the front end's pages and assets are not
+   * the API's to limit.
    */
   apiRequests?: { host: string; paths: readonly string[] };
   alarmAction: IAlarmAction;
@@ -87,8 +92,8 @@ export interface EdgeFirewallProps {
  *   caller to `PerCaller` but not a new address.
  *
  * Each rate rule answers 429 in the service's envelope and has an alarm on its blocks. The web ACL logs
- * what it blocked or counted to `aws-waf-logs-<stack>`, without tokens, cookies or paths (the SSO
- * landing's path carries a login token).
+ * what it blocked or counted to `aws-waf-logs-<stack>`, with tokens hashed and without cookies or paths
+ * (the SSO landing's path carries a login token), and keeps no sampled requests.
  */
 export class EdgeFirewall {
   readonly webAcl: CfnWebACL;
@@ -104,8 +109,9 @@ export class EdgeFirewall {
     const visibility = (metricName: string): CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
       metricName,
-      // The console then shows samples of what each rule matched (with the redacted fields of the log).
-      sampledRequestsEnabled: true,
+      // No samples: they would show the landing's path, which carries a login token, and WAF redacts no
+      // path in them. The WAF log (below) shows what the rules refused or counted, without secrets.
+      sampledRequestsEnabled: false,
     });
     const hasAuthorization: CfnWebACL.StatementProperty = {
       sizeConstraintStatement: {
@@ -205,6 +211,12 @@ export class EdgeFirewall {
       scope: 'CLOUDFRONT',
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.webAclMetricName),
+      dataProtectionConfig: {
+        dataProtections: Object.entries(PROTECTED_HEADERS).map(([name, action]) => ({
+          field: { fieldType: 'SINGLE_HEADER', fieldKeys: [name] },
+          action,
+        })),
+      },
       customResponseBodies: {
         [PER_CALLER_RULE]: body(settings.callerRateLimit, 'this bearer token'),
         [ANONYMOUS_PATHS_RULE]: body(settings.anonymousCallerRateLimit, 'this address to the routes without a token'),
@@ -222,8 +234,8 @@ export class EdgeFirewall {
     new CfnLoggingConfiguration(stack, 'WafLogging', {
       resourceArn: this.webAcl.attrArn,
       logDestinationConfigs: [this.logGroup.logGroupArn],
-      // Tokens, session cookies, and the path (the SSO landing's carries a login token) are never written.
-      redactedFields: [...REDACTED_HEADERS.map((name) => ({ singleHeader: { Name: name } })), { uriPath: {} }],
+      // Nor the path: the SSO landing's carries a login token (the headers are the web ACL's data protection's).
+      redactedFields: [{ uriPath: {} }],
       // What the edge refused or a counting rule matched; allowed requests are in the API's access log.
       loggingFilter: {
         DefaultBehavior: 'DROP',
@@ -249,7 +261,7 @@ export class EdgeFirewall {
     };
     for (const rule of rules) {
       const alarm = new Alarm(stack, `${rule.name}BlockedAlarm`, {
-        alarmDescription: `The WAF refused requests that ${limits[rule.name]}. The log group aws-waf-logs-${stack.stackName} names the addresses. ${RUNBOOK}`,
+        alarmDescription: `The WAF refused requests that ${limits[rule.name]}. The log group aws-waf-logs-${stack.stackName} names the addresses (clientIp); the functions' request lines with that viewerAddress name the caller. ${RUNBOOK}`,
         metric: new Metric({
           namespace: 'AWS/WAFV2',
           metricName: 'BlockedRequests',

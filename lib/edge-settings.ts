@@ -140,8 +140,8 @@ export function edgeSettings(scope: Construct): EdgeSettings {
  * second than one address may send it through the edge. On a route without a token, that is the lesser
  * of `anonymousCallerRateLimit` and `addressRateLimit`; on a route with one, `addressRateLimit`, however
  * many tokens the address holds. Not `$default`: it answers only 404 and 405 (an unmatched path, a wrong
- * method), which no caller depends on, and with the edge only requests with a token reach it (the viewer
- * function refuses the rest). Empty when every bucket is above its share.
+ * method), which no caller depends on, so an address emptying its bucket harms nobody. Empty when every
+ * bucket is above its share.
  */
 export function edgeLimitProblems(
   settings: Pick<EdgeSettings, 'anonymousCallerRateLimit' | 'addressRateLimit'>,

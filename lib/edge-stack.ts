@@ -1,9 +1,9 @@
-import { CfnOutput, CustomResource, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, CustomResource, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Function as EdgeFunction, FunctionCode, FunctionRuntime, KeyValueStore } from 'aws-cdk-lib/aws-cloudfront';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { serviceMetricsNamespace, serviceName, stageVariable } from '#functions/core/observability/names.ts';
 import { anonymousPathsOf, viewerRequestCode } from '#functions/edge/viewer-request-code.ts';
@@ -14,7 +14,7 @@ import { EdgeFirewall } from './edge-firewall.ts';
 import { type EdgeSettings, edgeLimitProblems } from './edge-settings.ts';
 import { RUNBOOK } from './monitoring.ts';
 import { OriginSecret } from './origin-secret.ts';
-import { ProjectFunction } from './project-function.ts';
+import { functionWithOwnRole } from './project-function.ts';
 import { EDGE_REGION } from './stage.ts';
 import type { RouteBucket } from './throttling.ts';
 
@@ -94,42 +94,34 @@ export class EdgeStack extends Stack {
       settings,
       anonymousPaths,
       alarmAction: alarmTopic.action,
+      // With a front end on the tenant domains (ours in front of it, or its own distribution with this web
+      // ACL attached), the rate rules count the API's requests only.
       apiRequests:
-        settings.frontEnd !== 'none' && 'origin' in settings.frontEnd
-          ? { host: apiHost, paths: TENANT_DOMAIN_API_PATHS.map((pattern) => pattern.replace(/\*$/, '')) }
-          : undefined,
+        settings.frontEnd === 'none'
+          ? undefined
+          : { host: apiHost, paths: TENANT_DOMAIN_API_PATHS.map((pattern) => pattern.replace(/\*$/, '')) },
     });
 
     // The token keys the viewer function checks signatures with: copied from the service's secret at
     // deploy by a custom resource, and by `npm run admin -- token-keys rotate` after.
     this.tokenKeys = new KeyValueStore(this, 'TokenKeys', { comment: `Token MAC keys of stage ${props.stage} (k<id>)` });
-    const syncRole = new Role(this, 'TokenKeysSyncRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Copies the token MAC keys from the service secret into the edge KeyValueStore',
-    });
-    const sync = new ProjectFunction(this, 'TokenKeysSync', {
+    const sync = functionWithOwnRole(this, 'TokenKeysSync', {
       entry: 'functions/edge/token-keys-sync.ts',
       description: 'Custom resource: copies the token keys into the viewer function KeyValueStore',
       environment: { TOKEN_KEYS_SECRET_ARN: props.tokenKeysSecretArn },
       timeoutSeconds: 60,
-      role: syncRole,
+      statements: [
+        new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [props.tokenKeysSecretArn] }),
+        new PolicyStatement({
+          actions: [
+            'cloudfront-keyvaluestore:DescribeKeyValueStore',
+            'cloudfront-keyvaluestore:ListKeys',
+            'cloudfront-keyvaluestore:UpdateKeys',
+          ],
+          resources: [this.tokenKeys.keyValueStoreArn],
+        }),
+      ],
     });
-    syncRole.addToPolicy(
-      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [sync.logGroup.logGroupArn] }),
-    );
-    syncRole.addToPolicy(
-      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [props.tokenKeysSecretArn] }),
-    );
-    syncRole.addToPolicy(
-      new PolicyStatement({
-        actions: [
-          'cloudfront-keyvaluestore:DescribeKeyValueStore',
-          'cloudfront-keyvaluestore:ListKeys',
-          'cloudfront-keyvaluestore:UpdateKeys',
-        ],
-        resources: [this.tokenKeys.keyValueStoreArn],
-      }),
-    );
     new CustomResource(this, 'TokenKeysInStore', {
       serviceToken: sync.functionArn,
       resourceType: 'Custom::TokenKeysSync',
@@ -196,11 +188,7 @@ export class EdgeStack extends Stack {
     }
 
     // The probe: through the edge as a caller, every minute, from us-east-1 (outside the service's region).
-    const probeRole = new Role(this, 'EdgeProbeRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Calls the API through the edge with a well-signed unknown token',
-    });
-    const probe = new ProjectFunction(this, 'EdgeProbe', {
+    const probe = functionWithOwnRole(this, 'EdgeProbe', {
       entry: 'functions/edge/edge-probe.ts',
       description: `Every minute: GET /health and a token request through https://${apiHost}`,
       environment: {
@@ -209,14 +197,9 @@ export class EdgeStack extends Stack {
         [stageVariable]: props.stage,
       },
       timeoutSeconds: 30,
-      role: probeRole,
+      // It signs its token with the current token key, as the service does.
+      statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [props.tokenKeysSecretArn] })],
     });
-    probeRole.addToPolicy(
-      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [probe.logGroup.logGroupArn] }),
-    );
-    probeRole.addToPolicy(
-      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [props.tokenKeysSecretArn] }),
-    );
     new Rule(this, 'EdgeProbeRule', {
       description: `Runs the edge probe of stage ${props.stage} every minute`,
       schedule: Schedule.cron({ minute: '*' }),
@@ -241,12 +224,6 @@ export class EdgeStack extends Stack {
       // A probe that stopped running is an edge nobody watches.
       treatMissingData: TreatMissingData.BREACHING,
     });
-
-    for (const role of [syncRole, probeRole])
-      Validations.of(role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level permissions.',
-      });
 
     new CfnOutput(this, 'WebAclArn', { value: this.firewall.webAcl.attrArn });
     new CfnOutput(this, 'EdgeAlarmTopicArn', { value: alarmTopic.topic.topicArn });

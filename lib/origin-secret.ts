@@ -1,10 +1,10 @@
-import { Duration, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
 import { ORIGIN_SECRET_LENGTH } from '#functions/core/edge/origin-secret-rotation.ts';
-import { ProjectFunction } from './project-function.ts';
+import { functionWithOwnRole, type ProjectFunction } from './project-function.ts';
 import { EDGE_REGION } from './stage.ts';
 
 /**
@@ -36,38 +36,26 @@ export class OriginSecret {
 
   /** Rotates the value every `days`, setting it on these distributions (ours, and the front end's if it keeps its own). */
   rotateOn(distributions: { ids: string[]; arns: string[] }, days: number): ProjectFunction {
-    const role = new Role(this.stack, 'OriginSecretRotationRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Rotates the origin secret and sets it on the distributions',
-    });
-    const fn = new ProjectFunction(this.stack, 'OriginSecretRotation', {
+    const fn = functionWithOwnRole(this.stack, 'OriginSecretRotation', {
       entry: 'functions/edge/origin-secret-rotation.ts',
       description: `Rotates ${originSecretName(this.stage)} and sets each new value on the distributions`,
       environment: { ORIGIN_DISTRIBUTION_IDS: distributions.ids.join(',') },
       timeoutSeconds: 60,
-      role,
+      // The rotation's own actions on the secret are granted by addRotationSchedule.
+      statements: [
+        new PolicyStatement({
+          actions: ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
+          resources: distributions.arns,
+        }),
+        new PolicyStatement({ actions: ['secretsmanager:GetRandomPassword'], resources: ['*'] }),
+      ],
+      wildcardReason: 'Nor does secretsmanager:GetRandomPassword, which makes each new value.',
     });
-    role.addToPolicy(
-      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [fn.logGroup.logGroupArn] }),
-    );
-    role.addToPolicy(
-      new PolicyStatement({
-        actions: ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
-        resources: distributions.arns,
-      }),
-    );
-    // GetRandomPassword has no resource; the rotation's own actions on the secret are granted by addRotationSchedule.
-    role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetRandomPassword'], resources: ['*'] }));
     this.secret.addRotationSchedule('OriginSecretRotationSchedule', {
       rotationLambda: fn,
       automaticallyAfter: Duration.days(days),
       // The first rotation comes on schedule, not in the middle of the deploy that made the distributions.
       rotateImmediatelyOnUpdate: false,
-    });
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'secretsmanager:GetRandomPassword and X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) support no resource-level permissions.',
     });
     return fn;
   }
@@ -78,33 +66,21 @@ export class OriginSecret {
  * origin header (missing: API Gateway answers 401 without calling it), answers cached per value.
  */
 export function originAuthorizer(stack: Stack, stage: string, reservedConcurrency?: number) {
-  const role = new Role(stack, 'OriginAuthorizerRole', {
-    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-    description: 'Reads the origin secret to tell requests that came through CloudFront',
-  });
-  const fn = new ProjectFunction(stack, 'OriginAuthorizer', {
+  const fn = functionWithOwnRole(stack, 'OriginAuthorizer', {
     entry: 'functions/edge/origin-authorizer.ts',
     description: `Lets through requests that carry the edge's ${ORIGIN_HEADER} (${originSecretName(stage)})`,
     environment: { ORIGIN_SECRET_ID: originSecretName(stage), ORIGIN_SECRET_REGION: EDGE_REGION },
     timeoutSeconds: 10,
-    role,
     reservedConcurrency,
-  });
-  role.addToPolicy(
-    new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [fn.logGroup.logGroupArn] }),
-  );
-  role.addToPolicy(
-    new PolicyStatement({
-      actions: ['secretsmanager:GetSecretValue'],
-      // Secrets Manager adds six characters to a secret's name in its ARN.
-      resources: [
-        `arn:${stack.partition}:secretsmanager:${EDGE_REGION}:${stack.account}:secret:${originSecretName(stage)}-??????`,
-      ],
-    }),
-  );
-  Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level permissions.',
+    statements: [
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        // Secrets Manager adds six characters to a secret's name in its ARN.
+        resources: [
+          `arn:${stack.partition}:secretsmanager:${EDGE_REGION}:${stack.account}:secret:${originSecretName(stage)}-??????`,
+        ],
+      }),
+    ],
   });
   const authorizer = new HttpLambdaAuthorizer('OriginAuthorizer', fn, {
     authorizerName: 'came-through-the-edge',

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import type { IRole } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -96,4 +96,35 @@ export class ProjectFunction extends NodejsFunction {
         '(esbuild target) and tested on Node.js 20, so moving to a newer runtime is a deliberate change of its own.',
     });
   }
+}
+
+/**
+ * A function that shares no permissions with the service's route and queue functions (lib/function-roles.ts):
+ * the edge's custom resource, probe and rotation, the origin authorizer. Its role may write its own log
+ * group and do what `statements` say, nothing more.
+ */
+export function functionWithOwnRole(
+  scope: Construct,
+  id: string,
+  props: Omit<ProjectFunctionProps, 'role'> & {
+    statements: PolicyStatement[];
+    /** Why a statement of `statements` needs the resource `*`, if one does. */
+    wildcardReason?: string;
+  },
+): ProjectFunction {
+  const role = new Role(scope, `${id}Role`, {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: props.description,
+  });
+  const { statements, wildcardReason, ...functionProps } = props;
+  const fn = new ProjectFunction(scope, id, { ...functionProps, role });
+  role.addToPolicy(
+    new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [fn.logGroup.logGroupArn] }),
+  );
+  for (const statement of statements) role.addToPolicy(statement);
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: `X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level permissions.${wildcardReason ? ` ${wildcardReason}` : ''}`,
+  });
+  return fn;
 }

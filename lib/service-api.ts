@@ -85,8 +85,9 @@ export interface ServiceApiProps {
 }
 
 /**
- * The HTTP API and one function per row of the route table. No route has an API Gateway authorizer:
- * each handler authenticates its own request (DESIGN.md section 2).
+ * The HTTP API and one function per row of the route table. Each handler authenticates its own
+ * request (DESIGN.md section 2); the one API Gateway authorizer, with the edge on, only checks that a
+ * request came through CloudFront (`authorizer`) and decides nothing about tenants.
  */
 export class ServiceApi {
   readonly api: HttpApi;

@@ -134,6 +134,9 @@ export class ServiceStack extends Stack {
     // Without the edge, where the wildcard DNS record `*.<tenantBaseDomain>` points (with it, the edge stack says).
     if (api.tenantDomains && !props.edge)
       new CfnOutput(this, 'TenantDomainTarget', { value: api.tenantDomains.regionalDomainName });
+    // With the edge, the distributions' origin: what a front end's own distribution adds for /auth/* and /.well-known/*.
+    if (api.tenantDomains && props.edge)
+      new CfnOutput(this, 'ApiOriginDomainName', { value: api.tenantDomains.regionalDomainName });
     new CfnOutput(this, 'TableName', { value: table.table.tableName });
     new CfnOutput(this, 'TableKeyArn', { value: table.key.keyArn });
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secret.secretArn });

@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
 import type { EdgeHandler, EdgeHeaders } from './edge-function.ts';
+import { type Listening, listen } from './ports.ts';
 
-export interface Edge {
-  url: string;
-  close(): Promise<void>;
-}
+export type Edge = Listening;
 
 /** CloudFront's 502 when the origin cannot be reached (its own page; the twin says it in a line). */
 const originUnreachable = 'The twin edge could not reach its origin (the gateway).';
@@ -81,18 +78,5 @@ export async function startEdge(options: {
         if (!response.headersSent) response.writeHead(503, { 'content-type': 'text/plain' }).end('The edge function failed.');
       });
   });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://localhost:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, options.port, options.host);
 }

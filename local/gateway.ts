@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type {
   APIGatewayProxyEventV2,
   APIGatewayProxyStructuredResultV2,
@@ -11,6 +10,7 @@ import { type Route, routeKey, routes, routeTimeoutSeconds, unmatchedRoute } fro
 import { accessLine } from './access-log.ts';
 import { apiGatewayEvent } from './api-gateway-event.ts';
 import { invoke } from './lambda-context.ts';
+import { type Listening, listen } from './ports.ts';
 import { matchRoute } from '#functions/core/api/route-matching.ts';
 
 /** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
@@ -31,10 +31,7 @@ function loadHandler(route: Pick<Route, 'handler'>): Promise<LambdaHandler> {
   return loaded;
 }
 
-export interface Gateway {
-  url: string;
-  close(): Promise<void>;
-}
+export type Gateway = Listening;
 
 /**
  * An HTTP API Lambda authorizer (REQUEST, payload 2.0, simple responses) on every route, as the stack
@@ -121,20 +118,7 @@ export async function startGateway(options: {
         if (options.log) console.log(accessLine(request.method, request.url, response.statusCode, Date.now() - started));
       });
   });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://localhost:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, options.port, options.host);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 
 /** A port free on loopback right now (the OS picks it). */
 export function freePort(): Promise<number> {
@@ -10,4 +11,28 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('No port'))));
     });
   });
+}
+
+/** A server of the twin's, listening, with its URL and a way to close it at once (open connections too). */
+export interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts `server` on `port` (0: one the OS picks) of `host`, keeping idle connections 5 s as API Gateway and CloudFront do. */
+export async function listen(server: HttpServer, port: number, host = '127.0.0.1'): Promise<Listening> {
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://localhost:${bound}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }

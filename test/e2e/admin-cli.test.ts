@@ -111,6 +111,13 @@ test('token-keys commands against a deployed stack need the secret; so do the cl
   const rotate = await runToEnd('bin/admin.ts', ['token-keys', 'rotate'], { ...againstTable, TOKEN_KEYS_SECRET_ARN: undefined });
   expect(rotate.code).toBe(2);
   expect(rotate.output).toContain('TOKEN_KEYS_SECRET_ARN');
+  const sync = await runToEnd('bin/admin.ts', ['token-keys', 'sync'], {
+    ...againstTable,
+    TOKEN_KEYS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:TokenKeys-abcdef',
+    TOKEN_KEYS_KVS_ARN: undefined,
+  });
+  expect(sync.code).toBe(2);
+  expect(sync.output).toContain('token-keys sync needs TOKEN_KEYS_KVS_ARN');
   const create = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'No keys'], {
     ...againstTable,
     TOKEN_KEYS_SECRET_ARN: undefined,

@@ -7,7 +7,7 @@
  * model (throttling.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,20 +33,11 @@ import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { stageOf } from '#lib/stage.ts';
 import { testApp } from '#test/support/cdk-app.ts';
+import { TEST_BASE_DOMAIN, productionStage, synthesizeProduction } from '#test/support/stages.ts';
 import { rateRulesOf } from './waf-model.ts';
 
-const BASE = 'bi.example.com';
-const TENANT_CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c';
-const EDGE_CERTIFICATE = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d';
-const production = {
-  account: '123456789012',
-  region: 'eu-west-1',
-  alarmEmail: 'ops@example.com',
-  tenantBaseDomain: BASE,
-  tenantCertificateArn: TENANT_CERTIFICATE,
-  edgeCertificateArn: EDGE_CERTIFICATE,
-  frontEnd: 'none',
-};
+const BASE = TEST_BASE_DOMAIN;
+const production = productionStage;
 
 type Json = Record<string, unknown>;
 interface CfnResource<P = Json> {
@@ -61,7 +52,14 @@ interface WafRule {
   OverrideAction?: Json;
   VisibilityConfig: Json;
 }
-type WebAcl = { Scope: string; DefaultAction: Json; Rules: WafRule[]; CustomResponseBodies: Record<string, { Content: string }> };
+type WebAcl = {
+  Scope: string;
+  DefaultAction: Json;
+  Rules: WafRule[];
+  CustomResponseBodies: Record<string, { Content: string }>;
+  VisibilityConfig: Json;
+  DataProtectionConfig: Json;
+};
 interface Behavior {
   TargetOriginId: string;
   PathPattern?: string;
@@ -80,12 +78,7 @@ interface DistributionConfig {
   Origins: { Id: string; DomainName: unknown; OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[] }[];
 }
 
-/** The app of a stage, as bin/app.ts builds it (without bundling the functions). */
-function synthesizeApp(settings: Json = {}, context: Json = {}) {
-  const app = testApp({ stage: 'prod', stages: { prod: { ...production, ...settings } }, ...context });
-  const stacks = serviceStacks(app, stageOf(app));
-  return { stacks, service: Template.fromStack(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
-}
+const synthesizeApp = synthesizeProduction;
 
 function single<T>(items: readonly T[], what: string): T {
   if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
@@ -237,7 +230,7 @@ describe('the edge stack', () => {
       expect(problemOf({ managedRules: 'sometimes' })).toMatch(/managedRules must be count or block/);
     });
 
-    it('logs what it blocked or counted to aws-waf-logs-…, kept a month, without tokens, cookies or paths', () => {
+    it('logs what it blocked or counted to aws-waf-logs-…, kept a month, tokens hashed, without cookies or paths; samples nothing', () => {
       const [, group] = single(
         resources(edge, 'AWS::Logs::LogGroup').filter(([id]) => id.startsWith('WafLogs')),
         'WAF log group',
@@ -245,7 +238,7 @@ describe('the edge stack', () => {
       expect(group.Properties).toMatchObject({ LogGroupName: 'aws-waf-logs-BiTenantAdmin-prod-edge', RetentionInDays: 30 });
       const [, logging] = single(resources(edge, 'AWS::WAFv2::LoggingConfiguration'), 'logging configuration');
       expect(logging.Properties).toMatchObject({
-        RedactedFields: [{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'cookie' } }, { UriPath: {} }],
+        RedactedFields: [{ UriPath: {} }],
         LoggingFilter: {
           DefaultBehavior: 'DROP',
           Filters: [
@@ -258,6 +251,16 @@ describe('the edge stack', () => {
         },
       });
       expect(problemOf({ wafLogRetentionDays: 45 })).toMatch(/wafLogRetentionDays must be one of/);
+      // Tokens hashed and cookies replaced wherever WAF keeps request data (the rate rules' keys in the log too),
+      // and no sampled requests, which would show the landing's login token in its path.
+      expect(webAclOf(edge).DataProtectionConfig).toEqual({
+        DataProtections: [
+          { Field: { FieldType: 'SINGLE_HEADER', FieldKeys: ['authorization'] }, Action: 'HASH' },
+          { Field: { FieldType: 'SINGLE_HEADER', FieldKeys: ['cookie'] }, Action: 'SUBSTITUTION' },
+        ],
+      });
+      for (const config of [webAclOf(edge).VisibilityConfig, ...webAclOf(edge).Rules.map((rule) => rule.VisibilityConfig)])
+        expect(config).toMatchObject({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true });
     });
 
     it('alarms on each rule’s blocks, to the stack’s own topic', () => {
@@ -382,7 +385,7 @@ describe('the edge stack', () => {
       for (const config of [api, tenants]) {
         expect(config?.IPV6Enabled).toBe(false);
         expect(config?.ViewerCertificate).toEqual({
-          AcmCertificateArn: EDGE_CERTIFICATE,
+          AcmCertificateArn: production.edgeCertificateArn,
           MinimumProtocolVersion: 'TLSv1.2_2021',
           SslSupportMethod: 'sni-only',
         });
@@ -434,10 +437,17 @@ describe('the edge stack', () => {
       }
     });
 
-    it('with the front end’s own distribution, leave the tenant domains to it', () => {
+    it('with the front end’s own distribution, leave the tenant domains to it, and scope the rate rules to the API there too', () => {
       const kept = synthesizeApp({ frontEnd: { distributionId: 'E2FRONTEND123' } });
       expect(Object.keys(distributionsOf(kept.edge as Template))).toEqual(['ApiDistribution']);
       expect(Object.keys((kept.edge as Template).toJSON().Outputs)).not.toContain('TenantDomainTarget');
+      expect(JSON.stringify(kept.service.toJSON().Outputs.ApiOriginDomainName)).toContain('RegionalDomainName');
+      const perAddress = single(
+        rateRulesOf(webAclOf(kept.edge as Template)).filter((rule) => rule.name === PER_ADDRESS_RULE),
+        PER_ADDRESS_RULE,
+      );
+      expect(perAddress.inScope({ address: '198.51.100.7', host: `acme-1.${BASE}`, path: '/dashboards/7' })).toBe(false);
+      expect(perAddress.inScope({ address: '198.51.100.7', host: `acme-1.${BASE}`, path: '/auth/session' })).toBe(true);
     });
 
     it('alarm on 5xx rates and origin latency (with the additional metrics on), each distribution', () => {
@@ -609,8 +619,8 @@ describe('stages and the edge', () => {
     expect(problem(ephemeral)).toContain('missing: tenantCertificateArn, edgeCertificateArn, frontEnd.');
     const complete = {
       ...ephemeral,
-      tenantCertificateArn: TENANT_CERTIFICATE,
-      edgeCertificateArn: EDGE_CERTIFICATE,
+      tenantCertificateArn: production.tenantCertificateArn,
+      edgeCertificateArn: production.edgeCertificateArn,
       frontEnd: 'none',
     };
     expect(problem(complete)).toMatch(/needs its account and region/);

@@ -34,16 +34,25 @@ export interface StageSettings {
 /** API Gateway's throttle quota per account and region, shared by all its APIs: AWS's defaults. */
 export const ACCOUNT_LIMITS: Limits = { ThrottlingRateLimit: 10_000, ThrottlingBurstLimit: 5_000 };
 
-/** API Gateway's token bucket: `burst` tokens at most, refilled at `rate` a second; it starts full. */
+/**
+ * API Gateway's token bucket: `burst` tokens at most, refilled at `rate` a second; it starts full. The
+ * refill is counted when a token is asked for, up to the end of that millisecond: the same as adding a
+ * millisecond's worth at each millisecond (the bucket is capped either way), without touching every
+ * route's bucket every millisecond.
+ */
 export class TokenBucket {
   private tokens: number;
+  /** Milliseconds whose refill is counted. */
+  private filledMs = 0;
   constructor(private readonly limits: Limits) {
     this.tokens = limits.ThrottlingBurstLimit;
   }
-  refill(seconds: number) {
-    this.tokens = Math.min(this.limits.ThrottlingBurstLimit, this.tokens + this.limits.ThrottlingRateLimit * seconds);
-  }
-  take(): boolean {
+  take(ms: number): boolean {
+    const elapsed = ms + 1 - this.filledMs;
+    if (elapsed > 0) {
+      this.tokens = Math.min(this.limits.ThrottlingBurstLimit, this.tokens + (this.limits.ThrottlingRateLimit * elapsed) / 1000);
+      this.filledMs = ms + 1;
+    }
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
@@ -187,8 +196,6 @@ export function simulate(
     }
     return bucket;
   };
-  // Every route's bucket exists (and fills) from the start, whether or not anyone calls it yet.
-  for (const { key } of requests) bucketOf(key);
   const firewall = options.firewall ? new FirewallState(options.firewall) : undefined;
   const lambda = options.lambda ? new Concurrency(options.lambda) : undefined;
   const routeDurationMs = options.lambda?.routeDurationMs ?? 0;
@@ -210,8 +217,6 @@ export function simulate(
   for (let ms = 0; ms < seconds * 1000; ms++) {
     const second = Math.floor(ms / 1000);
     const counted = second >= countFrom;
-    account.refill(0.001);
-    for (const bucket of routes.values()) bucket.refill(0.001);
     lambda?.release(ms);
 
     events.length = 0;
@@ -245,8 +250,8 @@ export function simulate(
             rules.set(rule, (rules.get(rule) ?? 0) + 1);
             blockedByRule.set(name, rules);
           }
-        } else if (!bucketOf(requestStream.key).take()) result = 'throttledByRoute';
-        else if (!account.take()) result = 'throttledByAccount';
+        } else if (!bucketOf(requestStream.key).take(ms)) result = 'throttledByRoute';
+        else if (!account.take(ms)) result = 'throttledByAccount';
         else if (lambda && !lambda.start(requestStream.key, ms, routeDurationMs)) result = 'throttledByLambda';
         else result = 'served';
       }

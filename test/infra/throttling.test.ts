@@ -23,9 +23,7 @@ import {
   DEFAULT_API_BURST_LIMIT,
   DEFAULT_API_RATE_LIMIT,
 } from '#lib/deployment-settings.ts';
-import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
-import { stageOf } from '#lib/stage.ts';
 import {
   HOT_ROUTES,
   ROUTE_DURATION_MS,
@@ -36,6 +34,7 @@ import {
   routeReservation,
 } from '#lib/throttling.ts';
 import { testApp } from '../support/cdk-app.ts';
+import { TEST_BASE_DOMAIN as BASE, synthesizeProduction } from '../support/stages.ts';
 import {
   type Invocations,
   type LambdaConcurrency,
@@ -49,17 +48,6 @@ import {
   total,
 } from './throttle-model.ts';
 import { type Firewall, WAF_DETECTION_SECONDS, firewallOf } from './waf-model.ts';
-
-const BASE = 'bi.example.com';
-const production = {
-  account: '123456789012',
-  region: 'eu-west-1',
-  alarmEmail: 'ops@example.com',
-  tenantBaseDomain: BASE,
-  tenantCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
-  edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d',
-  frontEnd: 'none',
-};
 
 function single<T>(items: readonly T[], what: string): T {
   if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
@@ -364,12 +352,10 @@ describe('flood scenarios with the edge (the synthesized production app and web 
   let firewall: Firewall;
 
   beforeAll(() => {
-    const app = testApp({ stage: 'prod', stages: { prod: production } });
-    const stacks = serviceStacks(app, stageOf(app));
-    const service = Template.fromStack(stacks.service);
+    const { service, edge: edgeTemplate } = synthesizeProduction();
     stage = stageSettingsOf(service);
     lambda = lambdaOf(service);
-    const edge = Template.fromStack(stacks.edge as NonNullable<typeof stacks.edge>);
+    const edge = edgeTemplate as Template;
     const acl = single(Object.values(edge.findResources('AWS::WAFv2::WebACL')) as { Properties: unknown }[], 'web ACL');
     firewall = firewallOf(acl.Properties, WAF_DETECTION_SECONDS);
   });

@@ -1,0 +1,28 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { serviceStacks } from '#lib/service-app.ts';
+import { stageOf } from '#lib/stage.ts';
+import { testApp } from './cdk-app.ts';
+
+/** The tenant domains of the test stages. */
+export const TEST_BASE_DOMAIN = 'bi.example.com';
+
+/** A complete production stage, edge on (made-up account and certificates), as cdk.json would hold it. */
+export const productionStage = {
+  account: '123456789012',
+  region: 'eu-west-1',
+  alarmEmail: 'ops@example.com',
+  tenantBaseDomain: TEST_BASE_DOMAIN,
+  tenantCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
+  edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d',
+  frontEnd: 'none',
+};
+
+/**
+ * The app of the production stage with `settings` over it, as bin/app.ts builds it (without bundling
+ * the functions): its stacks and their templates.
+ */
+export function synthesizeProduction(settings: Record<string, unknown> = {}, context: Record<string, unknown> = {}) {
+  const app = testApp({ stage: 'prod', stages: { prod: { ...productionStage, ...settings } }, ...context });
+  const stacks = serviceStacks(app, stageOf(app));
+  return { stacks, service: Template.fromStack(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
+}
