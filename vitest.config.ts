@@ -9,6 +9,10 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
+    // Most connected files wait on DynamoDB Local, the twin or a child process rather than compute: on a
+    // 2-core machine two workers keep about 1.1 cores busy, three about 1.6 (the whole suite measured
+    // 13:00 against 9:33 here, the same minutes), so three, whatever the core count says.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 120_000,
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },

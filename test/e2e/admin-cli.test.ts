@@ -1,12 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, inject, test } from 'vitest';
+import { expect, inject, test, vi } from 'vitest';
 import { createClient } from '#functions/core/clients/clients.ts';
 import { api, expectErrorEnvelope } from '#test/support/api.ts';
 import { runToEnd } from '#test/support/processes.ts';
 
 /** The CLI's AWS mode (TABLE_NAME set), pointed at the test run's DynamoDB Local like a deployed table. */
+// Each test runs the CLI as its own process, several times, beside the other test files: a guard
+// against a hang, generous enough for a busy machine, not a measure of speed.
+vi.setConfig({ testTimeout: 120_000 });
+
 const againstTable = { TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint') };
 
 test('client create prints a working token once; rotate-token replaces it; list shows the client', async () => {

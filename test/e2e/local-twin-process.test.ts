@@ -1,9 +1,13 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import { javaMissingMessage, javaTooOldMessage } from '#local/dynamodb-local.ts';
 import { answers, runToEnd, startTwinProcess } from '#test/support/processes.ts';
+
+// Each test starts processes (twins with DynamoDB Local, the CLI, a whole vitest run) beside the other
+// test files: a guard against a hang, generous enough for a busy machine, not a measure of speed.
+vi.setConfig({ testTimeout: 120_000 });
 
 const scratch = mkdtempSync(join(tmpdir(), 'twin-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -101,8 +101,11 @@ describe('webhook deliverer', () => {
 
   test('a duplicate copy of the message that loses the race does not move a delivered delivery back', async () => {
     const delivery = await pendingDelivery('/duplicate', 0);
-    // Both copies POST; the first answer is a quick 200, the second a slow 500.
-    receiver.replyWith(() => (receiver.at('/duplicate').length === 1 ? { status: 200 } : { status: 500, delayMs: 500 }));
+    // Both copies POST (each reads the delivery unfinished once it holds a slot: the answers take a while);
+    // the first answer is a 200, the second a slower 500.
+    receiver.replyWith(() =>
+      receiver.at('/duplicate').length === 1 ? { status: 200, delayMs: 300 } : { status: 500, delayMs: 600 },
+    );
     const results = await Promise.all([
       handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
       handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),

@@ -17,12 +17,26 @@ export const productionStage = {
   frontEnd: 'none',
 };
 
-/**
- * The app of the production stage with `settings` over it, as bin/app.ts builds it (without bundling
- * the functions): its stacks and their templates.
- */
-export function synthesizeProduction(settings: Record<string, unknown> = {}, context: Record<string, unknown> = {}) {
+type Synthesized = ReturnType<typeof synthesize>;
+/** A test file's synthesized apps by their settings: the same settings are synthesized once (tests only read them). */
+const synthesized = new Map<string, Synthesized>();
+
+function synthesize(settings: Record<string, unknown>, context: Record<string, unknown>) {
   const app = testApp({ stage: 'prod', stages: { prod: { ...productionStage, ...settings } }, ...context });
   const stacks = serviceStacks(app, stageOf(app));
   return { stacks, service: Template.fromStack(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
+}
+
+/**
+ * The app of the production stage with `settings` over it, as bin/app.ts builds it (without bundling
+ * the functions): its stacks and their templates. A stage that cannot be synthesized throws, each time.
+ */
+export function synthesizeProduction(settings: Record<string, unknown> = {}, context: Record<string, unknown> = {}): Synthesized {
+  // An undefined setting takes the production value away: it must make a key of its own.
+  const key = JSON.stringify([settings, context], (_name, value: unknown) => (value === undefined ? '(undefined)' : value));
+  const known = synthesized.get(key);
+  if (known) return known;
+  const made = synthesize(settings, context);
+  synthesized.set(key, made);
+  return made;
 }

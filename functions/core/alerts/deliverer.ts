@@ -108,14 +108,17 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   }
 
   let result: PostResult | undefined;
-  let started = new Date();
   try {
+    // Another copy of the message may have finished this delivery while this one waited for the slot:
+    // read it again now that the slot is held (each attempt is recorded before its slot is let go).
+    const current = await findDelivery(record.tenantId, record.deliveryId);
+    if (current?.status !== record.status || current.attempts.length !== record.attempts.length) return superseded();
     const body = message.body ?? (await deliveryBody(record));
     if (body === undefined) {
       await finishDelivery(record, 'failed', undefined, 'The payload has expired');
       return { kind: 'done' };
     }
-    started = new Date();
+    const started = new Date();
     const timestamp = Math.floor(started.getTime() / 1000);
     result = await postSafely({
       url: webhook.url,
@@ -130,13 +133,27 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
         'webhook-signature': signatureHeader(webhook.secrets, record.webhookId, timestamp, body, started.getTime()),
       },
     });
+    return await recordAttempt(record, webhook.url, started, result, hooks, superseded);
   } finally {
-    // The slot is free (and the breaker told) before the attempt is recorded, whatever happens next.
+    // The slot is free (and the breaker told) once the attempt is recorded, or whatever happened: a copy
+    // that takes the slot next sees this attempt. A worker that dies holding it frees it when its lease ends.
     await entry.leave(result);
   }
+}
+
+/** Records the attempt's outcome on the delivery, and says what to do with the message. */
+async function recordAttempt(
+  record: NonNullable<Awaited<ReturnType<typeof findDelivery>>>,
+  url: string,
+  started: Date,
+  result: PostResult,
+  hooks: AttemptHooks,
+  superseded: () => AttemptOutcome,
+): Promise<AttemptOutcome> {
+  const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
   const attempt: Attempt = {
     at: started.toISOString(),
-    url: webhook.url,
+    url,
     durationMs: Math.round(result.durationMs),
     ...(result.kind === 'response' ? { statusCode: result.status } : { error: `${result.error}: ${result.message}` }),
   };
@@ -148,8 +165,10 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   }
   if (result.kind === 'response' && result.status === 410) {
     const reason = `The receiver answered 410 Gone at ${attempt.at}`;
+    // The channel first: whoever sees the delivery failed sees the channel disabled too (a redeliver is then
+    // refused), and a stop between the two leaves the message to come back to a disabled channel, which fails it.
+    await disableWebhook(record.tenantId, url, reason);
     if (!(await finishDelivery(record, 'failed', attempt, reason))) return superseded();
-    await disableWebhook(record.tenantId, webhook.url, reason);
     count('WebhookFailures');
     logger.warn('Webhook receiver is gone; channel disabled', context);
     return { kind: 'done' };
