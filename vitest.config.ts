@@ -10,8 +10,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // Most connected files wait on DynamoDB Local, the twin or a child process rather than compute: on a
-    // 2-core machine two workers keep about 1.1 cores busy, three about 1.6 (the whole suite measured
-    // 13:00 against 9:33 here, the same minutes), so three, whatever the core count says.
+    // 2-core machine two workers kept about 1.1 cores busy, three about 1.6 (the whole suite measured
+    // 13:00 with two, 9:33 with three in the same hour), so three, whatever the core count says. The unit
+    // project runs on threads in a few seconds either way.
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 120_000,

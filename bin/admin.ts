@@ -27,7 +27,8 @@ const usage = `Usage: npm run admin -- <command> [--json]
   keys rotate                     new signing key for login tokens; the old ones keep verifying for an hour
   keys list                       the signing keys (ids and dates, never the private parts)
   token-keys rotate               new token key k<n+1>, which signs new tokens; the old ones keep verifying
-                                  (with TOKEN_KEYS_KVS_ARN, written to the edge's KeyValueStore first)
+                                  (with TOKEN_KEYS_KVS_ARN, written to the edge's KeyValueStore first; on a
+                                  deployed stage without an edge, --without-edge)
   token-keys sync                 write every token key to the edge's KeyValueStore (TOKEN_KEYS_KVS_ARN):
                                   after a rotation made without it, or to repair the store
   token-keys list                 the token key ids, and which one signs (never the keys)
@@ -49,6 +50,7 @@ const { positionals, values } = parseArgs({
     name: { type: 'string' },
     id: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'without-edge': { type: 'boolean', default: false },
     help: { type: 'boolean' },
   },
 });
@@ -172,6 +174,12 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       return 0;
     }
     case 'token-keys rotate': {
+      // On AWS the edge must learn a key before any function mints with it, or it refuses every new token.
+      if (process.env.TOKEN_KEYS_SECRET_ARN && !process.env.TOKEN_KEYS_KVS_ARN && !values['without-edge'])
+        throw new UsageError(
+          "token-keys rotate on a deployed stack needs TOKEN_KEYS_KVS_ARN (the edge stack's TokenKeysKeyValueStoreArn output), " +
+            'or --without-edge for a stage that has no edge',
+        );
       const store = tokenKeyStore();
       const { keyring, keyId } = rotateTokenKeyring(await store.read());
       const kvsArn = process.env.TOKEN_KEYS_KVS_ARN;
@@ -182,11 +190,7 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       print(
         `Token key ${keyId} signs new tokens; ${ids.length - 1} older key(s) keep verifying the tokens they signed.\n` +
           'Functions pick it up within 5 minutes.' +
-          (kvsArn
-            ? ' The edge KeyValueStore has it.'
-            : process.env.TOKEN_KEYS_SECRET_ARN
-              ? '\nTOKEN_KEYS_KVS_ARN was not set: if the stack has an edge, its KeyValueStore lacks this key (run token-keys sync with it).'
-              : ''),
+          (kvsArn ? ' The edge KeyValueStore has it.' : ''),
         { keyId, keys: ids, keyValueStore: Boolean(kvsArn) },
       );
       return 0;
@@ -195,12 +199,12 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       const kvsArn = process.env.TOKEN_KEYS_KVS_ARN;
       if (!kvsArn)
         throw new UsageError("token-keys sync needs TOKEN_KEYS_KVS_ARN (the edge stack's TokenKeysKeyValueStoreArn output)");
-      const { put, deleted } = await syncTokenKeysToKeyValueStore(kvsArn);
+      const { put } = await syncTokenKeysToKeyValueStore(kvsArn);
       print(
-        put.length + deleted.length === 0
+        put.length === 0
           ? 'The edge KeyValueStore already has every token key.'
-          : `The edge KeyValueStore now has every token key (written: ${put.join(', ') || 'none'}; removed: ${deleted.join(', ') || 'none'}).`,
-        { put, deleted },
+          : `The edge KeyValueStore now has every token key (written: ${put.join(', ')}).`,
+        { put },
       );
       return 0;
     }
@@ -247,6 +251,9 @@ if (values.help) {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 let localDynamo: DynamoDbLocal | undefined;
 let exitCode: number;
+/** The commands that make a token, and so need the token keys. */
+const mintsTokens = positionals[0] === 'client' && (positionals[1] === 'create' || positionals[1] === 'rotate-token');
+
 try {
   if (positionals[0] === 'keys') {
     // The keyring is not in the table: a secret on AWS, a file of the twin's data otherwise.
@@ -271,13 +278,16 @@ try {
     }
   } else if (!process.env.TABLE_NAME) {
     localDynamo = await useLocalData();
-    // Client commands mint tokens: with the twin's token keys, made here as the twin would if it never ran.
+    // Commands that mint tokens use the twin's token keys, made here as the twin would if it never ran.
     useLocalTokenKeys(runningTwin());
-    await ensureTokenKeys();
-  } else if (positionals[0] === 'client' && !process.env.TOKEN_KEYS_SECRET_ARN && !process.env.TOKEN_KEYS_FILE) {
-    const mints = positionals[1] === 'create' || positionals[1] === 'rotate-token';
-    if (mints)
-      throw new UsageError('client commands on a deployed stack need TOKEN_KEYS_SECRET_ARN (the TokenKeysSecretArn output)');
+    if (mintsTokens) await ensureTokenKeys();
+  } else if (
+    mintsTokens &&
+    !process.env.TOKEN_KEYS_SECRET_ARN &&
+    !(process.env.DYNAMODB_ENDPOINT && process.env.TOKEN_KEYS_FILE)
+  ) {
+    // A deployed table takes only tokens its stack's keys signed (a local file is for a local DynamoDB).
+    throw new UsageError('client commands on a deployed stack need TOKEN_KEYS_SECRET_ARN (the TokenKeysSecretArn output)');
   }
   exitCode = await run((text, data) => console.log(values.json ? JSON.stringify(data) : text));
 } catch (error) {

@@ -6,6 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from '#local/dynamodb-local.ts';
+import { LocalClientTokenError } from '#local/local-client.ts';
 import { startTwin, type TwinRuntime } from '#local/twin.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';
@@ -67,7 +68,7 @@ try {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 } catch (error) {
-  if (error instanceof JavaMissingError) {
+  if (error instanceof JavaMissingError || error instanceof LocalClientTokenError) {
     console.error(error.message);
     process.exit(1);
   }

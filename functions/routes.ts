@@ -125,6 +125,9 @@ export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idem
   query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
 }
 
+/** A route anyone may call: it takes no bearer token (the edge lets it through without one, and limits it per address). */
+export const takesNoToken = (route: Pick<Route, 'auth'>): boolean => route.auth.length === 0;
+
 /**
  * Every route's function times out after this long (under API Gateway's 30-second integration
  * limit); the twin gives its invocations the same. Locks and idempotency claims a request takes

@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { AlarmBase, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -68,4 +69,11 @@ export class AlarmTopic extends Construct {
 
     this.action = new SnsAction(this.topic);
   }
+}
+
+/** `alarm`, notifying `action` when it goes into ALARM and when it is OK again, as every alarm of the service does. */
+export function notifying<A extends AlarmBase>(alarm: A, action: IAlarmAction): A {
+  alarm.addAlarmAction(action);
+  alarm.addOkAction(action);
+  return alarm;
 }

@@ -67,6 +67,7 @@ export const CONSUMER_CONCURRENCY: Record<ConsumerConcurrencySetting, WholeNumbe
  */
 export const ACCOUNT_CONCURRENCY_LIMIT: WholeNumberLimits = { fallback: 1000, min: 10, max: 1_000_000 };
 /** Lambda refuses a reservation that would leave fewer than this many of the account's executions unreserved. */
+// https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html (reserve up to the unreserved concurrency, minus 100).
 export const MINIMUM_UNRESERVED_CONCURRENCY = 100;
 
 /** The operational settings a deployer gives as CDK context (the stage's in cdk.json, or `-c name=value`). */
@@ -121,7 +122,7 @@ export function wholeNumberContext(scope: Construct, name: string, limits: Whole
  * than deploying a stage with no throttling or an alarm topic nobody is subscribed to. Values from
  * the command line arrive as strings, from cdk.json as numbers: both are accepted.
  */
-export function deploymentSettings(scope: Construct, stack: { edge: boolean } = { edge: false }): DeploymentSettings {
+export function deploymentSettings(scope: Construct, stack: { edge: boolean }): DeploymentSettings {
   const context = (name: string): unknown => stageContext(scope, name);
   const number = (name: string, fallback: number, wholeNumber: boolean) => throttleSetting(scope, name, fallback, wholeNumber);
   const wholeNumber = (name: string, limits: WholeNumberLimits) => wholeNumberContext(scope, name, limits);

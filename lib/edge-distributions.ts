@@ -83,14 +83,16 @@ export class EdgeDistributions {
         originSslProtocols: [OriginSslPolicy.TLS_V1_2],
         // A route may run up to its time-out before API Gateway answers: wait that long, and a little more.
         readTimeout: Duration.seconds(Math.min(60, routeTimeoutSeconds + 5)),
-        // Resolved by CloudFormation at deploy (the template holds a reference, not the value); the
+        // Resolved by CloudFormation at deploy (the template holds a reference, not the value:
+        // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/dynamic-references-secretsmanager.html); the
         // rotation (functions/edge/origin-secret-rotation.ts) sets each new value here itself.
         customHeaders: { [ORIGIN_HEADER]: props.originSecret.secretValue.unsafeUnwrap() },
       }),
       viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
       allowedMethods: AllowedMethods.ALLOW_ALL,
       cachePolicy: CachePolicy.CACHING_DISABLED,
-      // Everything the viewer sent (Host included) and CloudFront's own headers (CloudFront-Viewer-Address).
+      // Everything the viewer sent (Host included) and CloudFront's own headers (CloudFront-Viewer-Address:
+      // https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/using-managed-origin-request-policies.html).
       originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_AND_CLOUDFRONT_2022,
       functionAssociations: [{ function: props.viewerRequest, eventType: FunctionEventType.VIEWER_REQUEST }],
     };
@@ -135,7 +137,8 @@ export class EdgeDistributions {
     }
 
     for (const [id, distribution] of this.all()) {
-      // CloudFront's additional metrics, OriginLatency among them (the origin-latency alarm reads it).
+      // CloudFront's additional metrics, OriginLatency among them (the origin-latency alarm reads it:
+      // https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/viewing-cloudfront-metrics.html).
       new CfnMonitoringSubscription(stack, `${id}Metrics`, {
         distributionId: distribution.distributionId,
         monitoringSubscription: { realtimeMetricsSubscriptionConfig: { realtimeMetricsSubscriptionStatus: 'Enabled' } },

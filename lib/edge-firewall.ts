@@ -5,13 +5,18 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnLoggingConfiguration, CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { errorBody } from '#functions/core/errors.ts';
 import { EDGE_RATE_WINDOW_SECONDS, type EdgeSettings } from './edge-settings.ts';
+import { notifying } from './alarm-topic.ts';
 import { RUNBOOK } from './monitoring.ts';
 
 /** The rate-based rules' names, which are also their CloudWatch metrics' `Rule` dimension. */
 export const PER_CALLER_RULE = 'PerCaller';
 export const ANONYMOUS_PATHS_RULE = 'PerAddressAnonymousPaths';
 export const PER_ADDRESS_RULE = 'PerAddress';
-/** The managed rule groups, by the name of their rule in the web ACL (and their metric). */
+/**
+ * The managed rule groups, by the name of their rule in the web ACL (and their metric), with their capacity
+ * units (https://docs.aws.amazon.com/waf/latest/developerguide/aws-managed-rule-groups-ip-rep.html,
+ * https://docs.aws.amazon.com/waf/latest/developerguide/aws-managed-rule-groups-baseline.html).
+ */
 export const MANAGED_RULE_GROUPS = {
   IpReputation: { name: 'AWSManagedRulesAmazonIpReputationList', capacity: 25 },
   KnownBadInputs: { name: 'AWSManagedRulesKnownBadInputsRuleSet', capacity: 200 },
@@ -21,13 +26,15 @@ export const EDGE_RETRY_AFTER_SECONDS = EDGE_RATE_WINDOW_SECONDS;
 /**
  * The text transformations of the per-caller key, in order. The service accepts the scheme in any
  * letter case and one or more spaces before the token (functions/core/auth/principals.ts); these make
- * every such spelling of one token one key, so a caller cannot multiply its budget by respelling it.
+ * every such spelling of one token one key, so a caller cannot multiply its budget by respelling it
+ * (what each does: https://docs.aws.amazon.com/waf/latest/APIReference/API_TextTransformation.html).
  */
 export const CALLER_KEY_TRANSFORMATIONS = ['COMPRESS_WHITE_SPACE', 'LOWERCASE'] as const;
 /**
  * Headers whose values neither the WAF log nor anything else WAF stores shows (data protection, which,
  * unlike the log's redaction, covers the rate rules' keys too): the token as a one-way hash, so that
- * one caller's requests still read as one; the session cookies replaced.
+ * one caller's requests still read as one; the session cookies replaced
+ * (https://docs.aws.amazon.com/waf/latest/APIReference/API_DataProtection.html: ExcludeRateBasedDetails false).
  */
 export const PROTECTED_HEADERS = { authorization: 'HASH', cookie: 'SUBSTITUTION' } as const;
 
@@ -199,7 +206,7 @@ export class EdgeFirewall {
         ANONYMOUS_PATHS_RULE,
         settings.anonymousCallerRateLimit,
         { aggregateKeyType: 'IP' },
-        pathStatement(props.anonymousPaths),
+        and(pathStatement(props.anonymousPaths)),
       ),
       rateRule(PER_ADDRESS_RULE, settings.addressRateLimit, { aggregateKeyType: 'IP' }, apiRequests),
     ].map((rule, priority): CfnWebACL.RuleProperty => ({ ...rule, priority }));
@@ -225,9 +232,11 @@ export class EdgeFirewall {
       rules,
     });
 
-    // WAF delivers a CLOUDFRONT web ACL's log to a group of us-east-1 whose name starts so.
+    // WAF delivers a CLOUDFRONT web ACL's log to a group of us-east-1 whose name starts so
+    // (https://docs.aws.amazon.com/waf/latest/developerguide/logging-cw-logs.html).
+    const logGroupName = `aws-waf-logs-${stack.stackName}`;
     this.logGroup = new LogGroup(stack, 'WafLogs', {
-      logGroupName: `aws-waf-logs-${stack.stackName}`,
+      logGroupName,
       retention: settings.wafLogRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.DESTROY,
     });
@@ -261,11 +270,12 @@ export class EdgeFirewall {
     };
     for (const rule of rules) {
       const alarm = new Alarm(stack, `${rule.name}BlockedAlarm`, {
-        alarmDescription: `The WAF refused requests that ${limits[rule.name]}. The log group aws-waf-logs-${stack.stackName} names the addresses (clientIp); the functions' request lines with that viewerAddress name the caller. ${RUNBOOK}`,
+        alarmDescription: `The WAF refused requests that ${limits[rule.name]}. The log group ${logGroupName} names the addresses (clientIp); the functions' request lines with that viewerAddress name the caller. ${RUNBOOK}`,
         metric: new Metric({
           namespace: 'AWS/WAFV2',
           metricName: 'BlockedRequests',
-          // A CloudFront web ACL's metrics have no Region dimension.
+          // A CloudFront web ACL's metrics have no Region dimension, and are in us-east-1
+          // (https://docs.aws.amazon.com/waf/latest/developerguide/waf-metrics.html).
           dimensionsMap: { WebACL: this.webAclMetricName, Rule: rule.name },
           statistic: 'Sum',
           period: Duration.minutes(5),
@@ -275,9 +285,7 @@ export class EdgeFirewall {
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      alarm.addAlarmAction(props.alarmAction);
-      alarm.addOkAction(props.alarmAction);
-      this.blockAlarms[rule.name] = alarm;
+      this.blockAlarms[rule.name] = notifying(alarm, props.alarmAction);
     }
   }
 }

@@ -4,13 +4,14 @@ import type { WholeNumberLimits } from '#functions/core/environment-settings.ts'
 import { wholeNumberContext } from './deployment-settings.ts';
 import { stageContext } from './stage.ts';
 import type { RouteBucket } from './throttling.ts';
-import { routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
+import { routeKey, routes, takesNoToken, unmatchedRoute } from '#functions/routes.ts';
 
 /**
  * The WAF's rate-based rules count requests over this window: the shortest WAF offers, so a flood is
  * judged on its last minute, not diluted over five.
  */
 export const EDGE_RATE_WINDOW_SECONDS = 60;
+/** Rate-based rules' limits and windows: https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html */
 /**
  * Requests one bearer token (however spelled) may send per window before the WAF answers it 429:
  * 6,000 a minute is 100 a second, half of a route's default bucket (apiRateLimit), so one caller
@@ -147,7 +148,7 @@ export function edgeLimitProblems(
   settings: Pick<EdgeSettings, 'anonymousCallerRateLimit' | 'addressRateLimit'>,
   buckets: Record<string, RouteBucket>,
 ): string[] {
-  const anonymous = new Set(routes.filter((route) => route.auth.length === 0).map(routeKey));
+  const anonymous = new Set(routes.filter(takesNoToken).map(routeKey));
   return Object.entries(buckets).flatMap(([key, bucket]) => {
     if (key === unmatchedRoute.routeKey) return [];
     const [setting, perWindow] = anonymous.has(key)

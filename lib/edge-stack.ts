@@ -8,7 +8,7 @@ import type { Construct } from 'constructs';
 import { serviceMetricsNamespace, serviceName, stageVariable } from '#functions/core/observability/names.ts';
 import { anonymousPathsOf, viewerRequestCode } from '#functions/edge/viewer-request-code.ts';
 import { routes } from '#functions/routes.ts';
-import { AlarmTopic } from './alarm-topic.ts';
+import { AlarmTopic, notifying } from './alarm-topic.ts';
 import { API_HOST_LABEL, EdgeDistributions, TENANT_DOMAIN_API_PATHS } from './edge-distributions.ts';
 import { EdgeFirewall } from './edge-firewall.ts';
 import { type EdgeSettings, edgeLimitProblems } from './edge-settings.ts';
@@ -38,7 +38,10 @@ export interface EdgeStackProps extends StackProps {
   alarmEmail?: string;
 }
 
-/** CloudFront's metrics (us-east-1, Region `Global`) of one distribution. */
+/**
+ * CloudFront's metrics of one distribution: in us-east-1, dimension Region `Global`
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/programming-cloudwatch-metrics.html).
+ */
 const distributionMetric = (distributionId: string, metricName: string, statistic: string) =>
   new Metric({
     namespace: 'AWS/CloudFront',
@@ -81,12 +84,8 @@ export class EdgeStack extends Stack {
       throw new Error(`The edge's per-address limits would let one address empty these routes' buckets:\n${problems.join('\n')}`);
     const apiHost = `${API_HOST_LABEL}.${props.tenantBaseDomain}`;
     const alarmTopic = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
-    const alarm = (alarmId: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
-      const made = new Alarm(this, alarmId, alarmProps);
-      made.addAlarmAction(alarmTopic.action);
-      made.addOkAction(alarmTopic.action);
-      return made;
-    };
+    const alarm = (alarmId: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) =>
+      notifying(new Alarm(this, alarmId, alarmProps), alarmTopic.action);
     const anonymousPaths = anonymousPathsOf(routes);
 
     this.firewall = new EdgeFirewall(this, {
@@ -156,6 +155,7 @@ export class EdgeStack extends Stack {
     this.originSecret.rotateOn(
       {
         ids: rotatedIds,
+        webAclArn: this.firewall.webAcl.attrArn,
         arns: rotatedIds.map((distributionId) =>
           this.formatArn({ service: 'cloudfront', region: '', resource: 'distribution', resourceName: distributionId }),
         ),
@@ -166,7 +166,7 @@ export class EdgeStack extends Stack {
     for (const [distributionId, distribution] of this.distributions.all()) {
       alarm(`${distributionId}5xxAlarm`, {
         alarmDescription:
-          `More than ${EDGE_5XX_RATE_PERCENT}% of the requests to ${distributionId} answered 5xx in 3 of 5 minutes, counting CloudFront's own ` +
+          `${EDGE_5XX_RATE_PERCENT}% or more of the requests to ${distributionId} answered 5xx in 3 of 5 minutes, counting CloudFront's own ` +
           `(502 and 504: origin unreachable, TLS refused, timed out) as well as the API's. ${RUNBOOK}`,
         metric: distributionMetric(distribution.distributionId, '5xxErrorRate', 'Average'),
         threshold: EDGE_5XX_RATE_PERCENT,

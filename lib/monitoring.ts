@@ -31,6 +31,7 @@ import {
 } from '#functions/core/observability/names.ts';
 import type { QueueName } from '#functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
+import { notifying } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
 import type { NamedFunction } from './project-function.ts';
 
@@ -158,9 +159,7 @@ export class ServiceMonitoring extends Construct {
     this.dashboardName = `${Stack.of(this).stackName}-${Aws.REGION}`;
     const { api, alarmAction } = props;
     const notify: Notify = (alarm) => {
-      alarm.addAlarmAction(alarmAction);
-      alarm.addOkAction(alarmAction);
-      this.alarms.push(alarm);
+      this.alarms.push(notifying(alarm, alarmAction));
       return alarm;
     };
 

@@ -8,10 +8,14 @@ import { functionWithOwnRole, type ProjectFunction } from './project-function.ts
 import { EDGE_REGION } from './stage.ts';
 
 /**
- * The origin secret's name. The API's authorizer (in the stage's region) reads it by name: the service's
- * stack deploys before the edge's, so it cannot take the secret's ARN from it.
+ * The origin secret's name. The API's authorizer (in the stage's region) reads it by name and region: the
+ * service's stack deploys before the edge's, so it cannot take the secret's full ARN from it.
  */
 export const originSecretName = (stage: string) => `BiTenantAdmin-${stage}/origin-verify`;
+
+/** The secret's ARN without Secrets Manager's suffix: GetSecretValue takes it as SecretId, and it names the region. */
+const originSecretPartialArn = (stack: Stack, stage: string) =>
+  `arn:${stack.partition}:secretsmanager:${EDGE_REGION}:${stack.account}:secret:${originSecretName(stage)}`;
 
 /**
  * The value CloudFront sends the API in `x-origin-verify`: a secret of the edge stack (us-east-1), which
@@ -35,7 +39,7 @@ export class OriginSecret {
   }
 
   /** Rotates the value every `days`, setting it on these distributions (ours, and the front end's if it keeps its own). */
-  rotateOn(distributions: { ids: string[]; arns: string[] }, days: number): ProjectFunction {
+  rotateOn(distributions: { ids: string[]; arns: string[]; webAclArn: string }, days: number): ProjectFunction {
     const fn = functionWithOwnRole(this.stack, 'OriginSecretRotation', {
       entry: 'functions/edge/origin-secret-rotation.ts',
       description: `Rotates ${originSecretName(this.stage)} and sets each new value on the distributions`,
@@ -47,6 +51,9 @@ export class OriginSecret {
           actions: ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
           resources: distributions.arns,
         }),
+        // An update that names a web ACL (each distribution's does) is refused without read access to it
+        // (CloudFront: "Unable to verify read permissions on Web ACL"); AWS documents no permission list for it.
+        new PolicyStatement({ actions: ['wafv2:GetWebACL'], resources: [distributions.webAclArn] }),
         new PolicyStatement({ actions: ['secretsmanager:GetRandomPassword'], resources: ['*'] }),
       ],
       wildcardReason: 'Nor does secretsmanager:GetRandomPassword, which makes each new value.',
@@ -69,16 +76,15 @@ export function originAuthorizer(stack: Stack, stage: string, reservedConcurrenc
   const fn = functionWithOwnRole(stack, 'OriginAuthorizer', {
     entry: 'functions/edge/origin-authorizer.ts',
     description: `Lets through requests that carry the edge's ${ORIGIN_HEADER} (${originSecretName(stage)})`,
-    environment: { ORIGIN_SECRET_ID: originSecretName(stage), ORIGIN_SECRET_REGION: EDGE_REGION },
+    environment: { ORIGIN_SECRET_ARN: originSecretPartialArn(stack, stage) },
     timeoutSeconds: 10,
     reservedConcurrency,
     statements: [
       new PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        // Secrets Manager adds six characters to a secret's name in its ARN.
-        resources: [
-          `arn:${stack.partition}:secretsmanager:${EDGE_REGION}:${stack.account}:secret:${originSecretName(stage)}-??????`,
-        ],
+        // Secrets Manager adds a hyphen and six characters to a secret's name in its ARN
+        // (https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_examples.html).
+        resources: [`${originSecretPartialArn(stack, stage)}-??????`],
       }),
     ],
   });

@@ -117,6 +117,9 @@ export function functionWithOwnRole(
     description: props.description,
   });
   const { statements, wildcardReason, ...functionProps } = props;
+  // The acknowledgment below covers `*` for X-Ray; any other `*` must say why, or cdk-nag would let it pass unseen.
+  if (!wildcardReason && statements.some((statement) => statement.resources.includes('*')))
+    throw new Error(`${id}: a statement with the resource * needs a wildcardReason`);
   const fn = new ProjectFunction(scope, id, { ...functionProps, role });
   role.addToPolicy(
     new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [fn.logGroup.logGroupArn] }),

@@ -66,7 +66,7 @@ export interface ServiceApiProps {
   tenantCertificateArn?: string;
   /**
    * Turns the API's own `execute-api` address off, so callers cannot go around the edge's WAF by it
-   * (the stage's edge is on: lib/service-edge.ts).
+   * (the stage's edge is on: lib/edge-stack.ts).
    */
   disableExecuteApiEndpoint?: boolean;
   /**

@@ -2,6 +2,7 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { type QueueName, queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
+import { notifying } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
 
 /** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */
@@ -45,9 +46,7 @@ export class ServiceQueues {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      alarm.addAlarmAction(alarmAction);
-      alarm.addOkAction(alarmAction);
-      this.deadLetterAlarms.push(alarm);
+      this.deadLetterAlarms.push(notifying(alarm, alarmAction));
     }
   }
 

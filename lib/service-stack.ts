@@ -1,5 +1,6 @@
 import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { behindEdgeVariable } from '#functions/core/edge/viewer-address.ts';
 import { stageVariable } from '#functions/core/observability/names.ts';
 import { AlarmTopic } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
@@ -111,6 +112,8 @@ export class ServiceStack extends Stack {
     for (const { fn } of functions) {
       fn.addEnvironment(stageVariable, props.stage);
       fn.addEnvironment('UNSIGNED_TOKENS', unsignedTokens);
+      // Behind the edge, CloudFront-Viewer-Address is CloudFront's to set: the functions log it.
+      if (props.edge) fn.addEnvironment(behindEdgeVariable, 'true');
     }
 
     const monitoring = new ServiceMonitoring(this, 'Monitoring', {

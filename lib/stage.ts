@@ -50,7 +50,7 @@ export interface Stage {
   tenantBaseDomain: string;
   tenantCertificateArn?: string;
   /**
-   * CloudFront and a WAF web ACL in front of the API (lib/edge-firewall-stack.ts, lib/service-edge.ts):
+   * CloudFront and a WAF web ACL in front of the API (lib/edge-stack.ts):
    * on by default for a production stage, off for an ephemeral one (`edge` setting).
    */
   edge: boolean;

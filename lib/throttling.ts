@@ -10,7 +10,7 @@
  * stage" (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html).
  * The only buckets routes share are the account's, per region, across all its APIs.
  */
-import { queueConsumers, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
+import { queueConsumers, routeKey, routes, takesNoToken, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import type { ConsumerConcurrencySetting } from '#functions/routes.ts';
 
 /** A route's token bucket: steady requests a second, and the burst above that rate (a whole number). */
@@ -125,7 +125,7 @@ export function routeClassOf(key: string): RouteClass {
   if (key === unmatchedRoute.routeKey) return 'anonymous';
   const route = routes.find((candidate) => routeKey(candidate) === key);
   if (!route) throw new Error(`No route ${key} in the route table`);
-  if (route.auth.length === 0) return 'anonymous';
+  if (takesNoToken(route)) return 'anonymous';
   return route.auth.includes('agent') ? 'agent' : 'integrator';
 }
 

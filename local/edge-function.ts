@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parseTokenKeyring, tokenKeyringJson } from '#functions/core/auth/token-keys.ts';
+import { parseTokenKeyring, tokenKeyName } from '#functions/core/auth/token-keys.ts';
 import { type EdgeSettings, viewerRequestCode } from '#functions/edge/viewer-request-code.ts';
 
 /** A header of a CloudFront Functions event: lowercase name → value (and the values of a repeated field). */
@@ -42,7 +42,11 @@ export function keyValueStoreOf(entries: ReadonlyMap<string, string> | Record<st
 export function keyValueStoreOfKeyringFile(file = process.env.TOKEN_KEYS_FILE): EdgeKeyValueStore {
   if (!file) throw new Error('Missing TOKEN_KEYS_FILE');
   return {
-    get: async (key) => keyValueStoreOf(tokenKeyringJson(parseTokenKeyring(JSON.parse(readFileSync(file, 'utf8'))))).get(key),
+    get: async (key) => {
+      // As the stack's sync writes the store: `k<id>` → each key's secret text, nothing else.
+      const { keys } = parseTokenKeyring(JSON.parse(readFileSync(file, 'utf8')));
+      return keyValueStoreOf(Object.fromEntries(Object.entries(keys).map(([id, secret]) => [tokenKeyName(id), secret]))).get(key);
+    },
   };
 }
 

@@ -28,9 +28,9 @@ export async function startEdge(options: {
   const server = createServer((request, response) => {
     const viewerIp = request.socket.remoteAddress ?? '127.0.0.1';
     const headers: EdgeHeaders = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value === undefined) continue;
-      const values = Array.isArray(value) ? value : [value];
+    // Every field as sent, a repeated one included (Node.js keeps only the first Authorization in `headers`).
+    for (const [name, values] of Object.entries(request.headersDistinct)) {
+      if (values === undefined) continue;
       headers[name] = {
         value: values[0] ?? '',
         ...(values.length > 1 ? { multiValue: values.map((each) => ({ value: each })) } : {}),

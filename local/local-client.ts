@@ -3,6 +3,9 @@ import { screenAuthorization } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 
+/** LOCAL_CLIENT_TOKEN names a token this twin would refuse: `npm start` says so in one line. */
+export class LocalClientTokenError extends Error {}
+
 interface LocalClientState {
   clientId: number;
   token: string;
@@ -22,6 +25,11 @@ export async function ensureLocalClient(options: { stateFile?: string; preferred
     options.stateFile && existsSync(options.stateFile)
       ? (JSON.parse(readFileSync(options.stateFile, 'utf8')) as LocalClientState)
       : undefined;
+  if (options.preferredToken !== undefined && !(await stillValid(options.preferredToken)))
+    throw new LocalClientTokenError(
+      'LOCAL_CLIENT_TOKEN is refused before any lookup: a token of the unsigned form while UNSIGNED_TOKENS=refuse, or a ' +
+        'signed one whose key this twin does not have. Unset it to have a token made, or give one of the unsigned form.',
+    );
   const remembered = state && (await stillValid(state.token)) ? state.token : undefined;
   const chosen = options.preferredToken ?? remembered;
   const existing = state && (await findClient(state.clientId));

@@ -7,6 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { db } from '#functions/core/store/dynamo.ts';
 import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
+import { behindEdgeVariable } from '#functions/core/edge/viewer-address.ts';
 import { unsignedTokensAccepted } from '#functions/core/auth/tokens.ts';
 import { anonymousPathsOf } from '#functions/edge/viewer-request-code.ts';
 import { queueConsumers, routes, timedFunctions } from '#functions/routes.ts';
@@ -146,6 +147,8 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       SIGNING_KEYS_FILE: join(keysDir, 'jwt-keys.json'),
       // The HMAC keys of bearer tokens (functions/core/auth/token-keys.ts).
       TOKEN_KEYS_FILE: join(keysDir, 'token-keys.json'),
+      // Behind the edge the functions log CloudFront-Viewer-Address, which the twin's edge sets as CloudFront does.
+      ...(options.edge ? { [behindEdgeVariable]: 'true' } : {}),
       // What the edge sends the gateway in x-origin-verify (on AWS a secret of the edge stack).
       ORIGIN_SECRET_FILE: join(keysDir, 'origin-secret.json'),
       // Tenant domains are <slug>-<id>.localhost: browsers resolve them to this machine.

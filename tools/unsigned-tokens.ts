@@ -23,10 +23,10 @@ export async function listUnsignedTokens(): Promise<UnsignedToken[]> {
       new ScanCommand({
         TableName: tableName(),
         FilterExpression:
-          'begins_with(pk, :prefix) AND sk = :sk AND attribute_not_exists(#signed) AND attribute_not_exists(#tenantDeleted)',
+          'begins_with(pk, :prefix) AND sk = :sk AND attribute_not_exists(#keyId) AND attribute_not_exists(#tenantDeleted)',
         ProjectionExpression: '#kind, #clientId, #tenantId, #agentId, #createdAt',
         ExpressionAttributeNames: Object.fromEntries(
-          ['signed', 'tenantDeleted', 'kind', 'clientId', 'tenantId', 'agentId', 'createdAt'].map((name) => [`#${name}`, name]),
+          ['keyId', 'tenantDeleted', 'kind', 'clientId', 'tenantId', 'agentId', 'createdAt'].map((name) => [`#${name}`, name]),
         ),
         ExpressionAttributeValues: { ':prefix': keys.token('').pk, ':sk': keys.token('').sk },
         ExclusiveStartKey: startKey,

@@ -18,8 +18,8 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   let reason = 'Token keys written';
   try {
     if (event.RequestType !== 'Delete') {
-      const { put, deleted } = await syncTokenKeysToKeyValueStore(kvsArn);
-      logger.info('Token keys written to the KeyValueStore', { kvsArn, put, deleted });
+      const { put } = await syncTokenKeysToKeyValueStore(kvsArn);
+      logger.info('Token keys written to the KeyValueStore', { kvsArn, put });
     }
   } catch (error) {
     logger.error('Writing the token keys to the KeyValueStore failed', { kvsArn, error: error as Error });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Route } from '#functions/routes.ts';
+import { type Route, takesNoToken } from '#functions/routes.ts';
 
 /** What the edge function is told at synth (functions/edge/viewer-request.js). */
 export interface EdgeSettings {
@@ -51,11 +51,9 @@ export function viewerRequestCode(settings: EdgeSettings): string {
  * `{parameter}`, the prefix up to the `/` before it (`/auth/api/{token}` is `/auth/api/`).
  */
 export function anonymousPathsOf(routes: readonly Pick<Route, 'path' | 'auth'>[]): string[] {
-  const paths = routes
-    .filter((route) => route.auth.length === 0)
-    .map((route) => {
-      const parameter = route.path.indexOf('{');
-      return parameter === -1 ? route.path : route.path.slice(0, route.path.lastIndexOf('/', parameter) + 1);
-    });
+  const paths = routes.filter(takesNoToken).map((route) => {
+    const parameter = route.path.indexOf('{');
+    return parameter === -1 ? route.path : route.path.slice(0, route.path.lastIndexOf('/', parameter) + 1);
+  });
   return [...new Set(paths)].sort();
 }

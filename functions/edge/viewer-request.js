@@ -104,7 +104,9 @@ async function handler(event) {
   try {
     secret = await kvs.get('k' + parts[2]);
   } catch (error) {
-    // No such key: made up (a rotation writes here before any function mints with a new key).
+    // No such key: made up (a rotation writes here before any function mints with a new key). Any other
+    // failure of the store refuses too, on purpose: passing it on would let made-up key ids reach the
+    // functions. The edge probe's token check (EdgeProbeAlarm) says when valid tokens are refused.
     return invalid(event);
   }
   var signedText = parts[1] + '_' + parts[2] + '.' + parts[3] + '.' + parts[4];

@@ -122,6 +122,15 @@ test('token-keys commands against a deployed stack need the secret; so do the cl
   });
   expect(sync.code).toBe(2);
   expect(sync.output).toContain('token-keys sync needs TOKEN_KEYS_KVS_ARN');
+  // Rotating on a deployed stage without the edge's store would have the edge refuse every new token.
+  const blind = await runToEnd('bin/admin.ts', ['token-keys', 'rotate'], {
+    ...againstTable,
+    TOKEN_KEYS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:TokenKeys-abcdef',
+    TOKEN_KEYS_KVS_ARN: undefined,
+  });
+  expect(blind.code).toBe(2);
+  expect(blind.output).toContain('token-keys rotate on a deployed stack needs TOKEN_KEYS_KVS_ARN');
+  expect(blind.output).toContain('--without-edge');
   const create = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'No keys'], {
     ...againstTable,
     TOKEN_KEYS_SECRET_ARN: undefined,
@@ -129,6 +138,15 @@ test('token-keys commands against a deployed stack need the secret; so do the cl
   });
   expect(create.code).toBe(2);
   expect(create.output).toContain('TOKEN_KEYS_SECRET_ARN');
+  // A deployed table (no local DynamoDB endpoint) with a local keys file: those tokens would verify nowhere.
+  const stray = await runToEnd('bin/admin.ts', ['client', 'create', '--name', 'Stray keys'], {
+    TABLE_NAME: 'BiTenantAdmin-prod-Table',
+    DYNAMODB_ENDPOINT: undefined,
+    TOKEN_KEYS_SECRET_ARN: undefined,
+    TOKEN_KEYS_FILE: process.env.TOKEN_KEYS_FILE,
+  });
+  expect(stray.code).toBe(2);
+  expect(stray.output).toContain('client commands on a deployed stack need TOKEN_KEYS_SECRET_ARN');
 });
 
 test('tokens unsigned lists the owners of tokens issued unsigned, and none of the signed ones', async () => {

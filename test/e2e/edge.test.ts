@@ -5,9 +5,10 @@
  * edge stack runs every minute passes against it, and fails where AWS's would.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { probeEdge } from '#functions/core/edge/edge-probe.ts';
 import type { TwinRuntime } from '#local/twin.ts';
 import { type TwinProcess, startTwinProcess } from '#test/support/processes.ts';
@@ -23,7 +24,8 @@ describe('the twin with the edge in front', () => {
   const tokenKeysFile = process.env.TOKEN_KEYS_FILE;
 
   beforeAll(async () => {
-    twin = await startTwinProcess(['--in-memory', '--edge'], { LOCAL_CLIENT_TOKEN: undefined, DATA_DIR: dataDir });
+    // Data on disk: the origin secret is then a file of DATA_DIR, which a test reads to play CloudFront itself.
+    twin = await startTwinProcess(['--edge'], { LOCAL_CLIENT_TOKEN: undefined, DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'INFO' });
     origin = twin.originUrl as string;
     expect(origin).toMatch(/^http:\/\/localhost:\d+$/);
     expect(origin).not.toBe(twin.url);
@@ -64,6 +66,29 @@ describe('the twin with the edge in front', () => {
     }
   });
 
+  test('refuses a repeated Authorization header at the edge, as the handler would (CloudFront joins the values)', async () => {
+    const answer = await new Promise<{ status: number; fromOrigin: boolean }>((resolve, reject) => {
+      const sent = request(`${twin.url}/tenant`, {
+        // Raw header lines: the field twice.
+        headers: [
+          'host',
+          new URL(twin.url).host,
+          'authorization',
+          `Bearer ${tenantToken}`,
+          'authorization',
+          `Bearer ${tenantToken}`,
+        ],
+      });
+      sent.on('response', (response) => {
+        response.resume();
+        resolve({ status: response.statusCode ?? 0, fromOrigin: 'apigw-requestid' in response.headers });
+      });
+      sent.on('error', reject);
+      sent.end();
+    });
+    expect(answer).toEqual({ status: 401, fromOrigin: false });
+  });
+
   test('the origin refuses what did not come through the edge: 401 without the header, 403 with a wrong one', async () => {
     const missing = await fetch(`${origin}/tenant`, { headers: bearer(tenantToken) });
     expect(missing.status).toBe(401);
@@ -71,6 +96,34 @@ describe('the twin with the edge in front', () => {
     const wrong = await fetch(`${origin}/health`, { headers: { 'x-origin-verify': 'a guess' } });
     expect(wrong.status).toBe(403);
     expect(await wrong.json()).toEqual({ message: 'Forbidden' });
+  });
+
+  test('behind the edge, each request line logs the address CloudFront says it saw, never one the caller sends', async () => {
+    const whoami = async (base: string, headers: Record<string, string>) => {
+      const answer = await fetch(`${base}/whoami`, { headers: { ...bearer(twin.clientToken), ...headers } });
+      expect(answer.status).toBe(200);
+      const requestId = answer.headers.get('x-request-id');
+      const line = await vi.waitFor(() => {
+        const found = twin
+          .output()
+          .split('\n')
+          .filter((text) => text.startsWith('{'))
+          .map((text) => JSON.parse(text) as Record<string, unknown>)
+          .find((entry) => entry.message === 'Request handled' && entry.requestId === requestId);
+        if (!found) throw new Error('not logged yet');
+        return found;
+      });
+      return line.viewerAddress;
+    };
+    // Through the edge, the caller's own header is replaced by what the edge saw.
+    expect(await whoami(twin.url, { 'cloudfront-viewer-address': '198.51.100.77:1234' })).toMatch(
+      /^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/,
+    );
+    // Playing CloudFront (the origin secret and the header it adds): the header is what is logged.
+    const { values } = JSON.parse(readFileSync(join(dataDir, 'origin-secret.json'), 'utf8')) as { values: string[] };
+    expect(await whoami(origin, { 'x-origin-verify': values[0] as string, 'cloudfront-viewer-address': '203.0.113.5:443' })).toBe(
+      '203.0.113.5',
+    );
   });
 
   test('the edge probe passes through the edge, and fails around it', async () => {

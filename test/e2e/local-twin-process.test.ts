@@ -84,6 +84,18 @@ describe('npm start (the local twin as its own process)', () => {
     }
   });
 
+  test('a LOCAL_CLIENT_TOKEN the twin would refuse stops it at once, in one line naming it', async () => {
+    const result = await runToEnd('bin/local.ts', ['--in-memory'], {
+      PORT: '0',
+      DATA_DIR: join(scratch, 'refused-token'),
+      UNSIGNED_TOKENS: 'refuse',
+      LOCAL_CLIENT_TOKEN: 'cli_an_unsigned_token',
+    });
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toMatch(/^LOCAL_CLIENT_TOKEN is refused before any lookup/);
+    expect(result.output).not.toMatch(/^\s+at /m);
+  });
+
   test('without Java it fails with one line saying how to install it', async () => {
     const result = await runToEnd('bin/local.ts', ['--in-memory'], { PATH: pathWithoutJava(), PORT: '0' });
     expect(result.code).toBe(1);

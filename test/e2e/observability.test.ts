@@ -62,6 +62,14 @@ test('every request logs one line with its request id and tenant id, without cro
   }
 });
 
+test('without the edge, the address logged is the connection’s, whatever CloudFront-Viewer-Address a caller sends', async () => {
+  const answer = await call('GET', '/whoami', clientToken, undefined, { 'cloudfront-viewer-address': '198.51.100.77:1234' });
+  expect(answer.status).toBe(200);
+  await expect.poll(() => logLines().find((line) => line.requestId === answer.requestId)).toBeDefined();
+  const line = logLines().find((entry) => entry.requestId === answer.requestId);
+  expect(line?.viewerAddress).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+});
+
 test('no token, secret, login token or session cookie ever reaches the logs', async () => {
   const created = await call(
     'POST',

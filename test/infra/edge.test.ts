@@ -7,8 +7,10 @@
  * model (throttling.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bearerToken } from '#functions/core/auth/tokens.ts';
@@ -28,10 +30,13 @@ import {
   CALLER_RATE_LIMIT,
   EDGE_RATE_WINDOW_SECONDS,
 } from '#lib/edge-settings.ts';
+import { EDGE_5XX_RATE_PERCENT, ORIGIN_LATENCY_P90_MS } from '#lib/edge-stack.ts';
 import { originSecretName } from '#lib/origin-secret.ts';
+import { functionWithOwnRole } from '#lib/project-function.ts';
 import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { stageOf } from '#lib/stage.ts';
+import { ORIGIN_AUTHORIZER_RESERVATION, reservations } from '#lib/throttling.ts';
 import { testApp } from '#test/support/cdk-app.ts';
 import { TEST_BASE_DOMAIN, productionStage, synthesizeProduction } from '#test/support/stages.ts';
 import { rateRulesOf } from './waf-model.ts';
@@ -283,9 +288,18 @@ describe('the edge stack', () => {
       for (const [, alarm] of blockAlarms)
         expect(alarm.Properties).toMatchObject({
           Namespace: 'AWS/WAFV2',
+          // The web ACL's metric name: a CloudFront web ACL's metrics have no Region dimension.
+          Dimensions: expect.arrayContaining([{ Name: 'WebACL', Value: 'BiTenantAdmin-prod-edge-web-acl' }]),
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          EvaluationPeriods: 1,
           AlarmActions: [{ Ref: topicId }],
+          OKActions: [{ Ref: topicId }],
           TreatMissingData: 'notBreaching',
         });
+      expect(webAclOf(edge).VisibilityConfig).toMatchObject({ MetricName: 'BiTenantAdmin-prod-edge-web-acl' });
       edge.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: production.alarmEmail });
     });
 
@@ -435,6 +449,20 @@ describe('the edge stack', () => {
         expect(rule.inScope({ ...request, host: `acme-1.${BASE}`, path: '/auth/session' }), name).toBe(true);
         expect(rule.inScope({ ...request, host: `API.${BASE}`, path: '/tenants' }), name).toBe(true);
       }
+      // The anonymous paths' rule too: the front end's own /docs or /health on a tenant domain is not the API's.
+      const anonymous = single(
+        rules.filter((each) => each.name === ANONYMOUS_PATHS_RULE),
+        ANONYMOUS_PATHS_RULE,
+      );
+      expect(anonymous.inScope({ address: '198.51.100.7', host: `acme-1.${BASE}`, path: '/docs/x' })).toBe(false);
+      expect(anonymous.inScope({ address: '198.51.100.7', host: `acme-1.${BASE}`, path: '/health' })).toBe(false);
+      expect(anonymous.inScope({ address: '198.51.100.7', host: `api.${BASE}`, path: '/docs/x' })).toBe(true);
+      expect(anonymous.inScope({ address: '198.51.100.7', host: `acme-1.${BASE}`, path: '/auth/api/token' })).toBe(true);
+      // The API's behaviours on the tenant domains run the viewer function; the front end's does not.
+      for (const behavior of tenants?.CacheBehaviors ?? [])
+        expect(behavior.FunctionAssociations, behavior.PathPattern).toEqual([
+          expect.objectContaining({ EventType: 'viewer-request' }),
+        ]);
     });
 
     it('with the front end’s own distribution, leave the tenant domains to it, and scope the rate rules to the API there too', () => {
@@ -457,9 +485,9 @@ describe('the edge stack', () => {
           DistributionId: { Ref: id },
           MonitoringSubscription: { RealtimeMetricsSubscriptionConfig: { RealtimeMetricsSubscriptionStatus: 'Enabled' } },
         });
-        for (const [metric, statistic] of [
-          ['5xxErrorRate', { Statistic: 'Average' }],
-          ['OriginLatency', { ExtendedStatistic: 'p90' }],
+        for (const [metric, statistic, threshold] of [
+          ['5xxErrorRate', { Statistic: 'Average' }, EDGE_5XX_RATE_PERCENT],
+          ['OriginLatency', { ExtendedStatistic: 'p90' }, ORIGIN_LATENCY_P90_MS],
         ] as const)
           edge.hasResourceProperties('AWS::CloudWatch::Alarm', {
             Namespace: 'AWS/CloudFront',
@@ -469,8 +497,82 @@ describe('the edge stack', () => {
               { Name: 'Region', Value: 'Global' },
             ]),
             ...statistic,
+            Period: 60,
+            Threshold: threshold,
+            ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+            EvaluationPeriods: 5,
+            DatapointsToAlarm: 3,
+            TreatMissingData: 'notBreaching',
           });
+        expect([EDGE_5XX_RATE_PERCENT, ORIGIN_LATENCY_P90_MS]).toEqual([2, 5000]);
       }
+    });
+  });
+
+  describe('settings that bound the edge', () => {
+    it('refuses per-address limits that would let one address empty a route’s bucket, naming it; $default aside', () => {
+      // 12,000 a minute is 200 a second: every token route's bucket (apiRateLimit 200).
+      const address = problemOf({ addressRateLimit: 12_000 });
+      expect(address).toContain("The edge's per-address limits would let one address empty these routes' buckets");
+      expect(address).toMatch(/GET \/tenants: one address may send it 200 a second \(addressRateLimit 12000 in 60 s\)/);
+      expect(address).not.toContain('$default');
+      // 3,000 a minute is 50 a second: an anonymous route's bucket (anonymousRateLimit 50).
+      expect(problemOf({ anonymousCallerRateLimit: 3_000 })).toMatch(/GET \/health: one address may send it 50 a second/);
+      // Raising the bucket instead is the other way out.
+      expect(synthesizeApp({ addressRateLimit: 12_000, apiRateLimit: 201 }).edge).toBeDefined();
+    });
+
+    it('rotates the origin secret every originSecretRotationDays, 1 to 365, and lets the rotation read the web ACL its updates name', () => {
+      synthesizeApp({ originSecretRotationDays: 7 }).edge?.hasResourceProperties('AWS::SecretsManager::RotationSchedule', {
+        RotationRules: { ScheduleExpression: 'rate(7 days)' },
+      });
+      for (const days of [0, 366])
+        expect(problemOf({ originSecretRotationDays: days })).toMatch(
+          /originSecretRotationDays must be a whole number from 1 to 365/,
+        );
+      const rotationPolicy = JSON.stringify(
+        resources(edge, 'AWS::IAM::Policy').find(([id]) => id.startsWith('OriginSecretRotationRole'))?.[1].Properties,
+      );
+      expect(rotationPolicy).toContain('"Action":"wafv2:GetWebACL","Effect":"Allow","Resource":{"Fn::GetAtt":["WebAcl","Arn"]}');
+    });
+
+    it('reserves 10 executions for the origin authorizer, counted with the rest; none without reservations', () => {
+      const reservedOf = (template: Template, prefix: string) =>
+        resources<{ ReservedConcurrentExecutions?: number }>(template, 'AWS::Lambda::Function').find(([id]) =>
+          id.startsWith(prefix),
+        )?.[1].Properties.ReservedConcurrentExecutions;
+      expect(reservedOf(app.service, 'OriginAuthorizer')).toBe(ORIGIN_AUTHORIZER_RESERVATION);
+      const total = resources<{ ReservedConcurrentExecutions?: number }>(app.service, 'AWS::Lambda::Function').reduce(
+        (sum, [, fn]) => sum + (fn.Properties.ReservedConcurrentExecutions ?? 0),
+        0,
+      );
+      expect(total).toBe(
+        app.stacks.service.settings && reservations(app.stacks.service.settings).reduce((sum, each) => sum + each.concurrency, 0),
+      );
+      expect(reservedOf(synthesizeApp({ reserveConcurrency: false }).service, 'OriginAuthorizer')).toBeUndefined();
+    });
+
+    it('keeps the token keys of a production stage when its stack goes, not an ephemeral one’s', () => {
+      const tokenKeysOf = (template: Template) =>
+        Object.entries(template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>).find(
+          ([id, resource]) => id.startsWith('TokenKeys') && resource.Type === 'AWS::SecretsManager::Secret',
+        )?.[1];
+      expect(tokenKeysOf(app.service)?.DeletionPolicy).toBe('Retain');
+      const ephemeral = testApp({ stage: 'dev', stages: { dev: { ephemeral: true, tenantBaseDomain: BASE } } });
+      const stacks = serviceStacks(ephemeral, stageOf(ephemeral, { account: production.account, region: production.region }));
+      expect(tokenKeysOf(Template.fromStack(stacks.service))?.DeletionPolicy).toBe('Delete');
+    });
+
+    it('refuses a function of its own role with a resource * that says no reason, which cdk-nag would otherwise let pass', () => {
+      const stack = new Stack(testApp(), 'Wildcard');
+      const statements = [new PolicyStatement({ actions: ['s3:ListAllMyBuckets'], resources: ['*'] })];
+      const props = { entry: 'functions/edge/edge-probe.ts', description: 'x', environment: {}, statements };
+      expect(() => functionWithOwnRole(stack, 'Loose', props)).toThrow(
+        /Loose: a statement with the resource \* needs a wildcardReason/,
+      );
+      expect(() =>
+        functionWithOwnRole(stack, 'Said', { ...props, wildcardReason: 'ListAllMyBuckets has no resource.' }),
+      ).not.toThrow();
     });
   });
 
@@ -485,9 +587,14 @@ describe('the edge stack', () => {
       });
       edge.hasResourceProperties('AWS::CloudWatch::Alarm', {
         MetricName: 'EdgeProbeSuccess',
+        Namespace: 'BiTenantAdmin',
+        Dimensions: Match.arrayWith([{ Name: 'stage', Value: 'prod' }]),
         Statistic: 'Minimum',
+        Period: 60,
         ComparisonOperator: 'LessThanThreshold',
         Threshold: 1,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
         TreatMissingData: 'breaching',
       });
     });
@@ -518,7 +625,20 @@ describe('the edge stack', () => {
       expect(policy).toContain(`:secret:${originSecretName('prod')}-??????`);
       app.service.hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
-          Variables: Match.objectLike({ ORIGIN_SECRET_ID: originSecretName('prod'), ORIGIN_SECRET_REGION: 'us-east-1' }),
+          Variables: Match.objectLike({
+            // Its partial ARN: GetSecretValue takes it, and it names the region the secret is in.
+            ORIGIN_SECRET_ARN: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  `:secretsmanager:us-east-1:${production.account}:secret:${originSecretName('prod')}`,
+                ],
+              ],
+            },
+            BEHIND_EDGE: 'true',
+          }),
         },
       });
     });
@@ -633,6 +753,18 @@ describe('docs/operations.md on the edge', () => {
   // Lines wrap anywhere: the guide read as one line.
   const guide = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
   const { service, edge } = synthesizeApp();
+
+  it('states the stacks’ sizes as a production stage synthesizes them, and the service’s stays under 450 with the edge', () => {
+    const count = (template: Template | undefined) => Object.keys((template?.toJSON() as { Resources: object }).Resources).length;
+    const withoutEdge = count(synthesizeApp({ edge: false }).service);
+    const withEdge = count(service);
+    expect(guide).toContain(`add 3 (${withoutEdge})`);
+    expect(guide).toContain(`The edge adds ${withEdge - withoutEdge} to the service's stack (${withEdge})`);
+    expect(guide).toContain(
+      `The edge's own stack has ${count(edge)} (${count(synthesizeApp({ frontEnd: { distributionId: 'E2FRONTEND123' } }).edge)} when the front end keeps its own`,
+    );
+    expect(withEdge).toBeLessThan(450);
+  });
 
   it('lists the edge’s settings, outputs and alarms', () => {
     for (const setting of [

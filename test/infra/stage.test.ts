@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { edgeRequiredSettings, productionSettings, stageOf } from '#lib/stage.ts';
 import { testApp } from '../support/cdk-app.ts';
@@ -42,6 +43,11 @@ describe('stages', () => {
       context: Record<string, unknown>;
     };
     expect(stageFrom({ ...context, stage: 'prod' })).toMatchObject({ name: 'prod', ephemeral: false, edge: true });
+    // And its stacks, as bin/app.ts makes them: its front end, its limits and its buckets pass every check.
+    const app = testApp({ ...context, stage: 'prod' });
+    const stacks = serviceStacks(app, stageOf(app));
+    expect(stacks.edge?.stackName).toBe('BiTenantAdmin-prod-edge');
+    Template.fromStack(stacks.edge as NonNullable<typeof stacks.edge>).resourceCountIs('AWS::WAFv2::WebACL', 1);
   });
 
   it('refuses a production stage that lacks any of what it needs, naming every one missing', () => {

@@ -7,7 +7,7 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type DeliveryRecord, findDelivery } from '#functions/core/alerts/alert-repository.ts';
+import { type DeliveryRecord, findDelivery, findSettings } from '#functions/core/alerts/alert-repository.ts';
 import { finishDelivery, messageText } from '#functions/core/alerts/deliveries.ts';
 import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
@@ -15,6 +15,7 @@ import { keys } from '#functions/core/store/keys.ts';
 import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { handler } from '#functions/workers/webhook-deliverer.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
+import { installFaultInjection, invocationTrace, newTrace, traced } from '#test/support/faults.ts';
 import { eventually } from '#test/support/templates.ts';
 import { startReceiver } from '#test/support/webhook-receiver.ts';
 
@@ -116,6 +117,67 @@ describe('webhook deliverer', () => {
     expect(record?.status).toBe('delivered');
     expect(record?.attempts.map((attempt) => attempt.statusCode)).toEqual([200]);
     expect(record?.nextAttemptAt).toBeUndefined();
+  });
+
+  test('a 410 stopped after any one of its writes never leaves the delivery failed on a channel still enabled', async () => {
+    installFaultInjection();
+    receiver.replyWith(() => ({ status: 410 }));
+    // Every write of the attempt in turn (its slot, the channel, the delivery, the slot again), and one past them.
+    for (let at = 1; at <= 5; at++) {
+      const delivery = await pendingDelivery(`/gone-${at}`, 0);
+      await traced(invocationTrace(newTrace(), { mode: 'kill', at }), () =>
+        handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
+      ).catch(() => undefined);
+      const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+      const { webhook } = await findSettings(delivery.tenantId);
+      if (record?.status === 'failed') expect(webhook?.enabled, `stopped after write ${at}`).toBe(false);
+      if (at === 5) expect([record?.status, webhook?.enabled]).toEqual(['failed', false]);
+    }
+  });
+
+  test('a copy that read the delivery before another copy delivered it, and takes the freed slot after, posts nothing', async () => {
+    const delivery = await pendingDelivery('/late-copy', 0);
+    receiver.replyWith(() => ({ status: 200 }));
+    // The late copy's first read of the delivery is held until the other copy has delivered and let its slot go.
+    const deliveryKey = keys.delivery(delivery.tenantId, delivery.deliveryId, delivery.alertId);
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held: (() => void) | undefined;
+    const readHeld = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const name = `hold-late-copy-${crypto.randomUUID()}`;
+    db().middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { Key?: { pk?: unknown; sk?: unknown } };
+        const result = await next(args);
+        if (held && input.Key?.pk === deliveryKey.pk && input.Key?.sk === deliveryKey.sk) {
+          const holding = held;
+          held = undefined;
+          holding();
+          await gate;
+        }
+        return result;
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      const late = handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
+      await readHeld;
+      const first = await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
+      expect(first.batchItemFailures).toEqual([]);
+      release();
+      expect((await late).batchItemFailures).toEqual([]);
+    } finally {
+      release();
+      db().middlewareStack.remove(name);
+    }
+    expect(receiver.at('/late-copy')).toHaveLength(1);
+    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(record?.status).toBe('delivered');
+    expect(record?.attempts).toHaveLength(1);
   });
 
   test('messages that are not deliveries go to the DLQ at once (deferrals count as receives), and the batch is not thrown', async () => {

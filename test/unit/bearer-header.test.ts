@@ -1,6 +1,6 @@
 /**
  * The Authorization header parser, against the edge firewall's key: the WAF rate-limits each caller
- * by the header with COMPRESS_WHITE_SPACE then LOWERCASE (lib/edge-firewall-stack.ts), so every
+ * by the header with COMPRESS_WHITE_SPACE then LOWERCASE (lib/edge-firewall.ts), so every
  * spelling of one token the parser accepts must be one key there, or a caller could multiply its
  * limit by respelling its header.
  */

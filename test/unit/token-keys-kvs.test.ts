@@ -53,28 +53,50 @@ function fakeStore(entries: Record<string, string>) {
 }
 
 describe('writing the token keyring into the KeyValueStore', () => {
-  test('puts every key and current, deletes the keys the keyring dropped, leaves other keys alone', async () => {
-    const store = fakeStore({ current: '1', k1: 'old-one', k3: 'dropped', unrelated: 'kept' });
+  test('puts every key it lacks or holds otherwise, and deletes nothing: neither a key the keyring lacks, nor any other', async () => {
+    // k3: a key a concurrent rotation has just added, which the keyring read here does not have yet.
+    const store = fakeStore({ k1: 'old-one', k3: 'added meanwhile', unrelated: 'kept' });
     const sync = await writeTokenKeyringToKeyValueStore(arn, { current: '2', keys: { '1': 'one', '2': 'two' } }, store.client);
-    expect(Object.fromEntries(store.items)).toEqual({ current: '2', k1: 'one', k2: 'two', unrelated: 'kept' });
-    expect(sync).toEqual({ put: ['current', 'k1', 'k2'], deleted: ['k3'] });
+    expect(Object.fromEntries(store.items)).toEqual({ k1: 'one', k2: 'two', k3: 'added meanwhile', unrelated: 'kept' });
+    expect(sync).toEqual({ put: ['k1', 'k2'] });
     expect(store.sent.filter((name) => name === 'UpdateKeys')).toHaveLength(1);
   });
 
-  test('a store already up to date is not written', async () => {
-    const store = fakeStore({ current: '2', k1: 'one', k2: 'two' });
-    const sync = await writeTokenKeyringToKeyValueStore(arn, { current: '2', keys: { '1': 'one', '2': 'two' } }, store.client);
-    expect(sync).toEqual({ put: [], deleted: [] });
-    expect(store.sent).not.toContain('UpdateKeys');
-    expect(store.sent).not.toContain('Describe');
+  test('reads the ETag before the keys, so a write landing between the two fails the update instead of being overwritten', async () => {
+    const store = fakeStore({ k1: 'one' });
+    await writeTokenKeyringToKeyValueStore(arn, { current: '2', keys: { '1': 'one', '2': 'two' } }, store.client);
+    expect(store.sent.slice(0, 2)).toEqual(['Describe', 'ListKeys']);
+    const racing = fakeStore({ k1: 'one' });
+    const client = {
+      send: async (command: unknown) => {
+        const answer = await (racing.client as { send: (command: unknown) => Promise<unknown> }).send(command);
+        // Another writer updates the store right after this one listed it.
+        if (command instanceof ListKeysCommand)
+          await (racing.client as { send: (command: unknown) => Promise<unknown> }).send(
+            new UpdateKeysCommand({ KvsARN: arn, IfMatch: 'etag-1', Puts: [{ Key: 'k2', Value: 'theirs' }] }),
+          );
+        return answer;
+      },
+    };
+    await expect(
+      writeTokenKeyringToKeyValueStore(arn, { current: '2', keys: { '1': 'one', '2': 'mine' } }, client as never),
+    ).rejects.toThrow(/stale ETag/);
+    expect(racing.items.get('k2')).toBe('theirs');
   });
 
-  test('more changes than one update takes go in several, each naming the ETag the previous one returned', async () => {
+  test('a store already up to date is not written', async () => {
+    const store = fakeStore({ k1: 'one', k2: 'two' });
+    const sync = await writeTokenKeyringToKeyValueStore(arn, { current: '2', keys: { '1': 'one', '2': 'two' } }, store.client);
+    expect(sync).toEqual({ put: [] });
+    expect(store.sent).not.toContain('UpdateKeys');
+  });
+
+  test('more keys than one update takes go in several, each naming the ETag the previous one returned', async () => {
     const keys = Object.fromEntries(Array.from({ length: 70 }, (_, index) => [String(index + 1), `secret-${index + 1}`]));
     const store = fakeStore({});
     await writeTokenKeyringToKeyValueStore(arn, { current: '70', keys }, store.client);
-    expect(store.items.size).toBe(71);
-    expect(store.items.get('current')).toBe('70');
+    expect(store.items.size).toBe(70);
+    expect(store.items.get('k70')).toBe('secret-70');
     expect(store.sent.filter((name) => name === 'UpdateKeys')).toHaveLength(2);
   });
 });

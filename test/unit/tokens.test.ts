@@ -121,9 +121,9 @@ describe('token items', () => {
       clientId: 3,
       tenantId: 4,
     });
-    expect(signed.Put.Item).toMatchObject({ kind: 'tenant', clientId: 3, tenantId: 4, signed: true, keyId: 1 });
+    expect(signed.Put.Item).toMatchObject({ kind: 'tenant', clientId: 3, tenantId: 4, keyId: 1 });
     const unsigned = newTokenWrite('cli_local_demo_token_0123456789', { kind: 'client', clientId: 3 });
-    expect(unsigned.Put.Item).not.toHaveProperty('signed');
+    expect(unsigned.Put.Item).not.toHaveProperty('keyId');
     expect(unsigned.Put.Item).not.toHaveProperty('keyId');
   });
 

@@ -13,8 +13,13 @@ export const userAgent = 'Service-Alert-Webhook/1.0';
 export const responseTimeoutMs = 10_000;
 /** SQS cannot hide a message longer than 12 hours. */
 const maxDelaySeconds = 43_200;
-/** An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most. */
-const leaseMarginMs = 2_000;
+/**
+ * An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most: the
+ * margin covers what the slot is held for besides the POST (reading the delivery again and its body
+ * before, recording the attempt and a dead-letter send after), so a slow answer's attempt is recorded
+ * before another copy can take the slot. A worker that dies frees it when this lease ends.
+ */
+const leaseMarginMs = 10_000;
 
 /** What the queue consumer does with the message after an attempt. */
 export type AttemptOutcome =

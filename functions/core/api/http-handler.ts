@@ -10,6 +10,7 @@ import { type Attempt, withIdempotency } from './idempotency.ts';
 import { runUntilKilled } from './middy-options.ts';
 import { routeFacts } from './route-facts.generated.ts';
 import { unmatchedRouteKey } from './route-matching.ts';
+import { viewerAddressOf } from '#functions/core/edge/viewer-address.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, metrics } from '#functions/core/observability/metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
@@ -97,17 +98,6 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
     if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
   },
 });
-
-/**
- * The caller's address: behind the edge, what CloudFront saw (`CloudFront-Viewer-Address`, `ip:port`,
- * which the API's access log cannot show: there `ip` is CloudFront's); else the connection's.
- */
-export function viewerAddressOf(event: Pick<Event, 'headers' | 'requestContext'>): string | undefined {
-  const viewer = event.headers?.['cloudfront-viewer-address'];
-  const address = viewer ? viewer.slice(0, Math.max(0, viewer.lastIndexOf(':'))) : event.requestContext?.http?.sourceIp;
-  // An address, IPv4 or IPv6, and nothing a caller could dress up as another field of the line.
-  return address && /^[0-9A-Fa-f.:]{2,45}$/.test(address) ? address : undefined;
-}
 
 /**
  * One log line per request (route, status, duration, the caller's address, and the request and tenant ids the other

@@ -6,68 +6,53 @@ import {
   ListKeysCommand,
   UpdateKeysCommand,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import { type TokenKeyring, tokenKeyringJson, tokenKeyStore } from './token-keys.ts';
+import { type TokenKeyring, tokenKeyName, tokenKeyStore } from './token-keys.ts';
 
-/** The keys of the store this module owns: the token keys (`k<id>`) and `current`. */
-const ownedKey = /^(k[1-9][0-9]{0,5}|current)$/;
-/** UpdateKeys takes at most this many puts and deletes together. */
-const maxChangesPerUpdate = 50;
+/** UpdateKeys takes at most this many puts together. */
+const maxPutsPerUpdate = 50;
 
-/** What `writeTokenKeyringToKeyValueStore` changed (key names only: values are secrets). */
+/** What `writeTokenKeyringToKeyValueStore` wrote (key names only: values are secrets). */
 export interface KeyValueStoreSync {
   put: string[];
-  deleted: string[];
 }
 
 type KvsClient = Pick<CloudFrontKeyValueStoreClient, 'send'>;
 
 /**
  * Writes the token keyring into the CloudFront KeyValueStore `kvsArn` that the edge function reads
- * (functions/edge/viewer-request.js): `k<id>` → the key's secret text for every key, and `current`.
- * Keys of that form the keyring no longer has are deleted; any other key of the store is left alone;
- * a store already up to date is not written. Each change names the store's ETag (read with
- * DescribeKeyValueStore, then the one each update returns), so a concurrent writer fails it rather
- * than being overwritten unseen.
+ * (functions/edge/viewer-request.js): `k<id>` → the key's secret text, for every key it lacks or holds
+ * otherwise. Nothing is deleted: a keyring only grows (a rotation adds a key), so a key the keyring
+ * given here lacks is one a concurrent rotation has just added, and must stay. A store already up to
+ * date is not written. The store's ETag is read before its keys, and each update names the last one,
+ * so a write that lands meanwhile fails this one rather than being overwritten unseen.
  *
  * Called by `npm run admin -- token-keys rotate` before the secret is written (the edge knows a key
- * before any function mints with it), and by the stack's custom resource on deployment.
+ * before any function mints with it), by `token-keys sync`, and by the stack's custom resource on deployment.
  */
 export async function writeTokenKeyringToKeyValueStore(
   kvsArn: string,
   keyring: TokenKeyring,
   client: KvsClient = new CloudFrontKeyValueStoreClient({}),
 ): Promise<KeyValueStoreSync> {
-  const wanted = tokenKeyringJson(keyring);
+  let etag = (await client.send(new DescribeKeyValueStoreCommand({ KvsARN: kvsArn }))).ETag;
   const present = new Map<string, string>();
   let nextToken: string | undefined;
   do {
     const page = await client.send(new ListKeysCommand({ KvsARN: kvsArn, NextToken: nextToken, MaxResults: 50 }));
-    for (const { Key: key, Value: value } of page.Items ?? [])
-      if (key !== undefined && ownedKey.test(key)) present.set(key, value ?? '');
+    for (const { Key: key, Value: value } of page.Items ?? []) if (key !== undefined) present.set(key, value ?? '');
     nextToken = page.NextToken;
   } while (nextToken);
-  const puts = Object.entries(wanted)
-    .filter(([key, value]) => present.get(key) !== value)
-    .map(([Key, Value]) => ({ Key, Value }));
-  const deletes = [...present.keys()].filter((key) => !Object.hasOwn(wanted, key)).map((Key) => ({ Key }));
-  const changes = [...puts.map((put) => ({ put })), ...deletes.map((remove) => ({ remove }))];
-  if (changes.length > 0) {
-    let etag = (await client.send(new DescribeKeyValueStoreCommand({ KvsARN: kvsArn }))).ETag;
-    // The puts come first: a batch boundary never leaves `current` naming a key deleted or not yet put.
-    for (let start = 0; start < changes.length; start += maxChangesPerUpdate) {
-      const batch = changes.slice(start, start + maxChangesPerUpdate);
-      const answer = await client.send(
-        new UpdateKeysCommand({
-          KvsARN: kvsArn,
-          IfMatch: etag,
-          Puts: batch.flatMap((change) => ('put' in change ? [change.put] : [])),
-          Deletes: batch.flatMap((change) => ('remove' in change ? [change.remove] : [])),
-        }),
-      );
-      etag = answer.ETag;
-    }
+  // The edge reads only the keys (k<id>); which one mints is the functions' business (the secret's `current`).
+  const puts = Object.entries(keyring.keys)
+    .map(([id, secret]) => ({ Key: tokenKeyName(id), Value: secret }))
+    .filter(({ Key, Value }) => present.get(Key) !== Value);
+  for (let start = 0; start < puts.length; start += maxPutsPerUpdate) {
+    const answer = await client.send(
+      new UpdateKeysCommand({ KvsARN: kvsArn, IfMatch: etag, Puts: puts.slice(start, start + maxPutsPerUpdate) }),
+    );
+    etag = answer.ETag;
   }
-  return { put: puts.map((put) => put.Key), deleted: deletes.map((remove) => remove.Key) };
+  return { put: puts.map((put) => put.Key) };
 }
 
 /**

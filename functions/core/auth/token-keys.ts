@@ -35,12 +35,15 @@ export function parseTokenKeyring(json: unknown): TokenKeyring {
   return { current, keys };
 }
 
-/** The JSON document of a keyring, as the secret, the file and the edge's KeyValueStore hold it. */
+/** The name a key has in the JSON document and in the edge's KeyValueStore: `k<id>`. */
+export const tokenKeyName = (id: string) => `k${id}`;
+
+/** The JSON document of a keyring, as the secret and the file hold it. */
 export function tokenKeyringJson(keyring: TokenKeyring): Record<string, string> {
   const ids = Object.keys(keyring.keys).sort((a, b) => Number(a) - Number(b));
   return {
     ...(keyring.current === undefined ? {} : { current: keyring.current }),
-    ...Object.fromEntries(ids.map((id) => [`k${id}`, keyring.keys[id] as string])),
+    ...Object.fromEntries(ids.map((id) => [tokenKeyName(id), keyring.keys[id] as string])),
   };
 }
 

@@ -31,7 +31,7 @@ export async function agentTenantLive(tenantId: number): Promise<boolean> {
 
 /**
  * For a caller's transaction: makes a new token valid (and fails if it is already in use). A signed
- * token's item records `signed` and its key id (what `listUnsignedTokens` tells apart); one signed
+ * token's item records its key id (`keyId`) (what `listUnsignedTokens` tells apart); one signed
  * for another owner than `owner` is a bug, refused here rather than stored as a token that no
  * request could use.
  */
@@ -46,7 +46,8 @@ export function newTokenWrite(token: string, owner: TokenOwner) {
       Item: {
         ...keys.token(hashToken(token)),
         ...owner,
-        ...(signed ? { signed: true, keyId: Number(signed.keyId) } : {}),
+        // The key that signed it (what `tokens unsigned` tells apart: an unsigned token has none).
+        ...(signed ? { keyId: Number(signed.keyId) } : {}),
         createdAt: new Date().toISOString(),
       },
       ConditionExpression: 'attribute_not_exists(pk)',

@@ -33,7 +33,8 @@ export interface RotationClients {
 export const ORIGIN_SECRET_LENGTH = 48;
 
 /**
- * Rotates the origin secret (AWS's four-step contract for rotation functions) without a moment in which
+ * Rotates the origin secret (AWS's four-step contract for rotation functions, with its staging labels:
+ * https://docs.aws.amazon.com/secretsmanager/latest/userguide/rotate-secrets_lambda-functions.html) without a moment in which
  * CloudFront sends a value the API refuses: the API accepts the current, pending and previous values
  * (origin-secret.ts), so the new value is put on the distributions while pending (`setSecret`),
  * checked there (`testSecret`), and only then made current (`finishSecret`); the old one, now previous,

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, ResourceNotFoundException, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { secretsClientFor } from '#functions/core/keyrings/json-secret.ts';
 import { KeyringCache } from '#functions/core/keyrings/keyring-cache.ts';
 
 /** The header CloudFront adds to every request it sends the API, with the origin secret's value. */
@@ -17,35 +18,38 @@ export const AUTHORIZER_CACHE_SECONDS = 300;
 const maxValueLength = 128;
 
 /**
- * Where the values live: the edge stack's secret in us-east-1 on AWS (ORIGIN_SECRET_ID, a name, and
- * ORIGIN_SECRET_REGION: the service's stack cannot take the ARN from the edge stack, which deploys after
- * it), or a file `{"values": [...]}` on the local twin (ORIGIN_SECRET_FILE).
+ * The values a secret accepts (its current, pending and previous versions' values): a stage the secret
+ * has no version for (no pending one between rotations, no previous one before the first) is none.
+ */
+export async function acceptedValues(secretId: string, client: Pick<SecretsManagerClient, 'send'>): Promise<string[]> {
+  const versions = await Promise.all(
+    ACCEPTED_STAGES.map((VersionStage) =>
+      client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage })).then(
+        (answer) => answer.SecretString,
+        (error: unknown) => {
+          if (error instanceof ResourceNotFoundException && VersionStage !== 'AWSCURRENT') return undefined;
+          throw error;
+        },
+      ),
+    ),
+  );
+  return versions.filter((value): value is string => Boolean(value));
+}
+
+/**
+ * Where the values live: the edge stack's secret in us-east-1 on AWS (ORIGIN_SECRET_ARN, its ARN without
+ * the six characters Secrets Manager adds: the service's stack, deployed first, knows its name and region,
+ * not its full ARN), or a file `{"values": [...]}` on the local twin (ORIGIN_SECRET_FILE).
  */
 async function readValues(): Promise<string[]> {
-  const secretId = process.env.ORIGIN_SECRET_ID;
-  if (secretId) {
-    client ??= new SecretsManagerClient({ region: process.env.ORIGIN_SECRET_REGION });
-    const versions = await Promise.all(
-      ACCEPTED_STAGES.map((VersionStage) =>
-        (client as SecretsManagerClient).send(new GetSecretValueCommand({ SecretId: secretId, VersionStage })).then(
-          (answer) => answer.SecretString,
-          // No pending version between rotations, no previous one before the first.
-          (error: unknown) => {
-            if (error instanceof ResourceNotFoundException && VersionStage !== 'AWSCURRENT') return undefined;
-            throw error;
-          },
-        ),
-      ),
-    );
-    return versions.filter((value): value is string => Boolean(value));
-  }
+  const secretArn = process.env.ORIGIN_SECRET_ARN;
+  if (secretArn) return acceptedValues(secretArn, secretsClientFor(secretArn));
   const file = process.env.ORIGIN_SECRET_FILE;
-  if (!file) throw new Error('Missing ORIGIN_SECRET_ID (AWS) or ORIGIN_SECRET_FILE (local twin)');
+  if (!file) throw new Error('Missing ORIGIN_SECRET_ARN (AWS) or ORIGIN_SECRET_FILE (local twin)');
   const { values } = JSON.parse(await readFile(file, 'utf8')) as { values?: unknown };
   return Array.isArray(values) ? values.filter((value): value is string => typeof value === 'string' && value !== '') : [];
 }
 
-let client: SecretsManagerClient | undefined;
 /** The accepted values, kept five minutes and read again early (but not per made-up value) for one it lacks. */
 const cache = new KeyringCache(readValues, maxValueLength);
 
@@ -55,9 +59,16 @@ const same = (a: string, b: string) => {
   return left.length === right.length && timingSafeEqual(left, right);
 };
 
-/** Whether a request's `x-origin-verify` value says CloudFront sent it. */
+/**
+ * Whether a request's `x-origin-verify` value says CloudFront sent it. A value the cached copy lacks, and
+ * that the re-read limit kept from being checked afresh, throws (`KeyringUnsure`) instead of saying no:
+ * API Gateway caches a no for five minutes, and a new value a rotation has just put on the distributions
+ * must not be refused that long because made-up values used up the re-reads.
+ */
 export async function cameThroughTheEdge(value: string | undefined): Promise<boolean> {
   if (!value) return false;
-  const found = await cache.find(value, (values) => (values.some((accepted) => same(accepted, value)) ? true : undefined));
+  const found = await cache.find(value, (values) => (values.some((accepted) => same(accepted, value)) ? true : undefined), {
+    unsure: 'throw',
+  });
   return found === true;
 }

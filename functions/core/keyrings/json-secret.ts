@@ -25,7 +25,7 @@ export interface JsonSecretFormat<T> {
 
 /** One client per region: a secret is read in its own region (the edge stack's functions read the service's, in another). */
 const secretsClients = new Map<string, SecretsManagerClient>();
-const clientFor = (secretArn: string): SecretsManagerClient => {
+export const secretsClientFor = (secretArn: string): SecretsManagerClient => {
   // arn:aws:secretsmanager:<region>:<account>:secret:<name>; a bare name is this region's.
   const region = secretArn.startsWith('arn:') ? secretArn.split(':')[3] : undefined;
   const key = region ?? '';
@@ -42,7 +42,7 @@ export function jsonSecretStore<T>(location: JsonSecretLocation, format: JsonSec
   const parseText = (text: string | undefined) => format.parse(text ? (JSON.parse(text) as unknown) : undefined);
   const secretArn = process.env[location.secretArnVariable];
   if (secretArn) {
-    const client = clientFor(secretArn);
+    const client = secretsClientFor(secretArn);
     return {
       read: async () => parseText((await client.send(new GetSecretValueCommand({ SecretId: secretArn }))).SecretString),
       write: async (value) => {

@@ -7,6 +7,9 @@ const maxRememberedUnknownIds = 1000;
 /** Whatever the ids, an unknown one makes the function re-read the keyring at most this often. */
 const minKeyringRereadMs = 5 * 1000;
 
+/** Thrown by `find` when it could not re-read the keyring to tell whether an unknown id is one. */
+export class KeyringUnsure extends Error {}
+
 /**
  * A keyring (signing keys, token MAC keys) as a function holds it: read once, kept for a few
  * minutes, and read again early when a credential names a key the cached copy lacks, since that key
@@ -39,12 +42,24 @@ export class KeyringCache<K> {
     return this.cached.keyring;
   }
 
-  /** What `pick` finds for `id` in the keyring, read again (within the limits above) when the cached copy has nothing. */
-  async find<T>(id: string | undefined, pick: (keyring: K) => T | undefined): Promise<T | undefined> {
+  /**
+   * What `pick` finds for `id` in the keyring, read again (within the limits above) when the cached copy
+   * has nothing. `unsure: 'throw'`: when the limits kept a re-read from happening for an id no fresh read
+   * has refused, throw `KeyringUnsure` rather than answer undefined (for a caller that caches refusals).
+   */
+  async find<T>(
+    id: string | undefined,
+    pick: (keyring: K) => T | undefined,
+    options: { unsure?: 'undefined' | 'throw' } = {},
+  ): Promise<T | undefined> {
     const known = pick(await this.current());
     if (known !== undefined || id === undefined || id.length > this.maxIdLength) return known;
     const now = Date.now();
-    if ((this.unknownIds.get(id) ?? 0) > now || now - this.lastReread < minKeyringRereadMs) return undefined;
+    if ((this.unknownIds.get(id) ?? 0) > now) return undefined;
+    if (now - this.lastReread < minKeyringRereadMs) {
+      if (options.unsure === 'throw') throw new KeyringUnsure(`Not re-read for an unknown id within ${minKeyringRereadMs} ms`);
+      return undefined;
+    }
     this.lastReread = now;
     const reread = pick(await this.current({ refresh: true }));
     if (reread === undefined) this.rememberUnknown(id, now);
