@@ -14,12 +14,15 @@ export const responseTimeoutMs = 10_000;
 /** SQS cannot hide a message longer than 12 hours. */
 const maxDelaySeconds = 43_200;
 /**
- * An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most: the
+ * An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most. The
  * margin covers what the slot is held for besides the POST (reading the delivery again and its body
- * before, recording the attempt and a dead-letter send after), so a slow answer's attempt is recorded
- * before another copy can take the slot. A worker that dies frees it when this lease ends.
+ * before, recording the attempt after: milliseconds each); it is also how long the deliveries held behind
+ * a probe wait before they look again (endpoint.ts), so it stays short. A store slower than the margin
+ * can only let one attempt more in flight, or a copy post again: a delivery's record is written under a
+ * condition, so the outcome recorded is one attempt's, whichever. A worker that dies frees the slot when
+ * the lease ends.
  */
-const leaseMarginMs = 10_000;
+const leaseMarginMs = 2_000;
 
 /** What the queue consumer does with the message after an attempt. */
 export type AttemptOutcome =
