@@ -104,8 +104,6 @@ export interface Route {
   query?: readonly QueryParameter[];
   /** Honours If-Match (the ETag of the version read; a stale one is a 409); ifMatchHeader refuses any other route. */
   ifMatch?: boolean;
-  /** Larger request bodies than the default 1 MiB (alert content can approach the 4 MB webhook limit). */
-  maxBodyBytes?: number;
   /**
    * Files of installed packages shipped beside the function's code and read at run time, not
    * bundled: large static files would otherwise sit in the code every cold start loads.
@@ -120,7 +118,7 @@ export interface Route {
  * for every row to functions/core/api/route-facts.generated.ts, which the functions read instead
  * of this file: their bundles then carry neither the table's summaries nor its documentation.
  */
-export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch' | 'maxBodyBytes'> {
+export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch'> {
   /** Every query parameter it reads (queryParametersOf), without the descriptions. */
   query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
 }
@@ -135,14 +133,10 @@ export const takesNoToken = (route: Pick<Route, 'auth'>): boolean => route.auth.
  */
 export const routeTimeoutSeconds = 15;
 
-/** Alert deliveries take content up to the 4 MB webhook body, plus the request's own fields. */
-const alertRequestBytes = 5 * 1024 * 1024;
-
 /** Force-send and fire both queue a webhook delivery of the alert. */
 const queuesDelivery = {
   auth: ['tenant'],
   body: 'alert-delivery',
-  maxBodyBytes: alertRequestBytes,
   table: 'readWrite',
   sends: ['webhook'],
   payloads: 'readWrite',
@@ -818,7 +812,6 @@ export const routes: readonly Route[] = [
     handler: 'preview-alert',
     auth: ['tenant'],
     body: 'alert-delivery',
-    maxBodyBytes: alertRequestBytes,
     table: 'read',
     summary: 'The payload a delivery would send; sends nothing',
     docs: { answer: { data: 'alert-preview' } },

@@ -671,8 +671,8 @@ export class ServiceMonitoring extends Construct {
         props.queueConsumers.map(({ name, fn }) => fn.metricErrors({ statistic: 'Sum', label: `${name} errors` })),
       ),
       graph(
-        'Service: requests and 5xx answers',
-        (['Requests', 'Errors'] as const).map((name) => this.serviceMetric(name, 'Sum', name)),
+        'Service: requests, 5xx answers and answers cut to fit one Lambda result',
+        (['Requests', 'Errors', 'AnswersCut'] as const).map((name) => this.serviceMetric(name, 'Sum', name)),
       ),
       graph(
         'Service: webhook deliveries',

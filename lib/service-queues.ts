@@ -1,11 +1,16 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { type QueueName, queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { notifying } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
 
-/** Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth. */
+/**
+ * Every queue of the definitions, encrypted and TLS-only, with its DLQ and an alarm on the DLQ's depth.
+ * Each takes messages up to sqsMessageBytes, stated rather than left to CloudFormation's default, so
+ * the limit on AWS is the one the twin's queues apply (local/queues.ts).
+ */
 export class ServiceQueues {
   readonly queues = {} as Record<QueueName, Queue>;
   readonly deadLetterQueues = {} as Record<QueueName, Queue>;
@@ -17,6 +22,7 @@ export class ServiceQueues {
       const deadLetterQueue = new Queue(stack, `${id}DeadLetterQueue`, {
         fifo: definition.fifo,
         retentionPeriod: Duration.days(definition.deadLetterRetentionDays),
+        maxMessageSizeBytes: sqsMessageBytes,
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
@@ -31,6 +37,7 @@ export class ServiceQueues {
           : {}),
         visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
         retentionPeriod: Duration.days(definition.retentionDays),
+        maxMessageSizeBytes: sqsMessageBytes,
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,

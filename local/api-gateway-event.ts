@@ -65,3 +65,15 @@ export function apiGatewayEvent(request: GatewayRequest): APIGatewayProxyEventV2
     isBase64Encoded: body.length > 0 && !textual,
   };
 }
+
+/**
+ * The bytes of `event` as Lambda counts them against its synchronous payload limit: its JSON. How API
+ * Gateway serialises the event is not documented, so the twin counts the most it could be: every
+ * character beyond ASCII escaped as `\uXXXX` (6 bytes a UTF-16 unit), as a strict JSON writer does.
+ */
+export function eventBytes(event: APIGatewayProxyEventV2): number {
+  const json = JSON.stringify(event);
+  let bytes = json.length;
+  for (let index = 0; index < json.length; index++) if (json.charCodeAt(index) > 0x7f) bytes += 5;
+  return bytes;
+}

@@ -12,11 +12,16 @@ import { apiGatewayEvent } from './api-gateway-event.ts';
 import { invoke } from './lambda-context.ts';
 import { type Listening, listen } from './ports.ts';
 import { matchRoute } from '#functions/core/api/route-matching.ts';
+import { fitsOneResult } from '#functions/core/api/answer-fit.ts';
+import {
+  gatewayAnswers,
+  httpApiPayloadBytes,
+  httpApiRequestLineAndHeaderBytes,
+  lambdaSyncPayloadBytes,
+} from '#functions/core/aws-limits.ts';
+import { eventBytes } from './api-gateway-event.ts';
 
-/** API Gateway HTTP APIs refuse payloads over 10 MB before any function runs. */
-const gatewayPayloadLimit = 10 * 1024 * 1024;
-
-type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const handlerModules = new Map<string, Promise<LambdaHandler>>();
 
@@ -145,12 +150,66 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/** One of API Gateway's own answers (aws-limits.ts), as it sends them: no function's envelope. */
+const refuse = (response: ServerResponse, answer: { status: number; body: unknown }) =>
+  send(response, answer.status, answer.body);
+
+/** The request line and header values, as the HTTP API counts them against its 10,240 bytes. */
+function requestLineAndHeaderBytes(request: IncomingMessage): number {
+  const requestLine = Buffer.byteLength(`${request.method ?? ''} ${request.url ?? ''} HTTP/${request.httpVersion}`);
+  const values = request.rawHeaders.filter((_, index) => index % 2 === 1);
+  return values.reduce((total, value) => total + Buffer.byteLength(value), requestLine);
+}
+
+/**
+ * A Lambda proxy integration as API Gateway and Lambda run it: Lambda refuses an event or a result
+ * over its synchronous payload limit, and stops a function at its timeout; API Gateway then answers
+ * its own 500, as for a function that failed. The function's result otherwise.
+ */
+export async function integrate(
+  handler: LambdaHandler,
+  event: APIGatewayProxyEventV2,
+  functionName: string,
+  timeoutMs = routeTimeoutSeconds * 1000,
+): Promise<{ result: APIGatewayProxyStructuredResultV2 } | { refused: (typeof gatewayAnswers)['integrationFailed'] }> {
+  const refused = gatewayAnswers.integrationFailed;
+  if (eventBytes(event) > lambdaSyncPayloadBytes) {
+    console.error(`${functionName}: the event is over Lambda's ${lambdaSyncPayloadBytes} bytes`);
+    return { refused };
+  }
+  let result: APIGatewayProxyStructuredResultV2;
+  try {
+    result = await withTimeout(invoke(handler, event, functionName, timeoutMs), timeoutMs);
+  } catch (error) {
+    console.error(`${functionName} failed`, error);
+    return { refused };
+  }
+  if (!fitsOneResult(result)) {
+    console.error(`${functionName}: the result is over Lambda's ${lambdaSyncPayloadBytes} bytes`);
+    return { refused };
+  }
+  return { result };
+}
+
+/** The invocation's result, or a failure once the function's timeout passes (Lambda stops it then). */
+async function withTimeout<T>(invocation: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([invocation, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > gatewayPayloadLimit) return undefined;
+    if (size > httpApiPayloadBytes) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -179,8 +238,11 @@ async function serve(
   const { path, rawQuery } = requestTarget(request.url ?? '/');
   const method = request.method ?? 'GET';
   const match = matchRoute(method, path, routes);
+  if (requestLineAndHeaderBytes(request) > httpApiRequestLineAndHeaderBytes) {
+    return refuse(response, gatewayAnswers.headersTooLarge);
+  }
   const body = await readBody(request);
-  if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
+  if (body === undefined) return refuse(response, gatewayAnswers.payloadTooLarge);
   const hostName = (request.headers.host ?? '').replace(/:\d+$/, '');
   if (!match && method === 'GET' && biStandInHosts && hostName.endsWith(biStandInHosts)) {
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(biStandInPage);
@@ -209,14 +271,9 @@ async function serve(
   response.setHeader('apigw-requestid', event.requestContext.requestId);
   const refusal = gate && (await gate(event));
   if (refusal) return send(response, refusal.status, { message: refusal.message });
-  const handler = await loadHandler(served);
-  let result: APIGatewayProxyStructuredResultV2;
-  try {
-    result = await invoke(handler, event, served.handler, routeTimeoutSeconds * 1000);
-  } catch (error) {
-    console.error(`${served.handler} failed`, error);
-    return send(response, 500, { message: 'Internal Server Error' });
-  }
+  const outcome = await integrate(await loadHandler(served), event, served.handler);
+  if ('refused' in outcome) return refuse(response, outcome.refused);
+  const { result } = outcome;
   const responseHeaders: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
   if (result.cookies?.length) responseHeaders['set-cookie'] = result.cookies;
   response.writeHead(result.statusCode ?? 200, responseHeaders);

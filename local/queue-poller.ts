@@ -6,6 +6,7 @@ import { sqs as functionsSqs } from '#functions/core/store/queues.ts';
 import type { QueueConsumer } from '#functions/routes.ts';
 import { CONSUMER_CONCURRENCY } from '#lib/deployment-settings.ts';
 import { type FairQueue, startFairQueue } from './fair-queue.ts';
+import { answerLikeSqs } from './queue-limits.ts';
 import { invoke } from './lambda-context.ts';
 import type { LocalQueues } from './queues.ts';
 
@@ -47,8 +48,10 @@ export function startPoller(options: { consumer: QueueConsumer; queues: LocalQue
     handler: SqsHandler;
   }>;
   const abort = new AbortController();
-  // The functions run in this process: the twin learns the tenant of what they send.
+  // The functions run in this process: the twin learns the tenant of what they send, and they hear
+  // what SQS would answer them.
   queues.groups.track(functionsSqs());
+  answerLikeSqs(functionsSqs());
   const fair: FairQueue | undefined = queueDefinitions[consumer.queue].fair
     ? startFairQueue({
         sqs,

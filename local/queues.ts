@@ -1,4 +1,5 @@
 import { startFauxqs } from 'fauxqs';
+import { sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { localQueueName, type QueueName, queueDefinitions } from '#functions/core/store/queue-definitions.ts';
 import { type InFlightMessage, type MessageGroups, messageGroups } from './fair-queue.ts';
 
@@ -20,7 +21,9 @@ export interface LocalQueues {
 
 /**
  * fauxqs (an in-process SQS and S3 emulator) with every queue of `queueDefinitions` and its DLQ,
- * as the stack declares them, and the payload bucket. `visibilityTimeoutSeconds` overrides the definitions' value, so tests can
+ * as the stack declares them (messages up to sqsMessageBytes, stated rather than left to fauxqs's
+ * default: fauxqs refuses a message over a queue's MaximumMessageSize, and a batch over 1 MiB in
+ * all, as SQS does), and the payload bucket. `visibilityTimeoutSeconds` overrides the definitions' value, so tests can
  * watch redeliveries without waiting minutes.
  */
 export async function startLocalQueues(options: { visibilityTimeoutSeconds?: number } = {}): Promise<LocalQueues> {
@@ -36,12 +39,17 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds?: num
         }
       : {};
     const deadLetter = server.createQueue(localQueueName(name, true), {
-      attributes: { ...fifo, MessageRetentionPeriod: String(definition.deadLetterRetentionDays * 86_400) },
+      attributes: {
+        ...fifo,
+        MaximumMessageSize: String(sqsMessageBytes),
+        MessageRetentionPeriod: String(definition.deadLetterRetentionDays * 86_400),
+      },
     });
     const queue = server.createQueue(localQueueName(name), {
       attributes: {
         ...fifo,
         VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? definition.visibilityTimeoutSeconds),
+        MaximumMessageSize: String(sqsMessageBytes),
         MessageRetentionPeriod: String(definition.retentionDays * 86_400),
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetter.queueArn, maxReceiveCount: definition.maxReceiveCount }),
       },

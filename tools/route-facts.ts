@@ -20,7 +20,6 @@ function factsOf(route: Route): RouteFacts {
     yaml: route.yaml,
     idempotent: route.idempotent,
     ifMatch: route.ifMatch,
-    maxBodyBytes: route.maxBodyBytes,
     query: query.length > 0 ? query : undefined,
   };
   return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as RouteFacts;

@@ -104,10 +104,13 @@ export interface paths {
     put?: never;
     /**
      * Create a tenant (spec 4.1)
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createTenant'];
-    /** Delete a tenant (spec 4.10) */
+    /**
+     * Delete a tenant (spec 4.10)
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     delete: operations['deleteTenantDelete'];
     options?: never;
     head?: never;
@@ -123,7 +126,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Delete a tenant, compatibility form (spec 4.3) */
+    /**
+     * Delete a tenant, compatibility form (spec 4.3)
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     post: operations['deleteTenantPost'];
     delete?: never;
     options?: never;
@@ -181,7 +187,7 @@ export interface paths {
     head?: never;
     /**
      * Change a tenant's nome, development_variables or schedulingGranularity (If-Match guards against lost updates)
-     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
      */
     patch: operations['updateTenant'];
     trace?: never;
@@ -232,7 +238,7 @@ export interface paths {
     put?: never;
     /**
      * Publish a new template (version 1)
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Honours an `Idempotency-Key` header for 24 hours.
+     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['publishTemplate'];
     delete?: never;
@@ -252,7 +258,7 @@ export interface paths {
     get: operations['getTemplate'];
     /**
      * Publish a template's next version
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`).
+     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     put: operations['publishTemplateVersion'];
     post?: never;
@@ -274,7 +280,10 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Set or clear the client's default template */
+    /**
+     * Set or clear the client's default template
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     put: operations['setDefaultTemplate'];
     post?: never;
     delete?: never;
@@ -292,7 +301,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Apply a template to the tenant (spec 4.4) */
+    /**
+     * Apply a template to the tenant (spec 4.4)
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     post: operations['applyTemplate'];
     delete?: never;
     options?: never;
@@ -311,7 +323,7 @@ export interface paths {
     put?: never;
     /**
      * Queue the loads of flows, per agent and in dependency order (spec 4.5)
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['reload'];
     delete?: never;
@@ -332,7 +344,7 @@ export interface paths {
     put?: never;
     /**
      * Add an agent (its token is shown once)
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createAgent'];
     delete?: never;
@@ -390,7 +402,7 @@ export interface paths {
     put?: never;
     /**
      * Add a user (login unique in the tenant)
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createUser'];
     delete?: never;
@@ -414,7 +426,10 @@ export interface paths {
     delete: operations['deleteUser'];
     options?: never;
     head?: never;
-    /** Change a user's login, name or e-mail */
+    /**
+     * Change a user's login, name or e-mail
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     patch: operations['updateUser'];
     trace?: never;
   };
@@ -430,7 +445,7 @@ export interface paths {
     put?: never;
     /**
      * Add a group
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createGroup'];
     delete?: never;
@@ -487,7 +502,7 @@ export interface paths {
     put?: never;
     /**
      * Create a datamart over tables of the tenant, with owners
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createDatamart'];
     delete?: never;
@@ -511,7 +526,10 @@ export interface paths {
     delete: operations['deleteDatamart'];
     options?: never;
     head?: never;
-    /** Rename a datamart or replace its tables or owners */
+    /**
+     * Rename a datamart or replace its tables or owners
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     patch: operations['updateDatamart'];
     trace?: never;
   };
@@ -557,7 +575,10 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Replace a user's permissions on a datamart */
+    /**
+     * Replace a user's permissions on a datamart
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     put: operations['replaceUserPermissions'];
     post?: never;
     /** Remove a user's permissions on a datamart */
@@ -575,7 +596,10 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Replace a group's permissions on a datamart */
+    /**
+     * Replace a group's permissions on a datamart
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     put: operations['replaceGroupPermissions'];
     post?: never;
     /** Remove a group's permissions on a datamart */
@@ -613,7 +637,7 @@ export interface paths {
     get: operations['getSchedule'];
     /**
      * Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
      */
     put: operations['putSchedule'];
     post?: never;
@@ -698,7 +722,10 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once) */
+    /**
+     * Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once)
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     patch: operations['updateSettings'];
     trace?: never;
   };
@@ -734,7 +761,7 @@ export interface paths {
     put?: never;
     /**
      * Create an alert: its channels and content blocks
-     * @description Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createAlert'];
     delete?: never;
@@ -758,7 +785,10 @@ export interface paths {
     delete: operations['deleteAlert'];
     options?: never;
     head?: never;
-    /** Change an alert's name, channels or content */
+    /**
+     * Change an alert's name, channels or content
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     patch: operations['updateAlert'];
     trace?: never;
   };
@@ -773,7 +803,7 @@ export interface paths {
     put?: never;
     /**
      * The payload a delivery would send; sends nothing
-     * @description Bodies up to 5 MiB.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['previewAlert'];
     delete?: never;
@@ -793,7 +823,7 @@ export interface paths {
     put?: never;
     /**
      * Force-send an alert: queue a webhook delivery and return its id
-     * @description Bodies up to 5 MiB. Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['sendAlert'];
     delete?: never;
@@ -813,7 +843,7 @@ export interface paths {
     put?: never;
     /**
      * The platform fired an alert for a user, with its generated content: queue a webhook delivery
-     * @description Bodies up to 5 MiB. Honours an `Idempotency-Key` header for 24 hours.
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['fireAlert'];
     delete?: never;
@@ -885,7 +915,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A login token and the URL that opens the BI authenticated (spec 4.6) */
+    /**
+     * A login token and the URL that opens the BI authenticated (spec 4.6)
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     post: operations['login'];
     delete?: never;
     options?: never;
@@ -902,7 +935,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** End a user's sessions and void the login tokens issued to them */
+    /**
+     * End a user's sessions and void the login tokens issued to them
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     post: operations['revokeLogin'];
     delete?: never;
     options?: never;
@@ -993,7 +1029,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Agent reports a run running, succeeded or failed */
+    /**
+     * Agent reports a run running, succeeded or failed
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
     post: operations['reportRun'];
     delete?: never;
     options?: never;
@@ -1119,7 +1158,8 @@ export interface components {
     };
     /** @description text and ai blocks: the text. */
     'alert-webhook.textGenerated': {
-      text: string;
+      /** @description The text: lines, without other control characters or invisible format characters. */
+      text: components['schemas']['text.multilineText'];
     };
     /** @description report blocks: download URLs of the PDF and the spreadsheet, each optional. */
     'alert-webhook.reportGenerated': {
@@ -1587,6 +1627,8 @@ export interface components {
     'text.displayName': components['schemas']['text.visibleText'];
     /** @description A login: 1 to 200 characters, no leading or trailing space, no control characters, invisible format characters or lone surrogates. */
     'text.login': string;
+    /** @description Text of several lines: like visibleText, but tab, line feed and carriage return are allowed. Each character then takes at most 2 bytes more in JSON (a `\n`, a `\"`), never the 6 of a `\u0001`, so what is stored stays as large as it is in every answer that carries it. */
+    'text.multilineText': string;
     /**
      * Alert change
      * @description Body of PATCH /tenant/alerts/{id}: any of the alert's fields, replaced whole.
@@ -1853,7 +1895,7 @@ export interface components {
     };
     /**
      * Heartbeat answer
-     * @description POST /agent/heartbeat: the loads dispatched to the agent, oldest first, each with the tenant's development_variables.
+     * @description POST /agent/heartbeat: the loads dispatched to the agent, oldest first, as many as fit in one answer (the rest stay pending for the next beat), and the tenant's development_variables once for all of them.
      */
     heartbeat: {
       agentId: number;
@@ -1861,6 +1903,7 @@ export interface components {
       serverTime: string;
       /** @description When to beat next: about a minute, drawn at random between 48 and 72 seconds on every beat so agents started together spread out. An agent stays online 120 seconds after a beat. */
       nextHeartbeatInSeconds: number;
+      /** @description The loads to run now, oldest first: as many as fit in one answer (6 MB); the others stay pending and come with the next beats. */
       runs: {
         id: number;
         flowId: number;
@@ -1875,10 +1918,11 @@ export interface components {
         createdAt: string;
         /** Format: date-time */
         updatedAt: string;
-        variables: {
-          [key: string]: string | number | boolean;
-        };
       }[];
+      /** @description The tenant's development_variables as they are now, for every load of `runs` (they are read when the agent takes its loads, so each run starts with the current ones). Present when `runs` is not empty. */
+      variables?: {
+        [key: string]: string | number | boolean;
+      };
     };
     /** JWK set (RFC 7517) */
     'jwk-set': {
@@ -2339,6 +2383,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -2349,8 +2394,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2358,7 +2403,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -2462,6 +2507,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -2472,8 +2518,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2481,7 +2527,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -2625,6 +2671,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -2635,8 +2682,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2644,7 +2691,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -2791,6 +2838,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -2801,8 +2849,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2810,7 +2858,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -2945,6 +2993,7 @@ export interface operations {
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -2976,7 +3025,8 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_query_parameter'
               | 'unknown_query_parameter'
-              | 'invalid_idempotency_key';
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -3229,6 +3279,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -3254,7 +3305,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -3488,6 +3539,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -3513,7 +3565,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -3740,6 +3792,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -3750,8 +3803,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3759,7 +3812,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -3945,6 +3998,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -3955,8 +4009,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3964,7 +4018,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -4151,6 +4205,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -4161,8 +4216,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4170,7 +4225,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -4336,6 +4391,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -4362,7 +4418,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -4590,6 +4651,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -4600,8 +4662,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4609,7 +4671,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -4938,6 +5000,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -4948,8 +5011,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4957,7 +5020,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -5358,6 +5421,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `invalid_template`: The template bundle refers to resources it does not define.
        */
       400: {
@@ -5391,6 +5455,7 @@ export interface operations {
               | 'validation_failed'
               | 'unknown_query_parameter'
               | 'invalid_idempotency_key'
+              | 'answer_too_large'
               | 'invalid_template';
           };
         };
@@ -5605,6 +5670,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -5615,8 +5681,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -5624,7 +5690,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -6052,6 +6118,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `invalid_template`: The template bundle refers to resources it does not define.
        */
       400: {
@@ -6085,6 +6152,7 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
+              | 'answer_too_large'
               | 'invalid_template';
           };
         };
@@ -6316,6 +6384,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -6326,8 +6395,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6335,7 +6404,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -6516,6 +6585,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -6541,7 +6611,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -6747,6 +6817,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -6773,7 +6844,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_query_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -7021,6 +7097,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `invalid_reload_items`: A reload item names a flow or agent that is not the tenant's; nothing was queued.
        */
       400: {
@@ -7053,6 +7130,7 @@ export interface operations {
               | 'validation_failed'
               | 'unknown_query_parameter'
               | 'invalid_idempotency_key'
+              | 'answer_too_large'
               | 'invalid_reload_items';
           };
         };
@@ -7286,6 +7364,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -7296,8 +7375,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7305,7 +7384,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -7462,6 +7541,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -7488,7 +7568,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -7725,6 +7810,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -7735,8 +7821,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7744,7 +7830,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -7918,6 +8004,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -7928,8 +8015,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7937,7 +8024,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -8263,6 +8350,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -8289,7 +8377,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -8691,6 +8784,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -8701,8 +8795,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8710,7 +8804,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -8895,6 +8989,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -8921,7 +9016,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -9321,6 +9421,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -9347,7 +9448,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -9743,6 +9849,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -9753,8 +9860,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9762,7 +9869,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -9909,6 +10016,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -9919,8 +10027,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9928,7 +10036,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -10102,6 +10210,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -10112,8 +10221,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10121,7 +10230,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -10452,6 +10561,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `datamart_too_large`: The datamart, with the columns of its tables and its owners, would not fit in one answer (4 MB): fewer tables.
        *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
        */
@@ -10485,6 +10595,7 @@ export interface operations {
               | 'validation_failed'
               | 'unknown_query_parameter'
               | 'invalid_idempotency_key'
+              | 'answer_too_large'
               | 'datamart_too_large'
               | 'invalid_references';
           };
@@ -10888,6 +10999,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -10898,8 +11010,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10907,7 +11019,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -11069,6 +11181,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `datamart_too_large`: The datamart, with the columns of its tables and its owners, would not fit in one answer (4 MB): fewer tables.
        *     - `invalid_references`: The datamart names tables or owners that are not the tenant's.
        */
@@ -11102,6 +11215,7 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
+              | 'answer_too_large'
               | 'datamart_too_large'
               | 'invalid_references';
           };
@@ -11702,6 +11816,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `invalid_permissions`: The permissions name users, groups or tables that are not the tenant's.
        */
       400: {
@@ -11734,6 +11849,7 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
+              | 'answer_too_large'
               | 'invalid_permissions';
           };
         };
@@ -11963,6 +12079,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -11973,8 +12090,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11982,7 +12099,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -12186,6 +12303,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        *     - `invalid_permissions`: The permissions name users, groups or tables that are not the tenant's.
        */
       400: {
@@ -12218,6 +12336,7 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
+              | 'answer_too_large'
               | 'invalid_permissions';
           };
         };
@@ -12447,6 +12566,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -12457,8 +12577,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12466,7 +12586,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -12809,6 +12929,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -12819,8 +12940,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12828,7 +12949,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -13096,6 +13217,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -13127,7 +13249,8 @@ export interface operations {
               | 'malformed_yaml'
               | 'validation_failed'
               | 'invalid_path_parameter'
-              | 'unknown_query_parameter';
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -13357,6 +13480,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -13367,8 +13491,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13376,7 +13500,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -13550,6 +13674,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -13560,8 +13685,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13569,7 +13694,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -13718,6 +13843,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -13728,8 +13854,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13737,7 +13863,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -13888,6 +14014,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -13898,8 +14025,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13907,7 +14034,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -14048,6 +14175,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -14058,8 +14186,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14067,7 +14195,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -14224,6 +14352,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -14249,7 +14378,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -14471,6 +14600,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -14481,8 +14611,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14490,7 +14620,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -14665,6 +14795,7 @@ export interface operations {
        *
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -14675,8 +14806,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14684,7 +14815,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -14853,6 +14984,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -14879,7 +15011,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'invalid_idempotency_key';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -15110,6 +15247,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -15120,8 +15258,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15129,7 +15267,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -15274,6 +15412,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -15284,8 +15423,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15293,7 +15432,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -15452,6 +15591,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -15478,7 +15618,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -15701,6 +15846,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -15727,7 +15873,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -15954,6 +16105,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -15985,7 +16137,8 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
-              | 'invalid_idempotency_key';
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -16250,6 +16403,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -16281,7 +16435,8 @@ export interface operations {
               | 'validation_failed'
               | 'invalid_path_parameter'
               | 'unknown_query_parameter'
-              | 'invalid_idempotency_key';
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
           };
         };
       };
@@ -16524,6 +16679,7 @@ export interface operations {
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -16534,8 +16690,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16543,7 +16699,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -16688,6 +16844,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -16698,8 +16855,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16707,7 +16864,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -16852,6 +17009,7 @@ export interface operations {
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -16862,8 +17020,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16871,7 +17029,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17054,6 +17212,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17079,7 +17238,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17338,6 +17497,7 @@ export interface operations {
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17363,7 +17523,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter';
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17556,6 +17716,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17566,8 +17727,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17575,7 +17736,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17643,6 +17804,7 @@ export interface operations {
        * @description The `ref` parameter is not valid Base64. Refused before the route runs: the error envelope.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17652,7 +17814,7 @@ export interface operations {
           'text/html': string;
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17719,6 +17881,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17729,8 +17892,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17738,7 +17901,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17825,6 +17988,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -17835,8 +17999,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "A query parameter the route does not take.",
-           *       "code": "unknown_query_parameter",
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17844,7 +18008,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter';
+            code?: 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -17975,6 +18139,7 @@ export interface operations {
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
       400: {
         headers: {
@@ -18001,7 +18166,12 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?:
-              'malformed_body' | 'malformed_json' | 'validation_failed' | 'invalid_path_parameter' | 'unknown_query_parameter';
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };

@@ -8,9 +8,10 @@ import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 
 /**
  * The agent is online for two minutes, gets the loads dispatched to it, oldest first, and when to
- * beat next (jittered, so a fleet spreads over the minute). Each load comes with the tenant's
- * development_variables as they are when the agent takes it, the moment its run starts: runs keep
- * no copy of them, and the tenant is read only when a load is waiting (most beats find none).
+ * beat next (jittered, so a fleet spreads over the minute). The loads come with the tenant's
+ * development_variables once (`variables`), as they are when the agent takes them, the moment their
+ * runs start: runs keep no copy of them, and the tenant is read only when a load is waiting (most
+ * beats find none). As many loads as fit in one answer: the rest stay pending for the next beat.
  */
 export const handler = httpHandler(async ({ principal }) => {
   const { tenantId, agentId } = agentOf(principal);
@@ -21,16 +22,16 @@ export const handler = httpHandler(async ({ principal }) => {
   // A beat racing its tenant's deletion (which revokes the agents' tokens) gets nothing to run, as
   // the reload worker drops the loads of a deleted tenant.
   const variables = tenant && !tenant.deletedAt ? tenant.developmentVariables : undefined;
-  return {
-    status: 200,
-    body: {
-      status: 'success',
-      data: {
-        agentId,
-        serverTime: now,
-        nextHeartbeatInSeconds: nextHeartbeatSeconds(),
-        runs: variables ? pending.map((run) => ({ ...describeRun(run), variables })) : [],
-      },
+  const runs = variables ? pending.map(describeRun) : [];
+  const body = (count: number) => ({
+    status: 'success',
+    data: {
+      agentId,
+      serverTime: now,
+      nextHeartbeatInSeconds: nextHeartbeatSeconds(),
+      runs: runs.slice(0, count),
+      ...(count > 0 ? { variables } : {}),
     },
-  };
+  });
+  return { status: 200, body: body(runs.length), shortenable: { items: runs.length, body } };
 });

@@ -1,5 +1,4 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
-import { singleAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { describeOneDatamart } from '#functions/core/datamarts/datamarts.ts';
 
@@ -8,6 +7,6 @@ export const handler = httpHandler(async (request) => {
   const datamartId = idParameter(request, 'id');
   return {
     status: 200,
-    body: singleAnswer(await describeOneDatamart(tenantIdOf(request.principal), datamartId), `Datamart ${datamartId}`),
+    body: { status: 'success', data: await describeOneDatamart(tenantIdOf(request.principal), datamartId) },
   };
 });

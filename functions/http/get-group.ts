@@ -1,5 +1,4 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
-import { singleAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { describeGroup } from '#functions/core/directory/groups.ts';
 
@@ -8,6 +7,6 @@ export const handler = httpHandler(async (request) => {
   const groupId = idParameter(request, 'id');
   return {
     status: 200,
-    body: singleAnswer(await describeGroup(tenantIdOf(request.principal), groupId), `Group ${groupId}`),
+    body: { status: 'success', data: await describeGroup(tenantIdOf(request.principal), groupId) },
   };
 });

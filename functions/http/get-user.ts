@@ -1,5 +1,4 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
-import { singleAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { describeUserWithAccess } from '#functions/core/directory/directory.ts';
 
@@ -8,6 +7,6 @@ export const handler = httpHandler(async (request) => {
   const userId = idParameter(request, 'id');
   return {
     status: 200,
-    body: singleAnswer(await describeUserWithAccess(tenantIdOf(request.principal), userId), `User ${userId}`),
+    body: { status: 'success', data: await describeUserWithAccess(tenantIdOf(request.principal), userId) },
   };
 });

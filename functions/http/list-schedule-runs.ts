@@ -1,4 +1,4 @@
-import { httpHandler, idParameter, pageParameters } from '#functions/core/api/http-handler.ts';
+import { httpHandler, idParameter, pageParameters, pageResponse } from '#functions/core/api/http-handler.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { listRuns } from '#functions/core/schedules/schedules.ts';
 
@@ -6,5 +6,5 @@ import { listRuns } from '#functions/core/schedules/schedules.ts';
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);
   const page = await listRuns(tenantIdOf(request.principal), idParameter(request, 'id'), limit, cursor);
-  return { status: 200, body: { status: 'success', data: page.items, nextCursor: page.nextCursor } };
+  return pageResponse(page);
 });

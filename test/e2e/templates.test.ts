@@ -18,7 +18,9 @@ describe('the template story, end to end', () => {
     expect(own.desks[0].tables.map((table: { key: string }) => table.key)).toEqual(['orders', 'daily', 'stock']);
 
     const agent = await agentToken(tenant.token);
-    expect((await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs).toEqual([]);
+    const idle = (await api('POST', '/agent/heartbeat', { token: agent })).body.data;
+    expect(idle.runs).toEqual([]);
+    expect(idle).not.toHaveProperty('variables');
 
     // The apply on creation handed no plan to anyone, so the first apply delivers it.
     const applied = await api('POST', '/tenant/templates/apply', json(tenant.token, { templateId }));
@@ -49,13 +51,16 @@ describe('the template story, end to end', () => {
       })),
     });
 
-    const dispatched = await eventually(async () => {
-      const runs = (await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs;
-      return runs.length === 3 ? runs : undefined;
+    const beat = await eventually(async () => {
+      const data = (await api('POST', '/agent/heartbeat', { token: agent })).body.data;
+      return data.runs.length === 3 ? data : undefined;
     });
+    const dispatched = beat.runs;
     // Dispatched in dependency order on the agent's FIFO group: the run ids follow the plan's order.
     expect(dispatched.map((run: { flowId: number }) => run.flowId)).toEqual(plan.map((item) => item.flowId));
-    expect(dispatched[0].variables).toEqual({ WAREHOUSE: 'north' });
+    // The variables come once per beat, for all its runs.
+    expect(beat.variables).toEqual({ WAREHOUSE: 'north' });
+    expect(dispatched.some((run: object) => 'variables' in run)).toBe(false);
     // Runs keep no copy of the variables: the agent gets the tenant's as they are when it takes a run.
     const patched = await api(
       'PATCH',
@@ -63,15 +68,18 @@ describe('the template story, end to end', () => {
       json(client.token, { development_variables: { WAREHOUSE: 'south' } }),
     );
     expect(patched.status).toBe(200);
-    const taken = (await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs;
-    expect(taken.map((run: { variables: unknown }) => run.variables)).toEqual(Array(3).fill({ WAREHOUSE: 'south' }));
+    const taken = (await api('POST', '/agent/heartbeat', { token: agent })).body.data;
+    expect(taken.runs).toHaveLength(3);
+    expect(taken.variables).toEqual({ WAREHOUSE: 'south' });
 
     for (const run of dispatched) {
       expect((await api('POST', `/agent/runs/${run.id}`, json(agent, { status: 'running' }))).status).toBe(200);
       const done = await api('POST', `/agent/runs/${run.id}`, json(agent, { status: 'succeeded', message: 'ok' }));
       expect(done.body.data).toMatchObject({ id: run.id, status: 'succeeded', message: 'ok' });
     }
-    expect((await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs).toEqual([]);
+    const drained = (await api('POST', '/agent/heartbeat', { token: agent })).body.data;
+    expect(drained.runs).toEqual([]);
+    expect(drained).not.toHaveProperty('variables');
     const runs = (await api('GET', '/tenant/runs', { token: tenant.token })).body.data;
     expect(runs.map((run: { status: string }) => run.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
 
@@ -185,7 +193,9 @@ describe('reload (spec 4.5)', () => {
     expect(otherPlan).toHaveLength(3);
 
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs).toEqual([]);
+    const idle = (await api('POST', '/agent/heartbeat', { token: agent })).body.data;
+    expect(idle.runs).toEqual([]);
+    expect(idle).not.toHaveProperty('variables');
     for (const body of [
       {},
       { items: [] },

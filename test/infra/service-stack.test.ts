@@ -17,6 +17,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { lambdaAsyncPayloadBytes, sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
 import { queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { tenantGroup } from '#functions/core/store/queues.ts';
@@ -465,6 +466,13 @@ describe('ServiceStack queues', () => {
     },
   );
 
+  it("states every queue's and DLQ's message size limit: sqsMessageBytes, the one the twin's queues apply", () => {
+    const all = Object.values(queues());
+    // Each definition's queue and its DLQ.
+    expect(all).toHaveLength(2 * Object.keys(queueDefinitions).length);
+    for (const queue of all) expect(queue.Properties.MaximumMessageSize).toBe(sqsMessageBytes);
+  });
+
   it.each(queueConsumers.map((consumer) => [consumer.handler, consumer] as const))(
     'feeds %s from its queue with partial batch responses',
     (_name, consumer) => {
@@ -517,6 +525,34 @@ describe('ServiceStack queues', () => {
       );
     },
   );
+
+  it('invokes functions asynchronously with EventBridge scheduled events alone, far under lambdaAsyncPayloadBytes', () => {
+    type Rule = CfnResource<{ ScheduleExpression?: string; EventPattern?: unknown; Targets: Record<string, unknown>[] }>;
+    const rules = Object.values(resourcesOfType<Rule>(template, 'AWS::Events::Rule'));
+    expect(rules).toHaveLength(timedFunctions.length);
+    for (const rule of rules) {
+      // A schedule, not a pattern, and its targets get the event as EventBridge makes it (no Input,
+      // InputPath or InputTransformer): the fixed Scheduled Event of a few hundred bytes. No function
+      // of ours invokes another (@aws-sdk/client-lambda is not even a dependency).
+      expect(rule.Properties.ScheduleExpression).toMatch(/^(rate|cron)\(/);
+      expect(rule.Properties.EventPattern).toBeUndefined();
+      for (const target of rule.Properties.Targets) {
+        expect(Object.keys(target).filter((key) => key.startsWith('Input'))).toEqual([]);
+      }
+    }
+    const scheduledEvent = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '123456789012',
+      time: new Date().toISOString(),
+      region: 'sa-east-1',
+      resources: [`arn:aws:events:sa-east-1:123456789012:rule/${'x'.repeat(64)}`],
+      detail: {},
+    };
+    expect(Buffer.byteLength(JSON.stringify(scheduledEvent))).toBeLessThan(lambdaAsyncPayloadBytes / 1000);
+  });
 
   it('keeps webhook bodies in a private, encrypted, TLS-only bucket that expires what is left', () => {
     const buckets = resourcesOfType<CfnResource>(template, 'AWS::S3::Bucket');

@@ -8,6 +8,7 @@ import { maxWebhookBodyBytes } from '#functions/core/alerts/deliveries.ts';
 import { responseTimeoutMs } from '#functions/core/alerts/deliverer.ts';
 import { defaultRetryDelaysSeconds } from '#functions/core/alerts/webhook-config.ts';
 import { idempotencyKeyPattern, idempotencyRetentionHours } from '#functions/core/api/idempotency.ts';
+import { maxBodyBytes } from '#functions/core/api/request-body.ts';
 import { docsAssets } from '#functions/http/docs-asset.ts';
 import { schemeNames } from '#functions/core/auth/principals.ts';
 import {
@@ -442,7 +443,7 @@ function description(route: Route): string | undefined {
   if (route.docs?.credential) notes.push(route.docs.credential.note);
   if (route.auth.length > 1) notes.push(`Takes a ${route.auth.join(' or a ')} token.`);
   if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
-  if (route.maxBodyBytes) notes.push(`Bodies up to ${route.maxBodyBytes / (1024 * 1024)} MiB.`);
+  if (route.body) notes.push(`Bodies up to ${maxBodyBytes.toLocaleString('en-US')} bytes (\`payload_too_large\`, 413, beyond).`);
   if (route.idempotent) notes.push(`Honours an \`Idempotency-Key\` header for ${idempotencyRetentionHours} hours.`);
   if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
   if (route.paginated) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');

@@ -13,6 +13,7 @@ import {
   listAlertsPage,
   updateAlertFields,
 } from './alert-repository.ts';
+import { mapPage } from '#functions/core/store/dynamo.ts';
 
 /** A block of an alert's definition: `generated` is what is sent when a delivery brings no content. */
 type BlockDefinition = CreateAlertBody['content'][number];
@@ -88,7 +89,7 @@ export async function findAlert(tenantId: number, alertId: number): Promise<Aler
 
 export async function listAlerts(tenantId: number, limit: number, cursor: string | undefined) {
   const page = await listAlertsPage(tenantId, limit, cursor);
-  return { items: page.items.map(describeAlert), nextCursor: page.nextCursor };
+  return mapPage(page, describeAlert);
 }
 
 /** Replaces the fields given, in one conditional write; the alert must exist (404 otherwise, also for another tenant's). */

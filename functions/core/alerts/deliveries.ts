@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AlertDeliveryBody } from '#functions/core/api/validators/alert-delivery.cjs';
+import { dynamoItemBytes, sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { conflict, notFound, payloadTooLarge } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { logger } from '#functions/core/observability/logger.ts';
@@ -24,16 +25,18 @@ import {
 import { buildPayload, findAlert } from './alerts.ts';
 import { channelProblem } from './settings.ts';
 import { expiresAt as expiresAfterRetention } from '#functions/core/store/retention.ts';
+import { mapPage } from '#functions/core/store/dynamo.ts';
 
 /** Spec 8: a webhook body is at most 4 MB. */
 export const maxWebhookBodyBytes = 4 * 1024 * 1024;
 /**
  * A body travels in the queue message (and waits for a redelivery in an item) when the whole
  * message, as sent (ASCII-escaped, see `messageBody`), takes at most this many bytes; a larger one
- * goes to the payload bucket and the message carries the claim check. This also bounds the body
- * item well under DynamoDB's 400 KB.
+ * goes to the payload bucket and the message carries the claim check. The message must fit SQS's
+ * limit and the body (never more bytes than the message that carries it) DynamoDB's item limit,
+ * with room for the item's keys: the smaller of the two, less 16 KiB.
  */
-export const inlineMessageBytes = 240 * 1024;
+export const inlineMessageBytes = Math.min(sqsMessageBytes, dynamoItemBytes) - 16 * 1024;
 
 /** The queue message: which delivery, and its body when small enough to travel along. */
 export interface DeliveryMessage {
@@ -186,7 +189,7 @@ export async function getDelivery(tenantId: number, deliveryId: number) {
 export async function listAlertDeliveries(tenantId: number, alertId: number, limit: number, cursor: string | undefined) {
   const page = await listAlertDeliveriesPage(tenantId, alertId, limit, cursor);
   if (page.items.length === 0 && cursor === undefined) await findAlert(tenantId, alertId);
-  return { items: page.items.map(describeDelivery), nextCursor: page.nextCursor };
+  return mapPage(page, describeDelivery);
 }
 
 /** The body of a delivery: from its item, or from the payload bucket (undefined once expired). */

@@ -6,6 +6,8 @@ import type { RouteFacts } from '#functions/routes.ts';
 import { authenticate, type Principal, principalScope } from '#functions/core/auth/principals.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '#functions/core/errors.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
+import { fitsOneResult, megabytes, mostThatFit, resultBytes } from './answer-fit.ts';
 import { type Attempt, withIdempotency } from './idempotency.ts';
 import { runUntilKilled } from './middy-options.ts';
 import { routeFacts } from './route-facts.generated.ts';
@@ -51,6 +53,13 @@ export interface ApiResponse {
   body: unknown;
   headers?: Record<string, string>;
   cookies?: string[];
+  /**
+   * An answer that hands out a variable number of items (a page, a heartbeat's runs), which the
+   * pipeline cuts to what fits in one Lambda result: `body(count)` is the answer with only the first
+   * `count` of its `items`, the rest being the next call's (its `nextCursor` resumes after them, or
+   * they stay pending for the next beat).
+   */
+  shortenable?: { items: number; body: (count: number) => unknown };
 }
 
 type Event = APIGatewayProxyEventV2;
@@ -81,6 +90,44 @@ function toResult(response: ApiResponse, requestId: string): Result {
     body: text ? (response.body as string) : JSON.stringify(response.body),
     ...(response.cookies?.length ? { cookies: response.cookies } : {}),
   };
+}
+
+/**
+ * The result, measured as Lambda measures it (every answer, once, here): over what one Lambda result
+ * carries, a shortenable answer keeps the most items that fit; anything else, or one item alone too
+ * large, is a 400 `answer_too_large` in the envelope, never API Gateway's bare 500. Data written under
+ * the quotas never gets there (test/integration/answer-bounds.test.ts).
+ */
+function fittedResult(response: ApiResponse, requestId: string, routeKey: string): Result {
+  const result = toResult(response, requestId);
+  if (fitsOneResult(result)) return result;
+  const { shortenable } = response;
+  if (shortenable) {
+    const shortened = (count: number) => toResult({ ...response, body: shortenable.body(count) }, requestId);
+    const kept = mostThatFit(shortenable.items, (count) => fitsOneResult(shortened(count)));
+    if (kept > 0) {
+      logger.info('Answer cut to what fits in one Lambda result', { routeKey, items: shortenable.items, kept });
+      count('AnswersCut');
+      return shortened(kept);
+    }
+  }
+  const bytes = resultBytes(result);
+  logger.error('Answer larger than one Lambda result', { routeKey, bytes });
+  throw badRequest(
+    `The answer (${megabytes(bytes)}${shortenable ? ', and its first item alone' : ''}) is larger than one answer can carry ` +
+      '(6 MB): it holds more than the quotas allow (data written before them)',
+    [],
+    'answer_too_large',
+  );
+}
+
+/**
+ * A page of a paginated list: `{status, data, nextCursor}`, cut by the pipeline to what fits in one
+ * answer, `nextCursor` then resuming after the last item it keeps.
+ */
+export function pageResponse<T>(page: Page<T>): ApiResponse {
+  const body = (count: number) => ({ status: 'success', data: page.items.slice(0, count), nextCursor: page.cursorAfter(count) });
+  return { status: 200, body: body(page.items.length), shortenable: { items: page.items.length, body } };
 }
 
 /** Finds the route row this invocation serves, then resolves the bearer token for its schemes. */
@@ -195,7 +242,7 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
         );
       }
       if (route.key !== unmatchedRouteKey) refuseUndeclaredQuery(route, event.queryStringParameters ?? {});
-      const body = route.body ? parseBody(event, { yaml: options.yaml, maxBytes: route.maxBodyBytes }) : undefined;
+      const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
       const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
       const deadline = Date.now() + context.getRemainingTimeInMillis();
       const run = (idempotency: Attempt) =>
@@ -225,7 +272,7 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
         deadline,
         requestId,
       };
-      return toResult(await withIdempotency(call, run), requestId);
+      return fittedResult(await withIdempotency(call, run), requestId, event.routeKey);
     });
 }
 

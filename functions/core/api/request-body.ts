@@ -1,7 +1,26 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { lambdaSyncPayloadBytes } from '#functions/core/aws-limits.ts';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '#functions/core/errors.ts';
 
-export const maxBodyBytes = 1024 * 1024;
+/**
+ * What an invocation event holds besides the body, at most: the request line and header values
+ * (10,240 bytes, httpApiRequestLineAndHeaderBytes) appear up to three times (as sent, as parsed query
+ * parameters and cookies, in the request context), each character escaped to 6 bytes at worst, and
+ * the header names and the request context's own fields.
+ */
+export const eventBytesBesideBody = 256 * 1024;
+
+/** The most a body of `bytes` can take in the event: a text body's byte may be escaped to 6 (a control character as `\u00XX`; a body sent base64 takes 4/3). */
+export const worstEventBytes = (bytes: number): number => eventBytesBesideBody + 6 * bytes;
+
+/**
+ * The largest body any route takes, so that the worst event it can make fits in one synchronous
+ * invocation (lambdaSyncPayloadBytes): 1,004,885 bytes would, and the bound is the round number below
+ * it. A larger body is our 413; one so large its event would not fit never reaches a function (API
+ * Gateway's bare 500), so the bound is what keeps every refusal in the envelope.
+ */
+export const maxBodyBytes = 1_000_000;
+if (worstEventBytes(maxBodyBytes) > lambdaSyncPayloadBytes) throw new Error('maxBodyBytes does not fit one invocation event');
 export const maxBodyDepth = 32;
 
 const jsonMediaType = /^application\/(?:[\w.+-]+\+)?json$/;
@@ -19,12 +38,11 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function parseBody(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
-  options: { yaml?: YamlParser; maxBytes?: number } = {},
+  options: { yaml?: YamlParser } = {},
 ): unknown {
   if (event.body === undefined || event.body === '') return undefined;
   const bytes = Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
-  const limit = options.maxBytes ?? maxBodyBytes;
-  if (bytes.length > limit) throw payloadTooLarge(`Request body is larger than ${limit} bytes`);
+  if (bytes.length > maxBodyBytes) throw payloadTooLarge(`Request body is larger than ${maxBodyBytes} bytes`);
   const [type = '', ...parameters] = (event.headers['content-type'] ?? '').split(';');
   const mediaType = type.trim().toLowerCase();
   const parseYaml = options.yaml && yamlMediaType.test(mediaType) ? options.yaml : undefined;

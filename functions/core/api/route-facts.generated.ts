@@ -123,9 +123,9 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /tenant/alerts/{id}': { auth: ['tenant'] },
   'PATCH /tenant/alerts/{id}': { auth: ['tenant'], body: 'update-alert' },
   'DELETE /tenant/alerts/{id}': { auth: ['tenant'] },
-  'POST /tenant/alerts/{id}/preview': { auth: ['tenant'], body: 'alert-delivery', maxBodyBytes: 5242880 },
-  'POST /tenant/alerts/{id}/send': { auth: ['tenant'], body: 'alert-delivery', idempotent: true, maxBodyBytes: 5242880 },
-  'POST /tenant/alerts/{id}/fire': { auth: ['tenant'], body: 'alert-delivery', idempotent: true, maxBodyBytes: 5242880 },
+  'POST /tenant/alerts/{id}/preview': { auth: ['tenant'], body: 'alert-delivery' },
+  'POST /tenant/alerts/{id}/send': { auth: ['tenant'], body: 'alert-delivery', idempotent: true },
+  'POST /tenant/alerts/{id}/fire': { auth: ['tenant'], body: 'alert-delivery', idempotent: true },
   'GET /tenant/alerts/{id}/deliveries': {
     auth: ['tenant'],
     query: [

@@ -1,7 +1,9 @@
+import { lambdaSyncPayloadBytes } from '#functions/core/aws-limits.ts';
 import { badRequest } from '#functions/core/errors.ts';
+import { megabytes } from './answer-fit.ts';
 
 /** What Lambda returns at most from a synchronous invocation: the result object (status, headers, body), as JSON. */
-export const maxResultBytes = 6 * 1024 * 1024;
+export const maxResultBytes = lambdaSyncPayloadBytes;
 /** What the result object adds around the body (its status and headers), generously. */
 const resultOverheadBytes = 16 * 1024;
 /** The most an answer's body may take as it travels (answerBytes): what one Lambda result carries. */
@@ -24,8 +26,6 @@ export function answerBytes(value: unknown): number {
   }
   return Buffer.byteLength(json) + escaped;
 }
-
-const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 /** A list to answer: its items (built one at a time when it is an iterator), how many there are, and the next page's cursor. */
 export interface ListSource<T> {
@@ -82,31 +82,4 @@ export function listAnswer<T>(page: ListSource<T>, limit: number | undefined, na
       ? `${list} (${of}) is larger than one answer can carry (6 MB): ${advice} (its first ${fit} items fit)`
       : `${list} (${of}) is larger than one answer can carry (6 MB): ${advice}, and cursor, to read it in pages`,
   );
-}
-
-/**
- * The answer `{status, data}` of a list a route answers whole, without paging (the groups and their
- * members: the quotas keep it within one answer), measured item by item as listAnswer does: a list
- * over the bound (only data written before the quotas) is a 400 that says so, never the gateway's 502.
- */
-export function unpagedAnswer<T>(items: Iterable<T>, what: string) {
-  const { data, over } = fitting(items, { status: 'success', data: [] });
-  if (over) {
-    throw tooLarge(`${what} (over ${megabytes(over.bytes)}) is larger than one answer can carry (6 MB): ${beyondQuotas}`, false);
-  }
-  return { status: 'success', data };
-}
-
-/**
- * The answer `{status, data}` of one item (a user with its access, a group with its members, a
- * tenant…), checked against what one Lambda result carries before it is sent: a 400 that says so,
- * never the gateway's bare 502. The quotas keep every item written under them well inside it.
- */
-export function singleAnswer<T>(data: T, what: string) {
-  const body = { status: 'success', data };
-  const bytes = answerBytes(body);
-  if (bytes > maxAnswerBytes) {
-    throw tooLarge(`${what} (${megabytes(bytes)}) is larger than one answer can carry (6 MB): ${beyondQuotas}`, false);
-  }
-  return body;
 }

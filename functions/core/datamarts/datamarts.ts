@@ -275,7 +275,7 @@ export async function listDatamarts(
   tenantId: number,
   limit: number | undefined,
   cursor: string | undefined,
-): Promise<Page<DatamartView>> {
+): Promise<Omit<Page<DatamartView>, 'cursorAfter'>> {
   const [page, [tables, owners]] = await Promise.all([listDatamartRecords(tenantId, limit, cursor), describeContext(tenantId)]);
   const { structures, users } = await withOwners(tenantId, page.items, owners);
   const tableMap = new Map(tables.map((table) => [table.id, table]));

@@ -251,7 +251,7 @@ export async function listPermissions(
   subject: PermissionSubject,
   limit: number | undefined,
   cursor: string | undefined,
-): Promise<Page<PermissionRow>> {
+): Promise<Omit<Page<PermissionRow>, 'cursorAfter'>> {
   const [structure, page, tables, subjects] = await Promise.all([
     loadStructure(tenantId, datamartId),
     listDatamartPermissionsPage(tenantId, datamartId, subject, limit, cursor),

@@ -91,20 +91,18 @@ export async function describeGroup(tenantId: number, groupId: number): Promise<
  * The groups as GET /tenant/groups shows them, from what was read: the memberships are sorted by
  * group once (linear in groups and memberships), and each group is built as the answer takes it.
  */
-export function groupViews(groups: readonly GroupRecord[], memberships: readonly MembershipRecord[]): Iterable<GroupView> {
+export function groupViews(groups: readonly GroupRecord[], memberships: readonly MembershipRecord[]): GroupView[] {
   const membersOf = new Map<number, number[]>();
   for (const { groupId, userId } of memberships) {
     const members = membersOf.get(groupId);
     if (members) members.push(userId);
     else membersOf.set(groupId, [userId]);
   }
-  return (function* () {
-    for (const group of groups) yield { id: group.groupId, nome: group.nome, members: membersOf.get(group.groupId) ?? [] };
-  })();
+  return groups.map((group) => ({ id: group.groupId, nome: group.nome, members: membersOf.get(group.groupId) ?? [] }));
 }
 
 /** Groups with their member ids, for GET /tenant/groups: the groups and every membership, read together. */
-export async function describeGroups(tenantId: number): Promise<Iterable<GroupView>> {
+export async function describeGroups(tenantId: number): Promise<GroupView[]> {
   const [groups, memberships] = await Promise.all([listGroups(tenantId), listMemberships(tenantId)]);
   return groupViews(groups, memberships);
 }

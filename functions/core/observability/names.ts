@@ -17,6 +17,8 @@ export const localStage = 'local';
 export const countMetricNames = [
   'Requests',
   'Errors',
+  /** An answer cut to what fits in one Lambda result (a page or a heartbeat's runs: the rest is the next call's). */
+  'AnswersCut',
   'WebhookDeliveries',
   'WebhookRetries',
   'WebhookFailures',

@@ -1,6 +1,6 @@
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
 import { conflict, notFound } from '#functions/core/errors.ts';
-import type { Page } from '#functions/core/store/dynamo.ts';
+import { mapPage, type Page } from '#functions/core/store/dynamo.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import type { LoadMessage } from './reload.ts';
@@ -64,5 +64,5 @@ export async function listRuns(
   cursor: string | undefined,
 ): Promise<Page<ReturnType<typeof describeRun>>> {
   const page = await listRunsPage(tenantId, limit, cursor);
-  return { items: page.items.map(describeRun), nextCursor: page.nextCursor };
+  return mapPage(page, describeRun);
 }

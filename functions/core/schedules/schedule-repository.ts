@@ -4,7 +4,6 @@ import {
   db,
   getAll,
   getItem,
-  type Page,
   putAll,
   queryAll,
   queryPage,
@@ -12,6 +11,7 @@ import {
   transactOrReasons,
   type TransactItem,
   writeIf,
+  mapPage,
 } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import { keys } from '#functions/core/store/keys.ts';
@@ -95,7 +95,7 @@ export async function listScheduleRecords(tenantId: number, limit: number, curso
     limit,
     cursor,
   });
-  return { items: page.items.map(withoutKeys), nextCursor: page.nextCursor } satisfies Page<ScheduleRecord>;
+  return mapPage(page, withoutKeys);
 }
 
 /** The tenant's schedules that have Minute triggers (what stops its granularity going back to hours). */

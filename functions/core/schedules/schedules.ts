@@ -1,7 +1,7 @@
 import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import { headlineDetail } from '#functions/core/api/validation.ts';
 import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
-import type { Page } from '#functions/core/store/dynamo.ts';
+import { mapPage } from '#functions/core/store/dynamo.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import { findTenant, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import {
@@ -171,7 +171,7 @@ export function summarizeSchedule(record: ScheduleRecord) {
 
 export async function listSchedules(tenantId: number, limit: number, cursor: string | undefined) {
   const page = await listScheduleRecords(tenantId, limit, cursor);
-  return { items: page.items.map(summarizeSchedule), nextCursor: page.nextCursor };
+  return mapPage(page, summarizeSchedule);
 }
 
 /** GET /tenant/schedules/{id}/next: the next `count` fires after `now` (none when inactive). */
@@ -190,7 +190,7 @@ export async function previewFires(tenantId: number, scheduleId: number, count: 
 export async function listRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {
   await getSchedule(tenantId, scheduleId);
   const page = await listScheduleRuns(tenantId, scheduleId, limit, cursor);
-  const items = page.items.map(({ slot, slotLocal, firedAt, scheduleVersion, status, flows, error }) => ({
+  return mapPage(page, ({ slot, slotLocal, firedAt, scheduleVersion, status, flows, error }) => ({
     slot,
     slotLocal,
     firedAt,
@@ -199,7 +199,6 @@ export async function listRuns(tenantId: number, scheduleId: number, limit: numb
     flows,
     ...(error ? { error } : {}),
   }));
-  return { items, nextCursor: page.nextCursor } satisfies Page<unknown>;
 }
 
 /**

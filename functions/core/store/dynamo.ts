@@ -305,7 +305,15 @@ export async function transactOrReasons(
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
+  /**
+   * The cursor that resumes after the first `count` items (`nextCursor` after all of them): an
+   * answer cut to what fits in one Lambda result hands the rest to the next call (pageResponse).
+   */
+  cursorAfter: (count: number) => string | null;
 }
+
+/** The page with each item mapped (one for one, in order, so cursorAfter still counts the same items). */
+export const mapPage = <T, U>(page: Page<T>, map: (item: T) => U): Page<U> => ({ ...page, items: page.items.map(map) });
 
 const maxPageSize = 100;
 
@@ -334,10 +342,20 @@ export async function queryPage<T>(options: ListQuery & { limit: number }): Prom
     ExclusiveStartKey: startKeyOf(options),
   };
   const result = await db().send(new QueryCommand(input));
-  return {
-    items: (result.Items ?? []) as T[],
-    nextCursor: result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null,
+  const nextCursor = result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null;
+  return pageOf((result.Items ?? []) as T[], nextCursor, options.index);
+}
+
+/** A page whose items are as read (with their keys), so that cursorAfter can name where any of them ends. */
+function pageOf<T>(items: T[], nextCursor: string | null, index: IndexName | undefined): Page<T> {
+  const attributes = keyAttributesOf(index);
+  const cursorAfter = (count: number) => {
+    if (count >= items.length) return nextCursor;
+    const last = items[count - 1] as Record<string, unknown> | undefined;
+    if (!last) throw new Error('A page cut before its first item has no cursor');
+    return encodeCursor(Object.fromEntries(attributes.map((name) => [name, last[name]])));
   };
+  return { items, nextCursor, cursorAfter };
 }
 
 /**
@@ -349,19 +367,24 @@ export async function queryList<T>(options: Omit<ListQuery, 'newestFirst'> & { l
   if (limit !== undefined) return queryPage<T>({ ...options, limit });
   const startKey = startKeyOf(options);
   const items = await queryPages<T>(options.partition, { prefix: options.prefix }, { index: options.index, startKey });
-  return { items, nextCursor: null };
+  return pageOf(items, null, options.index);
 }
 
 /** The key a list's cursor names, checked to be of this list. */
 function startKeyOf(options: ListQuery): Record<string, string> | undefined {
   if (options.cursor === undefined) return undefined;
   const names = keyNamesOf(options.index);
-  const tableKeys = [tableDefinition.partitionKey, tableDefinition.sortKey];
-  const attributes = names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
-  const startKey = decodeCursor(options.cursor, attributes);
+  const startKey = decodeCursor(options.cursor, keyAttributesOf(options.index));
   const sortValue = startKey[names.sort] ?? '';
   if (startKey[names.partition] !== options.partition || !sortValue.startsWith(options.prefix ?? '')) throw invalidCursor();
   return startKey;
+}
+
+/** The attributes of a cursor (a last evaluated key): the table's key, and the index's on an index. */
+function keyAttributesOf(index: IndexName | undefined): string[] {
+  const names = keyNamesOf(index);
+  const tableKeys = [tableDefinition.partitionKey, tableDefinition.sortKey];
+  return names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
 }
 
 const invalidCursor = () =>

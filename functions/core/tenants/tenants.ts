@@ -9,7 +9,7 @@ import { applyTemplate } from '#functions/core/templates/apply.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
 import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
-import type { Page, TransactItem } from '#functions/core/store/dynamo.ts';
+import { mapPage, type Page, type TransactItem } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { defaultSchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
 import { refuseMinuteSchedules } from '#functions/core/schedules/schedules.ts';
@@ -237,7 +237,7 @@ export async function findClientTenant(clientId: number, tenantId: number): Prom
 
 export async function listTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantSummary>> {
   const page = await listClientTenants(clientId, limit, cursor);
-  return { items: page.items.map(summarize), nextCursor: page.nextCursor };
+  return mapPage(page, summarize);
 }
 
 /**

@@ -46,6 +46,10 @@ declare namespace schema {
    */
   export type VisibleText = string;
   /**
+   * Text of several lines: like visibleText, but tab, line feed and carriage return are allowed. Each character then takes at most 2 bytes more in JSON (a `\n`, a `\"`), never the 6 of a `\u0001`, so what is stored stays as large as it is in every answer that carries it.
+   */
+  export type MultilineText = string;
+  /**
    * A download URL; not permanent: the receiver must download and store the file.
    */
   export type DownloadUrl = string;
@@ -91,7 +95,10 @@ declare namespace schema {
    * text and ai blocks: the text.
    */
   export interface TextGenerated {
-    text: string;
+    /**
+     * The text: lines, without other control characters or invisible format characters.
+     */
+    text: MultilineText;
   }
   /**
    * report blocks: download URLs of the PDF and the spreadsheet, each optional.
