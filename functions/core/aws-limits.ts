@@ -1,8 +1,8 @@
 /**
  * The limits AWS applies where the twin cannot see them, each with the page that states it. The
  * functions size their answers and bounds from these, the stack configures its resources with them
- * and the twin refuses exactly what AWS refuses (local/gateway.ts, local/queues.ts): a test per
- * limit shows it (test/integration/aws-limits*.test.ts).
+ * and the twin refuses exactly what AWS refuses (local/gateway.ts, local/queues.ts,
+ * local/queue-limits.ts): a test per limit shows it (test/integration/aws-limits-*.test.ts).
  */
 
 /**

@@ -11,6 +11,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { dynamoTransactionItems } from '#functions/core/aws-limits.ts';
 import { config } from '#functions/core/config.ts';
 import { badRequest, supersededAttempt } from '#functions/core/errors.ts';
 import { isIdempotencyRecord, keys } from './keys.ts';
@@ -188,7 +189,7 @@ export function putAll(items: readonly Record<string, unknown>[]): Promise<void>
 }
 
 /** The most items one TransactWriteItems takes. */
-export const maxTransactItems = 100;
+export const maxTransactItems = dynamoTransactionItems;
 
 /**
  * Puts and deletes items in one transaction when they fit in one, so that readers see all of it or
