@@ -7,7 +7,8 @@
  * `npm run bench -- sizes` prints them; no twin is started.
  */
 import type { AgentRecord } from '#functions/core/agents/agent-repository.ts';
-import type { DeliveryRecord } from '#functions/core/alerts/alert-repository.ts';
+import type { Attempt, DeliveryRecord } from '#functions/core/alerts/alert-repository.ts';
+import { maxAttemptsPerDelivery, maxResponseBodyBytes } from '#functions/core/alerts/webhook-config.ts';
 import type { RunRecord } from '#functions/core/reload/run-repository.ts';
 import type { ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
 import { keys } from '#functions/core/store/keys.ts';
@@ -96,7 +97,14 @@ const scheduleRun: ScheduleRunRecord = {
   expiresAt: expiresAt('runRetentionDays', now),
 };
 
-const delivery = (attempts: number): DeliveryRecord => ({
+const timedOut: Attempt = {
+  at: iso,
+  url: 'https://hooks.example.com/bi/alerts',
+  durationMs: 10_000,
+  error: 'timed out after 10 s',
+};
+
+const delivery = (attempts: number, attempt = timedOut): DeliveryRecord => ({
   tenantId,
   deliveryId: 98_765,
   alertId: 12,
@@ -104,12 +112,7 @@ const delivery = (attempts: number): DeliveryRecord => ({
   trigger: 'fire',
   status: attempts === 0 ? 'queued' : 'failed',
   bytes: 1024,
-  attempts: Array.from({ length: attempts }, () => ({
-    at: iso,
-    url: 'https://hooks.example.com/bi/alerts',
-    durationMs: 10_000,
-    error: 'timed out after 10 s',
-  })),
+  attempts: Array.from({ length: attempts }, () => attempt),
   roundStart: 0,
   createdAt: iso,
   expiresAt: expiresAt('deliveryRetentionDays', now),
@@ -142,6 +145,9 @@ function sized(item: string, record: Record<string, unknown>): ItemSize {
   return { item, bytes, indexEntries, storedBytes: (bytes + storageOverheadBytes) * (1 + indexEntries) };
 }
 
+/** The largest a delivery's item gets: every attempt it keeps, each to a 2,048-character URL with a 1 KB answer. */
+export const largestDeliveryItem = `delivery at its ${maxAttemptsPerDelivery} attempts (2,048-character URL, 1 KB answer each)`;
+
 export function itemSizes(): ItemSize[] {
   const typical = variablesOf(1024);
   const largest = variablesOf(maxDevelopmentVariablesBytes);
@@ -164,6 +170,22 @@ export function itemSizes(): ItemSize[] {
     sized('schedule run (2 flows)', { ...scheduleRun, ...keys.scheduleRun(tenantId, 17, scheduleRun.slot) }),
     sized('delivery, queued', { ...delivery(0), ...keys.delivery(tenantId, 98_765, 12) }),
     sized('delivery, failed after 8 attempts', { ...delivery(8), ...keys.delivery(tenantId, 98_765, 12) }),
+    sized('delivery, delivered at the first attempt (the receiver answering {"ok":true})', {
+      ...delivery(1, { at: iso, url: timedOut.url, durationMs: 120, statusCode: 200, responseBody: '{"ok":true}' }),
+      status: 'delivered',
+      ...keys.delivery(tenantId, 98_765, 12),
+    }),
+    sized(largestDeliveryItem, {
+      ...delivery(maxAttemptsPerDelivery, {
+        at: iso,
+        url: `https://hooks.example.com/${'x'.repeat(2048 - 26)}`,
+        durationMs: 10_999,
+        statusCode: 503,
+        responseBody: '\u00e9'.repeat(maxResponseBodyBytes / 2),
+      }),
+      failureReason: `A delivery makes at most ${maxAttemptsPerDelivery} attempts; this one has made them`,
+      ...keys.delivery(tenantId, 98_765, 12),
+    }),
     sized('delivery body (1 KB alert, inline)', {
       ...keys.deliveryBody(tenantId, 98_765),
       body: 'x'.repeat(1024),

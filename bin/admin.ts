@@ -12,10 +12,11 @@ import { listUnsignedTokens } from '#tools/unsigned-tokens.ts';
 import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-keys.ts';
 import { syncTokenKeysToKeyValueStore, writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
 import { listClients } from '#functions/core/clients/client-repository.ts';
+import { db } from '#functions/core/store/dynamo.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
 import { ensureTable } from '#local/create-table.ts';
-import { type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { awaitTransactionCommits, type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { ensureTokenKeys } from '#local/token-keys.ts';
 import { localEnvironment, localTableName, type TwinRuntime } from '#local/twin.ts';
 
@@ -86,6 +87,9 @@ async function useLocalData(): Promise<DynamoDbLocal | undefined> {
   const running = runningTwin();
   if (running) {
     Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
+    // The running twin's DynamoDB Local answers a transaction before it commits it: a kill -9 of the
+    // twin right after this command must not lose what it reported written (process.exit closes the barrier).
+    awaitTransactionCommits(db(), running.dynamodbEndpoint);
     return undefined;
   }
   await refuseOtherTwin();

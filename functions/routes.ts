@@ -102,7 +102,7 @@ export interface Route {
   paginated?: boolean;
   /** The query parameters it reads besides pagination's. */
   query?: readonly QueryParameter[];
-  /** Honours If-Match (the ETag of the version read; a stale one is a 409); ifMatchHeader refuses any other route. */
+  /** Honours If-Match (the ETag of the version read; a stale one is a 412); ifMatchHeader refuses any other route. */
   ifMatch?: boolean;
   /**
    * Files of installed packages shipped beside the function's code and read at run time, not

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { freePort } from './ports.ts';
 
 const installJava =
@@ -100,4 +101,40 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     );
   });
   return { endpoint, stop };
+}
+
+/** The requests DynamoDB Local runs as one SQLite transaction, whose COMMIT it does not wait for. */
+const transactionCommands = new Set(['TransactWriteItemsCommand', 'ExecuteTransactionCommand']);
+
+const awaitingCommits = new WeakSet<DynamoDBDocumentClient>();
+
+/**
+ * DynamoDB Local answers a transaction before it has committed it. Its SQLite layer runs every job on
+ * one database thread, in the order queued, and waits for each job's end, except the COMMIT of a
+ * transaction (TransactWriteItems, ExecuteTransaction): `SQLiteDBAccess.commitTransaction` queues it
+ * and returns, and the 200 goes out while it may still be waiting its turn. A kill -9 then loses a
+ * transaction that was answered, and a handler that answered 201 on it: the twin lost the last
+ * acknowledged user of a burst in most kill -9 runs. Every other request waits for its own job, which
+ * runs after the COMMIT queued before it, so this makes `client` send one such request (a ListTables,
+ * on a client of its own, outside the twin's turns) after each transaction it got an answer to, and
+ * only then hand the answer on: what `client` reports written is on disk, as an answered
+ * TransactWriteItems is on AWS. Once per client; the returned function closes the extra client.
+ */
+export function awaitTransactionCommits(client: DynamoDBDocumentClient, endpoint: string): () => void {
+  if (awaitingCommits.has(client)) return () => undefined;
+  awaitingCommits.add(client);
+  const barrier = new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (transactionCommands.has(context.commandName ?? '')) await barrier.send(new ListTablesCommand({ Limit: 1 }));
+      return result;
+    },
+    { step: 'initialize', name: 'twinAwaitsTransactionCommits' },
+  );
+  return () => barrier.destroy();
 }

@@ -14,7 +14,7 @@ import { queueConsumers, routes, timedFunctions } from '#functions/routes.ts';
 import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
 import { shareDynamoInTurns } from './dynamo-turns.ts';
-import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { awaitTransactionCommits, startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
 import { startEdge } from './edge.ts';
 import { keyValueStoreOfKeyringFile, loadViewerRequest } from './edge-function.ts';
@@ -164,6 +164,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
     await ensureTable(client, localTableName);
     client.destroy();
+    // DynamoDB Local answers a transaction before its COMMIT has run: the functions (and the local client
+    // below) hear of one only once it is on disk, so an answer sent on it survives a kill -9.
+    const closeCommitBarrier = awaitTransactionCommits(db(), dynamo.endpoint);
+    stops.push(async () => closeCommitBarrier());
     const local = await ensureLocalClient({
       stateFile: options.dataDir && join(options.dataDir, 'local-client.json'),
       preferredToken: options.clientToken,

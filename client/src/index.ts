@@ -22,7 +22,7 @@ export class ServiceError extends Error {
     this.name = 'ServiceError';
   }
 
-  /** For programs: `validation_failed`, `not_found`, `tenant_inactive`, … */
+  /** For programs: `validation_failed`, `tenant_not_found`, `tenant_inactive`, … */
   get code(): string {
     return this.envelope.code;
   }

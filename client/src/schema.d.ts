@@ -187,7 +187,7 @@ export interface paths {
     head?: never;
     /**
      * Change a tenant's nome, development_variables or schedulingGranularity (If-Match guards against lost updates)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     patch: operations['updateTenant'];
     trace?: never;
@@ -264,7 +264,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a template and its versions (409 while it is the client's default; tenants keep what it applied)
-     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     delete: operations['deleteTemplate'];
     options?: never;
@@ -637,13 +637,13 @@ export interface paths {
     get: operations['getSchedule'];
     /**
      * Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     put: operations['putSchedule'];
     post?: never;
     /**
      * Delete a schedule (If-Match optional)
-     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).
+     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     delete: operations['deleteSchedule'];
     options?: never;
@@ -1082,7 +1082,7 @@ export interface components {
       success: false;
       /** @description For people: what went wrong, with the first failing field. */
       message: string;
-      /** @description For programs: `validation_failed`, `not_found`, `tenant_inactive`, … */
+      /** @description For programs: `validation_failed`, `tenant_not_found`, `tenant_inactive`, … */
       code: string;
       /** @description The failing inputs (400), the first 100 of them; `errorCount` says how many there were. */
       errors: components['schemas']['field-error'][];
@@ -1299,7 +1299,7 @@ export interface components {
        */
       showDesksIcon?: 0 | 1;
       /** @description An application route (a path on the tenant's BI) to open after login; sent in the URL as `ref`, Base64-encoded. */
-      route?: string;
+      route?: components['schemas']['text.sitePath'];
     };
     /**
      * Reload request
@@ -1342,7 +1342,7 @@ export interface components {
      * @description A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist and lie within the schedule horizon (1970-01-01T00:00:00Z up to 2100-01-01T00:00:00Z), Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
      */
     'schedule.v2': {
-      fileName?: components['schemas']['schedule.v2.fileName'];
+      fileName?: components['schemas']['text.fileName'];
       /** @description Common resource header; id is required, kind when present must be schedule. */
       header: components['schemas']['schedule.v2.headerBase'];
       /** @description The schedule itself: the audit fields, then the fields of spec 2.7. Extra properties are allowed and kept. */
@@ -1373,8 +1373,6 @@ export interface components {
         tags?: components['schemas']['schedule.v2.tagList'];
       };
     };
-    /** @description File name: 1 to 255 characters, no path separator, no control character, none of : * ? " < > |. */
-    'schedule.v2.fileName': string;
     /** @description Identifier: a positive integer of at most 12 digits. */
     'schedule.v2.identifier': number;
     /** @description Common resource header: the resource's identity, separate from its content. */
@@ -1591,8 +1589,8 @@ export interface components {
       key: components['schemas']['template-bundle.key'];
       /** @description Application name. */
       nome: components['schemas']['template-bundle.name'];
-      /** @description Path of the application on the tenant's domain: starts with one '/' (never '//', which would name another host), no whitespace or backslash. */
-      route: string;
+      /** @description Path of the application on the tenant's domain (text#/$defs/sitePath). */
+      route: components['schemas']['text.sitePath'];
     };
     /** @description A dashboard. */
     'template-bundle.dashboard': {
@@ -1629,6 +1627,10 @@ export interface components {
     'text.login': string;
     /** @description Text of several lines: like visibleText, but tab, line feed and carriage return are allowed. Each character then takes at most 2 bytes more in JSON (a `\n`, a `\"`), never the 6 of a `\u0001`, so what is stored stays as large as it is in every answer that carries it. */
     'text.multilineText': string;
+    /** @description A file name: 1 to 255 characters, no path separator (/ or \), none of : * ? " < > |, no control character, invisible format character (bidi override, zero-width space) or lone surrogate, and not a dot segment (. or ..). */
+    'text.fileName': string;
+    /** @description A path on the tenant's site: starts with one / (never //, which would name another host, nor /\), no dot segment (. or .., also percent-encoded) that could climb out of it, no whitespace, backslash, control character, invisible format character (bidi override, zero-width space) or lone surrogate. */
+    'text.sitePath': string;
     /**
      * Alert change
      * @description Body of PATCH /tenant/alerts/{id}: any of the alert's fields, replaced whole.
@@ -1807,6 +1809,8 @@ export interface components {
         at: string;
         durationMs: number;
         statusCode?: number;
+        /** @description With `statusCode`: the start of the receiver's answer as text, for debugging: the first 1,024 bytes (UTF-8) that came within a second of the status line, decoded leniently (bytes that are not UTF-8 become U+FFFD), every control character (line breaks and tabs included), line or paragraph separator and bidi control a space. Absent from attempts made before it was kept. */
+        responseBody?: string;
         error?: string;
       }[];
       /** Format: date-time */
@@ -1831,26 +1835,82 @@ export interface components {
     done: true;
     /**
      * Effective permission
-     * @description What a user really sees of one table of a datamart (docs/effective-permissions.md).
+     * @description What a user really sees of one table of a datamart (docs/effective-permissions.md): the grants, each one record's access kept whole (a cell is visible if one grant both lets its row through and shows its column), and the widest single policy no wider than any grant in the flat fields.
      */
     'effective-permission': {
       tableId: number;
+      /** @description Whether any grant gives access. */
       allowed: boolean;
+      /** @description True only if every grant allows export (each grant says for itself). */
       allow_export: boolean;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description The earliest expiry of the grants; null when none expires, or when not allowed.
+       */
       expires_in: string | null;
+      /** @description Every column some grant hides. */
       hidden_columns: string[];
-      /** @description Rows visible: those passing all filters of at least one alternative (OR of ANDs); null: every row (or none, when not allowed). */
-      row_filters:
-        | {
-            column: string;
-            operator: string;
-            value: string;
-          }[][]
-        | null;
-      /** @enum {unknown} */
+      /** @description Rows visible: those passing all filters of at least one alternative (OR of ANDs): the OR of the grants' filters. null: every row (or none, when not allowed). */
+      row_filters: components['schemas']['effective-permission.rowFilters'];
+      /**
+       * @description Whose records decided: the user's own (it overrides the groups), the user's groups', or none (no access).
+       * @enum {unknown}
+       */
       source: 'user' | 'groups' | 'none';
+      /** @description Each record that gives access, kept whole: the user's own, or one per allowing group. Empty when not allowed. */
+      grants: components['schemas']['effective-permission.grant'][];
     };
+    /**
+     * Grant
+     * @description One permission record's access, kept whole: a cell (row, column) is visible through it if its row filters let the row through and it shows the column; it exports and expires as it says.
+     */
+    'effective-permission.grant':
+      | {
+          /**
+           * @description The user's own record.
+           * @constant
+           */
+          source: 'user';
+          /** @description Whether this grant exports what it shows. */
+          allow_export: boolean;
+          /**
+           * Format: date-time
+           * @description When this grant ends; null: never.
+           */
+          expires_in: string | null;
+          /** @description Columns this grant does not show. */
+          hidden_columns: string[];
+          /** @description The record's filters as one alternative (all must hold); null: every row. */
+          row_filters: components['schemas']['effective-permission.rowFilters'];
+        }
+      | {
+          /**
+           * @description The record of one of the user's groups.
+           * @constant
+           */
+          source: 'group';
+          /** @description The group whose record it is. */
+          groupId: number;
+          /** @description Whether this grant exports what it shows. */
+          allow_export: boolean;
+          /**
+           * Format: date-time
+           * @description When this grant ends; null: never.
+           */
+          expires_in: string | null;
+          /** @description Columns this grant does not show. */
+          hidden_columns: string[];
+          /** @description The record's filters as one alternative (all must hold); null: every row. */
+          row_filters: components['schemas']['effective-permission.rowFilters'];
+        };
+    /** @description Rows: those passing all filters of at least one alternative (OR of ANDs); null: every row. */
+    'effective-permission.rowFilters':
+      | {
+          column: string;
+          operator: string;
+          value: string;
+        }[][]
+      | null;
     /**
      * Group
      * @description A group and the ids of its members.
@@ -2283,24 +2343,30 @@ export interface components {
         id: number;
         nome: string;
       }[];
+      /** @description Effective permissions per datamart table, as GET /tenant/datamart/{id}/user/{userId}/effective answers them (with the datamart's id). */
       permissions: {
         datamartId: number;
         tableId: number;
+        /** @description Whether any grant gives access. */
         allowed: boolean;
+        /** @description True only if every grant allows export (each grant says for itself). */
         allow_export: boolean;
-        /** Format: date-time */
+        /**
+         * Format: date-time
+         * @description The earliest expiry of the grants; null when none expires, or when not allowed.
+         */
         expires_in: string | null;
+        /** @description Every column some grant hides. */
         hidden_columns: string[];
-        /** @description Rows visible: those passing all filters of at least one alternative (OR of ANDs); null: every row (or none, when not allowed). */
-        row_filters:
-          | {
-              column: string;
-              operator: string;
-              value: string;
-            }[][]
-          | null;
-        /** @enum {unknown} */
+        /** @description Rows visible: those passing all filters of at least one alternative (OR of ANDs): the OR of the grants' filters. null: every row (or none, when not allowed). */
+        row_filters: components['schemas']['effective-permission.rowFilters'];
+        /**
+         * @description Whose records decided: the user's own (it overrides the groups), the user's groups', or none (no access).
+         * @enum {unknown}
+         */
         source: 'user' | 'groups' | 'none';
+        /** @description Each record that gives access, kept whole: the user's own, or one per allowing group. Empty when not allowed. */
+        grants: components['schemas']['effective-permission.grant'][];
       }[];
     };
     /**
@@ -2593,7 +2659,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `file_not_found`: The documentation page has no file of this name.
        */
       404: {
         headers: {
@@ -2604,8 +2670,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The documentation page has no file of this name.",
+           *       "code": "file_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2613,7 +2679,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'file_not_found';
           };
         };
       };
@@ -2754,7 +2820,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -2766,7 +2832,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -2774,7 +2840,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -3089,7 +3155,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -3100,8 +3167,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3109,7 +3176,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'template_not_found';
           };
         };
       };
@@ -3162,7 +3229,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -3173,7 +3240,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -3368,7 +3435,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -3380,7 +3447,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3388,7 +3455,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -3422,7 +3489,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -3433,7 +3500,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -3628,7 +3695,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -3640,7 +3707,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3648,7 +3715,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -3682,7 +3749,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -3693,7 +3760,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -3875,7 +3942,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -3886,8 +3954,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3895,7 +3963,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'template_not_found';
           };
         };
       };
@@ -4081,7 +4149,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -4092,8 +4161,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4101,7 +4170,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'template_not_found';
           };
         };
       };
@@ -4288,7 +4357,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -4300,7 +4369,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4308,7 +4377,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -4486,7 +4555,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -4498,7 +4567,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4506,7 +4575,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -4514,7 +4583,6 @@ export interface operations {
        * @description Conflicts with the current state.
        *
        *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
-       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
        *     - `minute_triggers_in_use`: Schedules with Minute triggers keep `schedulingGranularity` at minutes.
        */
       409: {
@@ -4535,14 +4603,41 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'concurrent_change' | 'version_mismatch' | 'minute_triggers_in_use';
+            code?: 'concurrent_change' | 'minute_triggers_in_use';
+          };
+        };
+      };
+      /**
+       * @description `If-Match` names another version than the current one.
+       *
+       *     - `version_mismatch`: `If-Match` names another version than the current one (or the record is gone): read it again.
+       */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names another version than the current one (or the record is gone): read it again.",
+           *       "code": "version_mismatch",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -4553,7 +4648,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -4734,7 +4829,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -4746,7 +4841,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4754,7 +4849,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -4922,7 +5017,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -4934,7 +5029,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4942,7 +5037,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -5559,7 +5654,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -5570,7 +5665,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -5753,7 +5848,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -5764,8 +5859,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -5773,7 +5868,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'template_not_found';
           };
         };
       };
@@ -6216,7 +6311,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -6227,8 +6322,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6236,7 +6331,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'template_not_found';
           };
         };
       };
@@ -6272,7 +6367,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -6283,7 +6378,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -6467,7 +6562,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -6478,8 +6573,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6487,14 +6582,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'template_not_found';
           };
         };
       };
       /**
        * @description Conflicts with the current state.
        *
-       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
        *     - `template_is_default`: The template is the client's default: set another default first.
        */
       409: {
@@ -6515,7 +6610,34 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'version_mismatch' | 'template_is_default';
+            code?: 'concurrent_change' | 'template_is_default';
+          };
+        };
+      };
+      /**
+       * @description `If-Match` names another version than the current one.
+       *
+       *     - `version_mismatch`: `If-Match` names another version than the current one (or the record is gone): read it again.
+       */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names another version than the current one (or the record is gone): read it again.",
+           *       "code": "version_mismatch",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch';
           };
         };
       };
@@ -6674,7 +6796,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -6685,8 +6807,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6694,14 +6816,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'template_not_found';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -6712,7 +6834,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -6912,7 +7034,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `template_not_found`: The template does not exist or is another client's.
        */
       404: {
         headers: {
@@ -6923,8 +7046,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -6932,7 +7055,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'template_not_found';
           };
         };
       };
@@ -6972,7 +7095,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -6983,7 +7106,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -7194,7 +7317,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -7206,7 +7329,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7214,7 +7337,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -7259,7 +7382,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -7270,7 +7393,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -7447,7 +7570,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -7459,7 +7582,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7467,7 +7590,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -7636,7 +7759,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -7648,7 +7771,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7656,7 +7779,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -7701,7 +7824,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -7712,7 +7835,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -7893,7 +8016,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `agent_not_found`: The tenant has no agent with this id.
        */
       404: {
         headers: {
@@ -7904,8 +8028,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no agent with this id.",
+           *       "code": "agent_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7913,7 +8037,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'agent_not_found';
           };
         };
       };
@@ -8087,7 +8211,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -8099,7 +8223,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8107,7 +8231,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -8254,7 +8378,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -8266,7 +8390,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8274,7 +8398,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -8445,7 +8569,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -8457,7 +8581,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8465,7 +8589,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -8510,7 +8634,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -8521,7 +8645,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -8702,7 +8826,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
        */
       404: {
         headers: {
@@ -8713,8 +8838,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no user with this id.",
+           *       "code": "user_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8722,7 +8847,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found';
           };
         };
       };
@@ -8867,7 +8992,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
        */
       404: {
         headers: {
@@ -8878,8 +9004,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no user with this id.",
+           *       "code": "user_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -8887,7 +9013,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found';
           };
         };
       };
@@ -9084,7 +9210,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
        */
       404: {
         headers: {
@@ -9095,8 +9222,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no user with this id.",
+           *       "code": "user_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9104,7 +9231,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found';
           };
         };
       };
@@ -9139,7 +9266,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -9150,7 +9277,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -9327,7 +9454,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -9339,7 +9466,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9347,7 +9474,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -9516,7 +9643,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -9528,7 +9655,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9536,7 +9663,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -9575,7 +9702,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -9586,7 +9713,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -9767,7 +9894,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `group_not_found`: The tenant has no group with this id.
        */
       404: {
         headers: {
@@ -9778,8 +9906,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no group with this id.",
+           *       "code": "group_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9787,7 +9915,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'group_not_found';
           };
         };
       };
@@ -9932,7 +10060,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `group_not_found`: The tenant has no group with this id.
        */
       404: {
         headers: {
@@ -9943,8 +10072,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no group with this id.",
+           *       "code": "group_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -9952,7 +10081,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'group_not_found';
           };
         };
       };
@@ -10099,7 +10228,10 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
+       *     - `member_not_found`: The user or the group of the membership is not (or no longer) there.
        */
       404: {
         headers: {
@@ -10110,8 +10242,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The user or the group of the membership is not (or no longer) there.",
+           *       "code": "member_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10119,7 +10251,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found' | 'member_not_found';
           };
         };
       };
@@ -10293,7 +10425,9 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
        */
       404: {
         headers: {
@@ -10304,8 +10438,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no group with this id.",
+           *       "code": "group_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10313,7 +10447,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found';
           };
         };
       };
@@ -10460,7 +10594,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -10472,7 +10606,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10480,7 +10614,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -10660,7 +10794,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -10672,7 +10806,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10680,7 +10814,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -10725,7 +10859,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -10736,7 +10870,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -10917,7 +11051,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -10928,8 +11063,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -10937,7 +11072,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11082,7 +11217,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -11093,8 +11229,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11102,7 +11238,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11280,7 +11416,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -11291,8 +11428,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11300,7 +11437,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11334,7 +11471,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -11345,7 +11482,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -11532,7 +11669,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -11543,8 +11681,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11552,7 +11690,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11703,7 +11841,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -11714,8 +11853,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11723,7 +11862,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11913,7 +12052,10 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -11924,8 +12066,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -11933,7 +12075,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -11968,7 +12110,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -11979,7 +12121,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -12162,7 +12304,10 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -12173,8 +12318,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12182,7 +12327,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -12400,7 +12545,10 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -12411,8 +12559,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12420,7 +12568,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -12455,7 +12603,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -12466,7 +12614,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -12649,7 +12797,10 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `group_not_found`: The tenant has no group with this id.
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -12660,8 +12811,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12669,7 +12820,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'group_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -12844,7 +12995,9 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `user_not_found`: The tenant has no user with this id.
+       *     - `datamart_not_found`: The tenant has no datamart with this id.
        */
       404: {
         headers: {
@@ -12855,8 +13008,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no datamart with this id.",
+           *       "code": "datamart_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -12864,7 +13017,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'user_not_found' | 'datamart_not_found';
           };
         };
       };
@@ -13012,7 +13165,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `schedule_not_found`: The tenant has no schedule with this id.
        */
       404: {
         headers: {
@@ -13023,8 +13177,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no schedule with this id.",
+           *       "code": "schedule_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13032,7 +13186,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'schedule_not_found';
           };
         };
       };
@@ -13313,7 +13467,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -13325,7 +13479,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13333,14 +13487,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
       /**
        * @description Conflicts with the current state.
        *
-       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
        *     - `schedule_limit`: The tenant has as many schedules as it may (10,000): a new id is refused; replacing one is not.
        */
       409: {
@@ -13361,14 +13515,41 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'version_mismatch' | 'schedule_limit';
+            code?: 'concurrent_change' | 'schedule_limit';
+          };
+        };
+      };
+      /**
+       * @description `If-Match` names another version than the current one.
+       *
+       *     - `version_mismatch`: `If-Match` names another version than the current one (or the record is gone): read it again.
+       */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names another version than the current one (or the record is gone): read it again.",
+           *       "code": "version_mismatch",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'version_mismatch';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -13379,7 +13560,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -13563,7 +13744,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `schedule_not_found`: The tenant has no schedule with this id.
        */
       404: {
         headers: {
@@ -13574,8 +13756,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no schedule with this id.",
+           *       "code": "schedule_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13583,14 +13765,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'schedule_not_found';
           };
         };
       };
       /**
        * @description Conflicts with the current state.
        *
-       *     - `version_mismatch`: `If-Match` names an older version than the current one; read it again.
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
        */
       409: {
         headers: {
@@ -13601,7 +13783,34 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "If-Match names an older version than the current one; read it again.",
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description `If-Match` names another version than the current one.
+       *
+       *     - `version_mismatch`: `If-Match` names another version than the current one (or the record is gone): read it again.
+       */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "If-Match names another version than the current one (or the record is gone): read it again.",
            *       "code": "version_mismatch",
            *       "errors": [],
            *       "errorCount": 0,
@@ -13757,7 +13966,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -13769,7 +13978,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13777,7 +13986,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -13926,7 +14135,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `schedule_not_found`: The tenant has no schedule with this id.
        */
       404: {
         headers: {
@@ -13937,8 +14147,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no schedule with this id.",
+           *       "code": "schedule_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -13946,7 +14156,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'schedule_not_found';
           };
         };
       };
@@ -14097,7 +14307,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `schedule_not_found`: The tenant has no schedule with this id.
        */
       404: {
         headers: {
@@ -14108,8 +14319,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no schedule with this id.",
+           *       "code": "schedule_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14117,7 +14328,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'schedule_not_found';
           };
         };
       };
@@ -14258,7 +14469,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -14270,7 +14481,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14278,7 +14489,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -14441,7 +14652,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -14453,7 +14664,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14461,7 +14672,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -14495,7 +14706,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -14506,7 +14717,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -14683,7 +14894,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -14695,7 +14906,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14703,7 +14914,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -14878,7 +15089,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -14890,7 +15101,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -14898,7 +15109,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -15079,7 +15290,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        */
       404: {
         headers: {
@@ -15091,7 +15302,7 @@ export interface operations {
            *       "status": "error",
            *       "success": false,
            *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "code": "tenant_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15099,7 +15310,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found';
           };
         };
       };
@@ -15138,7 +15349,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -15149,7 +15360,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -15330,7 +15541,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -15341,8 +15553,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15350,7 +15562,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
@@ -15495,7 +15707,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -15506,8 +15719,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15515,7 +15728,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
@@ -15686,7 +15899,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -15697,8 +15911,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15706,14 +15920,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -15724,7 +15938,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -15941,7 +16155,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -15952,8 +16167,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -15961,14 +16176,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -15979,7 +16194,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -16201,7 +16416,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -16212,8 +16428,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16221,7 +16437,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
@@ -16266,7 +16482,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -16277,7 +16493,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -16499,7 +16715,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -16510,8 +16727,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16519,7 +16736,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
@@ -16564,7 +16781,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -16575,7 +16792,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -16762,7 +16979,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `alert_not_found`: The tenant has no alert with this id.
        */
       404: {
         headers: {
@@ -16773,8 +16991,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no alert with this id.",
+           *       "code": "alert_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16782,7 +17000,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'alert_not_found';
           };
         };
       };
@@ -16927,7 +17145,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `delivery_not_found`: The tenant has no delivery with this id.
        */
       404: {
         headers: {
@@ -16938,8 +17157,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no delivery with this id.",
+           *       "code": "delivery_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -16947,7 +17166,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'delivery_not_found';
           };
         };
       };
@@ -17092,7 +17311,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `delivery_not_found`: The tenant has no delivery with this id.
        */
       404: {
         headers: {
@@ -17103,8 +17323,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The tenant has no delivery with this id.",
+           *       "code": "delivery_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17112,7 +17332,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'delivery_not_found';
           };
         };
       };
@@ -17301,7 +17521,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `login_not_found`: No user of the tenant has this login (`Usuário não encontrado`).
        */
       404: {
         headers: {
@@ -17312,8 +17533,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "No user of the tenant has this login (Usuário não encontrado).",
+           *       "code": "login_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17321,7 +17542,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'login_not_found';
           };
         };
       };
@@ -17355,7 +17576,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -17366,7 +17587,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -17586,7 +17807,8 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `login_not_found`: No user of the tenant has this login (`Usuário não encontrado`).
        */
       404: {
         headers: {
@@ -17597,8 +17819,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "No user of the tenant has this login (Usuário não encontrado).",
+           *       "code": "login_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -17606,14 +17828,14 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'tenant_not_found' | 'login_not_found';
           };
         };
       };
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -17624,7 +17846,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,
@@ -18234,7 +18456,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `not_found`: Not there, or not the caller's (also `Tenant not found` for a deleted tenant's token).
+       *     - `run_not_found`: The agent has no run with this id.
        */
       404: {
         headers: {
@@ -18245,8 +18467,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Tenant not found",
-           *       "code": "not_found",
+           *       "message": "The agent has no run with this id.",
+           *       "code": "run_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -18254,7 +18476,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'not_found';
+            code?: 'run_not_found';
           };
         };
       };
@@ -18288,7 +18510,7 @@ export interface operations {
       /**
        * @description Over the size limit.
        *
-       *     - `payload_too_large`: The body, or the webhook body it would make, is over the limit.
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
        */
       413: {
         headers: {
@@ -18299,7 +18521,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "Request body is larger than 1048576 bytes",
+           *       "message": "Request body is larger than 1000000 bytes",
            *       "code": "payload_too_large",
            *       "errors": [],
            *       "errorCount": 0,

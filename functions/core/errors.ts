@@ -27,6 +27,17 @@ export class ServiceError extends Error {
 
 /** An answer lists at most this many field errors; `errorCount` says how many there were. */
 export const maxListedErrors = 100;
+
+/** `count` and its noun, singular for one: `1 item`, `2 items`, `1,000 groups`. */
+export const counted = (count: number, noun: string, plural = `${noun}s`): string =>
+  `${count.toLocaleString('en')} ${count === 1 ? noun : plural}`;
+
+/** Words whose first letter is a vowel but whose first sound is not (`a user`, `a unique`, `a URL`, `a one`). */
+const consonantSounding = /^(?:us|uni|ur|ut|eu|one)/i;
+
+/** A word with its indefinite article, by its first sound: `an agent`, `a tenant`, `a user`. */
+export const withArticle = (word: string): string =>
+  `${/^[aeiou]/i.test(word) && !consonantSounding.test(word) ? 'an' : 'a'} ${word}`;
 /**
  * The longest message or pointer an answer repeats: both can quote a key of the body, which may be
  * as long as the body. With the count above, an error answer stays under 200 KB, far from Lambda's
@@ -65,7 +76,7 @@ export const unauthorized = (message: string, challenge = 'Bearer') =>
 
 export const forbidden = (message: string, code: ErrorCodeOf<403>) => new ServiceError(403, code, message);
 
-export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
+export const notFound = (message: string, code: ErrorCodeOf<404>) => new ServiceError(404, code, message);
 
 export const conflict = (
   message: string,
@@ -73,6 +84,9 @@ export const conflict = (
   errors: FieldError[] = [],
   headers: Record<string, string> = {},
 ) => new ServiceError(409, code, message, errors, headers);
+
+export const preconditionFailed = (message: string, code: ErrorCodeOf<412>, errors: FieldError[] = []) =>
+  new ServiceError(412, code, message, errors);
 
 export const payloadTooLarge = (message: string) => new ServiceError(413, 'payload_too_large', message);
 

@@ -107,7 +107,7 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
     return errorAnswer(
       requestId,
       404,
-      errorBody('not_found', 'No such file of the documentation page', requestId, [
+      errorBody('file_not_found', 'No such file of the documentation page', requestId, [
         { location: 'path', pointer: '/asset', message: `must be one of ${Object.keys(docsAssets).join(', ')}` },
       ]),
     );

@@ -187,7 +187,13 @@ describe('webhook delivery', () => {
     const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
     expect(delivery.trigger).toBe('fire');
     expect(delivery.attempts).toEqual([
-      { at: expect.any(String), url: receiver.url('/exact'), durationMs: expect.any(Number), statusCode: 200 },
+      {
+        at: expect.any(String),
+        url: receiver.url('/exact'),
+        durationMs: expect.any(Number),
+        statusCode: 200,
+        responseBody: 'ok',
+      },
     ]);
 
     const [request] = receiver.at('/exact') as [Received];
@@ -242,9 +248,11 @@ describe('webhook delivery', () => {
           WaitTimeSeconds: 1,
         }),
       );
-      const ours = (received.Messages ?? []).filter(
-        (message) => JSON.parse(message.Body ?? '{}').deliveryId === queued.body.data.id,
-      );
+      // Delivery ids are per tenant, and the queue is every test's.
+      const ours = (received.Messages ?? []).filter((message) => {
+        const { tenantId, deliveryId } = JSON.parse(message.Body ?? '{}');
+        return tenantId === tenant.id && deliveryId === queued.body.data.id;
+      });
       return ours.length > 0 ? ours : undefined;
     });
     expect(JSON.parse(deadLetters[0]?.Body ?? '{}')).toMatchObject({ tenantId: tenant.id, deliveryId: queued.body.data.id });
@@ -283,6 +291,24 @@ describe('webhook delivery', () => {
     receiver.replyWith(() => ({ status: 200 }));
     const delivered = await settled(tenant.token, queued.body.data.id, 'delivered', 20_000);
     expect(delivered.attempts.at(-1).statusCode).toBe(200);
+  }, 60_000);
+
+  test('a receiver that answers 200 at once and sends its body slower than 10 seconds is delivered at once, not retried', async () => {
+    const { tenant, alertId } = await alertingTenant('/trickle');
+    // 15 seconds of body, a chunk every half second, after a status line sent at once.
+    const body = Array.from({ length: 30 }, (_, index) => `part-${String(index).padStart(2, '0')}; `).join('');
+    receiver.replyWith((request) =>
+      request.path === '/trickle' ? { status: 200, body, trickle: { chunkLength: 9, everyMs: 500 } } : { status: 200 },
+    );
+    const queued = await fire(tenant.token, alertId);
+    const delivered = await settled(tenant.token, queued.body.data.id, 'delivered');
+    expect(delivered.attempts).toEqual([
+      expect.objectContaining({ statusCode: 200, responseBody: expect.stringMatching(/^part-00; /) }),
+    ]);
+    expect(body.startsWith(delivered.attempts[0].responseBody)).toBe(true);
+    expect(delivered.nextAttemptAt).toBeNull();
+    await vi.waitFor(() => expect(receiver.at('/trickle')[0]?.bodyCut).toBe(true));
+    expect(receiver.at('/trickle')).toHaveLength(1);
   }, 60_000);
 
   test('Retry-After longer than the schedule is honoured', async () => {

@@ -275,6 +275,50 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
     ]);
   });
 
+  test('issue 34: one group sees every order without `total`, another `total` only from order 1000: a user in both gets both grants whole, never `total` of every order', async () => {
+    const { tenant, tables, ana, sales } = await retailTenant();
+    const token = tenant.token;
+    const totals = (await api('POST', '/tenant/groups', json(token, { nome: 'Totals' }))).body.data;
+    await api('PUT', `/tenant/groups/${totals.id}/members/${ana.id}`, { token });
+    const dm = (await api('POST', '/tenant/datamart', json(token, { nome: 'Vendas', tables: [tables.orders], owners: [] }))).body
+      .data;
+    const from1000 = { column: 'order_id', operator: '>=', value: '1000' };
+    for (const [group, record] of [
+      [sales.id, tablePermission(tables.orders, { hidden_columns: ['total'] })],
+      [totals.id, tablePermission(tables.orders, { filters: [from1000] })],
+    ] as const) {
+      expect((await api('PUT', `/tenant/datamart/${dm.id}/group/${group}`, json(token, { permissions: [record] }))).status).toBe(
+        200,
+      );
+    }
+
+    const unrestricted = { allow_export: false, expires_in: null, hidden_columns: [], row_filters: null };
+    const byGroupId = (a: { groupId: number }, b: { groupId: number }) => a.groupId - b.groupId;
+    const expected = {
+      tableId: tables.orders,
+      allowed: true,
+      allow_export: false,
+      expires_in: null,
+      // The flat fields: every order, but `total` of none (the widest single policy no wider than either grant).
+      hidden_columns: ['total'],
+      row_filters: null,
+      source: 'groups',
+      // `total` only through Totals' grant, so only from order 1000 on.
+      grants: [
+        { source: 'group', groupId: sales.id, ...unrestricted, hidden_columns: ['total'] },
+        { source: 'group', groupId: totals.id, ...unrestricted, row_filters: [[from1000]] },
+      ].sort(byGroupId),
+    };
+    const effective = await api('GET', `/tenant/datamart/${dm.id}/user/${ana.id}/effective`, { token });
+    expect(effective.status).toBe(200);
+    expect(effective.body.data).toEqual([expected]);
+    // The same inside GET /tenant/users/{id} and GET /tenant/users, with the datamart's id.
+    const one = (await api('GET', `/tenant/users/${ana.id}`, { token })).body.data;
+    expect(one.permissions).toEqual([{ datamartId: dm.id, ...expected }]);
+    const listed = (await api('GET', '/tenant/users', { token })).body.data;
+    expect(listed.find((user: { id: number }) => user.id === ana.id).permissions).toEqual([{ datamartId: dm.id, ...expected }]);
+  });
+
   test('every invalid permission is a 400 naming the field; another tenant’s subjects are 404', async () => {
     const { tenant, tables, ana } = await retailTenant();
     const other = await retailTenant();

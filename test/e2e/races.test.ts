@@ -84,7 +84,7 @@ describe('uniqueness rules: one winner', () => {
     ]);
   });
 
-  test('30 changes of one tenant at once with the same If-Match: one applies, the others 409 version_mismatch', async () => {
+  test('30 changes of one tenant at once with the same If-Match: one applies, the others 412 version_mismatch', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
     const etag = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).headers.get('etag') as string;
@@ -95,8 +95,8 @@ describe('uniqueness rules: one winner', () => {
         body: { nome: `Acme ${index}`, development_variables: { RUN: String(index) } },
       }),
     );
-    expect(statuses(answers)).toEqual({ 200: 1, 409: 29 });
-    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.code === 'version_mismatch')).toBe(
+    expect(statuses(answers)).toEqual({ 200: 1, 412: 29 });
+    expect(answers.filter((answer) => answer.status === 412).every((answer) => answer.body.code === 'version_mismatch')).toBe(
       true,
     );
     // What was stored is the winner's change, whole: its name with its own variables.

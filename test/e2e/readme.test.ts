@@ -26,7 +26,7 @@ test('the README tenant session works as written', async () => {
     pendingTemplateId: null,
   });
   expect(deleted).toEqual({ status: 'success', data: true });
-  expect(afterDelete).toMatchObject({ status: 'error', code: 'not_found', message: 'Tenant not found' });
+  expect(afterDelete).toMatchObject({ status: 'error', code: 'tenant_not_found', message: 'Tenant not found' });
 });
 
 test('the README template session works as written', async () => {

@@ -51,7 +51,7 @@ describe('schedules API', () => {
     expect(asJson.body).toEqual({ status: 'success', data: put.body.data });
   });
 
-  test('PUT with the same content keeps the version; a change moves it on; a stale If-Match is 409', async () => {
+  test('PUT with the same content keeps the version; a change moves it on; a stale If-Match is 412', async () => {
     const { tenant, flows } = await tenantWithFlows();
     const file = scheduleFile(3, [flows['load-orders'] as number]);
     const first = await api('PUT', '/tenant/schedules/3', { token: tenant.token, body: file });
@@ -76,11 +76,11 @@ describe('schedules API', () => {
       body: { ...file, body: { ...file.body, nome: 'Lost update' } },
       headers: { 'if-match': '"1"' },
     });
-    expect(expectErrorEnvelope(stale, 409)).toMatchObject({ code: 'version_mismatch' });
+    expect(expectErrorEnvelope(stale, 412)).toMatchObject({ code: 'version_mismatch' });
     expect((await api('GET', '/tenant/schedules/3', { token: tenant.token })).body.data.body.nome).toBe('Renamed');
 
     const staleDelete = await api('DELETE', '/tenant/schedules/3', { token: tenant.token, headers: { 'if-match': '"1"' } });
-    expectErrorEnvelope(staleDelete, 409);
+    expectErrorEnvelope(staleDelete, 412);
     const deleted = await api('DELETE', '/tenant/schedules/3', { token: tenant.token, headers: { 'if-match': '"2"' } });
     expect(deleted.body).toEqual({ status: 'success', data: true });
     expectErrorEnvelope(await api('GET', '/tenant/schedules/3', { token: tenant.token }), 404);

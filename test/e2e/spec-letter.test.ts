@@ -29,7 +29,7 @@ describe("a deleted tenant's token (spec 4.4, 7)", () => {
 
 describe("the router's own answers", () => {
   test('a path no route has is 404, a path other methods take is 405 with Allow, both in the error envelope', async () => {
-    expect(expectErrorEnvelope(await api('GET', '/no/such/path'), 404).code).toBe('not_found');
+    expect(expectErrorEnvelope(await api('GET', '/no/such/path'), 404).code).toBe('route_not_found');
     const notAllowed = await api('PATCH', '/tenants');
     expect(expectErrorEnvelope(notAllowed, 405).code).toBe('method_not_allowed');
     expect(notAllowed.headers.get('allow')).toBe('POST, GET, DELETE');
@@ -94,7 +94,7 @@ describe('one tenant, read and changed by its client', () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
     // The ETag read before the change no longer matches.
     const stale = await api('PATCH', `/tenants/${tenant.id}`, json(client.token, { nome: 'Late' }, { 'if-match': etag }));
-    expect(expectErrorEnvelope(stale, 409).code).toBe('version_mismatch');
+    expect(expectErrorEnvelope(stale, 412).code).toBe('version_mismatch');
     const invalid = expectErrorEnvelope(
       await api('PATCH', `/tenants/${tenant.id}`, json(client.token, { development_variables: [{ key: 'A' }] })),
       400,
@@ -169,7 +169,7 @@ describe('templates: names that do not repeat, and deletion', () => {
     const etag = (await api('GET', `/tenants/templates/${templateId}`, { token: client.token })).headers.get('etag') as string;
     await api('PUT', `/tenants/templates/${templateId}`, json(client.token, { ...retailBundle(), nome: 'Retail v2' }));
     const stale = await api('DELETE', `/tenants/templates/${templateId}`, { token: client.token, headers: { 'if-match': etag } });
-    expect(expectErrorEnvelope(stale, 409).code).toBe('version_mismatch');
+    expect(expectErrorEnvelope(stale, 412).code).toBe('version_mismatch');
 
     expect((await api('DELETE', `/tenants/templates/${templateId}`, { token: client.token })).status).toBe(200);
     expectErrorEnvelope(await api('GET', `/tenants/templates/${templateId}`, { token: client.token }), 404);

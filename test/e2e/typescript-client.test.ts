@@ -10,6 +10,6 @@ test('the typed client walkthrough (examples/typescript) runs against the twin a
     reload: ['enqueued'],
     loginUrl: expect.stringContaining('/auth/api/'),
     listedOnce: true,
-    refused: '404 not_found',
+    refused: '404 user_not_found',
   });
 });

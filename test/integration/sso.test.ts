@@ -1,10 +1,18 @@
-import { createLocalJWKSet, decodeProtectedHeader, exportSPKI, importJWK, jwtVerify, SignJWT } from 'jose';
+import { createHash, randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, exportSPKI, importJWK, jwtVerify, SignJWT } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { createUser, deleteUser, revokeLogins, updateUser } from '#functions/core/directory/users.ts';
+import { createUser, deleteUser, updateUser } from '#functions/core/directory/users.ts';
 import { LandingError, land, safeRedirectTarget } from '#functions/core/sso/landing.ts';
+import { createLogin } from '#functions/core/sso/login.ts';
 import { issueLoginToken } from '#functions/core/sso/login-tokens.ts';
+import { revokeLogins } from '#functions/core/sso/revoke-logins.ts';
+import { insertSession } from '#functions/core/sso/session-repository.ts';
 import { readSession } from '#functions/core/sso/sessions.ts';
 import { currentKeyring, jwksOf, newSigningKey } from '#functions/core/sso/signing-keys.ts';
+import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { keys } from '#functions/core/store/keys.ts';
+import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 
 const hour = 3600 * 1000;
@@ -30,7 +38,7 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 const cookieValue = (cookie: string) => cookie.split(';')[0] ?? '';
 
 describe('login tokens', () => {
-  test('are ES256 JWTs with kid, iss, aud = tenant domain, sub, login, tid, iat, exp = iat + 3600 and jti, verifiable with the JWKS', async () => {
+  test('are ES256 JWTs with kid, iss, aud = tenant domain, sub, login, tid, iat, iat_ms, exp = iat + 3600 and jti, verifiable with the JWKS', async () => {
     const { tenant, user, subject } = await tenantWithUser();
     const now = Date.parse('2026-11-22T10:00:00Z');
     const token = await issueLoginToken(subject, now);
@@ -45,6 +53,7 @@ describe('login tokens', () => {
       login: 'ana@acme.com',
       tid: tenant.id,
       iat: now / 1000,
+      iat_ms: now,
       exp: now / 1000 + 3600,
       jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
@@ -121,8 +130,8 @@ describe('login tokens', () => {
     expect(await refusal(land(token, tenant.dominio, {}))).toBe('revoked');
     expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeUndefined();
 
-    const after = await issueLoginToken(subject, Date.now() + 2000);
-    expect((await land(after, tenant.dominio, {}, Date.now() + 2000)).location).toBe('/');
+    const after = await createLogin(tenant.id, { login: subject.login });
+    expect((await land(after.token, tenant.dominio, {})).location).toBe('/');
   });
 
   test('deleting the user voids their tokens and sessions at once', async () => {
@@ -169,9 +178,162 @@ describe('login tokens', () => {
     expect((await api('POST', `/tenants/${tenant.id}/activate`, { token: client.token })).status).toBe(200);
     expect(await refusal(land(token, tenant.dominio, {}))).toBe('revoked');
     expect(await readSession([cookieValue(cookie)], tenant.dominio)).toBeUndefined();
-    // Whole seconds, as a token's iat: one issued in the second of the deactivation is void too.
-    const later = Date.now() + 1000;
-    expect((await land(await issueLoginToken(subject, later), tenant.dominio, {}, later)).location).toBe('/');
+    // To the millisecond: one issued 1 ms before the deactivation is void, one issued 1 ms after it works.
+    const deactivatedAt = (await findTenant(tenant.id))?.sessionsValidAfterMs ?? 0;
+    expect(deactivatedAt).toBeGreaterThan(0);
+    const justBefore = await issueLoginToken(subject, deactivatedAt - 1);
+    expect(await refusal(land(justBefore, tenant.dominio, {}, deactivatedAt + 1))).toBe('revoked');
+    const justAfter = await createLogin(tenant.id, { login: subject.login }, deactivatedAt + 1);
+    const { cookie: later } = await land(justAfter.token, tenant.dominio, {}, deactivatedAt + 1);
+    expect(await readSession([cookieValue(later)], tenant.dominio, deactivatedAt + 2)).toBeDefined();
+  });
+});
+
+describe('revocation, to the millisecond', () => {
+  /** An instant 500 ms into a second, so that a millisecond either side stays in the same second. */
+  const midSecond = () => Math.floor(Date.now() / 1000) * 1000 + 500;
+
+  test('a login issued right after a revoke (same second) lands and its session holds; one issued 1 ms before does not', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const revokedAt = midSecond();
+    const before = await createLogin(tenant.id, { login: subject.login }, revokedAt - 1);
+    const { cookie: sessionBefore } = await land(before.token, tenant.dominio, {}, revokedAt - 1);
+    expect(await readSession([cookieValue(sessionBefore)], tenant.dominio, revokedAt - 1)).toBeDefined();
+
+    await revokeLogins(tenant.id, subject.login, revokedAt);
+    expect(await refusal(land(before.token, tenant.dominio, {}, revokedAt + 1))).toBe('revoked');
+    expect(await readSession([cookieValue(sessionBefore)], tenant.dominio, revokedAt + 1)).toBeUndefined();
+
+    const after = await createLogin(tenant.id, { login: subject.login }, revokedAt + 1);
+    expect(decodeJwt(after.token)).toMatchObject({ iat: Math.floor(revokedAt / 1000), iat_ms: revokedAt + 1 });
+    const landed = await land(after.token, tenant.dominio, {}, revokedAt + 1);
+    expect(landed.location).toBe('/');
+    expect(await readSession([cookieValue(landed.cookie)], tenant.dominio, revokedAt + 2)).toMatchObject({
+      user: { login: subject.login },
+    });
+  });
+
+  test('a login and a landing after the revoke work even on clocks behind the one that revoked', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const revokedAt = midSecond();
+    await revokeLogins(tenant.id, subject.login, revokedAt);
+    // Read after the revoke, on a clock 20 ms behind: issued just after the revocation all the same.
+    const login = await createLogin(tenant.id, { login: subject.login }, revokedAt - 20);
+    expect(decodeJwt(login.token).iat_ms).toBe(revokedAt + 1);
+    const { cookie } = await land(login.token, tenant.dominio, {}, revokedAt - 20);
+    expect(await readSession([cookieValue(cookie)], tenant.dominio, revokedAt)).toBeDefined();
+    // A later revoke on a clock behind the first one's does not move the stamp back: what the first voided stays void.
+    const voided = await issueLoginToken(subject, revokedAt - 50);
+    await revokeLogins(tenant.id, subject.login, revokedAt - 100);
+    expect(await refusal(land(voided, tenant.dominio, {}, revokedAt + 2))).toBe('revoked');
+  });
+
+  test('a token with an iat_ms that is not the instant of its iat is invalid', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const ours = (await currentKeyring()).keys.find((key) => key.retiredAt === undefined);
+    if (!ours) throw new Error('the twin has a signing key');
+    const now = midSecond();
+    for (const iatMs of [now + 1000, now - 1000, now + 0.5, '1']) {
+      const token = await new SignJWT({ login: subject.login, tid: subject.tenantId, iat_ms: iatMs })
+        .setProtectedHeader({ alg: 'ES256', kid: ours.kid })
+        .setIssuer('bi-tenant-admin')
+        .setAudience(tenant.dominio)
+        .setSubject(String(subject.userId))
+        .setIssuedAt(Math.floor(now / 1000))
+        .setExpirationTime(Math.floor(now / 1000) + 3600)
+        .setJti(crypto.randomUUID())
+        .sign(await importJWK(ours.privateJwk, 'ES256'));
+      expect(await refusal(land(token, tenant.dominio, {}, now)), String(iatMs)).toBe('invalid');
+    }
+  });
+});
+
+describe('tokens, sessions and stamps from before milliseconds keep their meaning', () => {
+  const midSecond = () => Math.floor(Date.now() / 1000) * 1000 + 500;
+
+  /** A token as issued before `iat_ms`: its second only. */
+  async function secondsToken(subject: Awaited<ReturnType<typeof tenantWithUser>>['subject'], iat: number) {
+    const ours = (await currentKeyring()).keys.find((key) => key.retiredAt === undefined);
+    if (!ours) throw new Error('the twin has a signing key');
+    return new SignJWT({ login: subject.login, tid: subject.tenantId })
+      .setProtectedHeader({ alg: 'ES256', kid: ours.kid, typ: 'JWT' })
+      .setIssuer('bi-tenant-admin')
+      .setAudience(subject.dominio)
+      .setSubject(String(subject.userId))
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + 3600)
+      .setJti(crypto.randomUUID())
+      .sign(await importJWK(ours.privateJwk, 'ES256'));
+  }
+
+  /** A session as opened before `createdAtMs`: its second only. */
+  async function secondsSession(subject: Awaited<ReturnType<typeof tenantWithUser>>['subject'], createdAt: number) {
+    const sessionId = randomBytes(32).toString('base64url');
+    await insertSession(createHash('sha256').update(sessionId).digest('hex'), {
+      tenantId: subject.tenantId,
+      userId: subject.userId,
+      login: subject.login,
+      createdAt,
+      expiresAt: createdAt + 8 * 3600,
+    });
+    return `__Host-bi_session=${sessionId}`;
+  }
+
+  test('a token and a session of the revoke’s second or earlier are void; of a later second, valid', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const revokedAt = midSecond();
+    const second = Math.floor(revokedAt / 1000);
+    const sameSecond = await secondsToken(subject, second);
+    const earlier = await secondsToken(subject, second - 1);
+    const sessions = [await secondsSession(subject, second), await secondsSession(subject, second - 1)];
+    await revokeLogins(tenant.id, subject.login, revokedAt);
+    const at = revokedAt + 1000;
+    expect(await refusal(land(sameSecond, tenant.dominio, {}, at))).toBe('revoked');
+    expect(await refusal(land(earlier, tenant.dominio, {}, at))).toBe('revoked');
+    for (const session of sessions) expect(await readSession([session], tenant.dominio, at)).toBeUndefined();
+    expect((await land(await secondsToken(subject, second + 1), tenant.dominio, {}, at)).location).toBe('/');
+    expect(await readSession([await secondsSession(subject, second + 1)], tenant.dominio, at)).toBeDefined();
+  });
+
+  test('a user’s revokedBefore in seconds voids what was issued before that second, to the millisecond', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const stamp = Math.floor(Date.now() / 1000);
+    // As the previous version's revoke wrote it (the next second) — also after a revoke of this version.
+    await revokeLogins(tenant.id, subject.login, stamp * 1000 - 5000);
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(tenant.id, subject.userId),
+        UpdateExpression: 'SET revokedBefore = :revokedBefore',
+        ExpressionAttributeValues: { ':revokedBefore': stamp },
+      }),
+    );
+    const at = stamp * 1000 + 10;
+    expect(await refusal(land(await issueLoginToken(subject, stamp * 1000 - 1), tenant.dominio, {}, at))).toBe('revoked');
+    expect(await refusal(land(await secondsToken(subject, stamp - 1), tenant.dominio, {}, at))).toBe('revoked');
+    expect(await readSession([await secondsSession(subject, stamp - 1)], tenant.dominio, at)).toBeUndefined();
+    expect((await land(await issueLoginToken(subject, stamp * 1000), tenant.dominio, {}, at)).location).toBe('/');
+    expect((await land(await secondsToken(subject, stamp), tenant.dominio, {}, at)).location).toBe('/');
+    expect(await readSession([await secondsSession(subject, stamp)], tenant.dominio, at)).toBeDefined();
+  });
+
+  test('a tenant’s sessionsValidAfter in seconds voids what was issued in that second or before', async () => {
+    const { tenant, subject } = await tenantWithUser();
+    const stamp = Math.floor(Date.now() / 1000);
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tenant(tenant.id),
+        UpdateExpression: 'SET sessionsValidAfter = :stamp',
+        ExpressionAttributeValues: { ':stamp': stamp },
+      }),
+    );
+    const at = stamp * 1000 + 1010;
+    expect(await refusal(land(await issueLoginToken(subject, stamp * 1000 + 999), tenant.dominio, {}, at))).toBe('revoked');
+    expect(await refusal(land(await secondsToken(subject, stamp), tenant.dominio, {}, at))).toBe('revoked');
+    expect(await readSession([await secondsSession(subject, stamp)], tenant.dominio, at)).toBeUndefined();
+    expect((await land(await issueLoginToken(subject, stamp * 1000 + 1000), tenant.dominio, {}, at)).location).toBe('/');
+    expect((await land(await secondsToken(subject, stamp + 1), tenant.dominio, {}, at)).location).toBe('/');
   });
 });
 

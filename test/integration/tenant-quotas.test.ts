@@ -244,9 +244,9 @@ describe('schedules: only a creation counts', () => {
         },
       );
     const firsts = await at(30, (index) => outcome(put(1, `Race ${index}`, 3).then(({ record }) => record.scheduleId)));
-    // One creates it; the others either replaced it after (200) or found it changed under them (409 version_mismatch).
+    // One creates it; the others either replaced it after (200) or found it changed under them (409 concurrent_change).
     expect(split(firsts).ids.length).toBeGreaterThanOrEqual(1);
-    expect(Object.keys(split(firsts).refusals).every((refusal) => refusal.startsWith('409 version_mismatch'))).toBe(true);
+    expect(Object.keys(split(firsts).refusals).every((refusal) => refusal.startsWith('409 concurrent_change'))).toBe(true);
     expect(await findScheduleCount(tenant.id)).toBe(1);
     await put(2, 'Second', 3);
     await put(3, 'Third', 3);

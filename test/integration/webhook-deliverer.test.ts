@@ -6,10 +6,10 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { type DeliveryRecord, findDelivery, findSettings } from '#functions/core/alerts/alert-repository.ts';
+import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
+import { type Attempt, type DeliveryRecord, findDelivery, findSettings } from '#functions/core/alerts/alert-repository.ts';
 import { finishDelivery, messageText } from '#functions/core/alerts/deliveries.ts';
-import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
+import { maxAttemptsPerDelivery, maxResponseBodyBytes, webhookConfig } from '#functions/core/alerts/webhook-config.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
@@ -26,7 +26,12 @@ beforeAll(async () => {
 afterAll(() => receiver.close());
 
 /** A tenant whose webhook points at `path`, and a delivery of `attemptsMade` failed attempts waiting for its next. */
-async function pendingDelivery(path: string, attemptsMade: number): Promise<DeliveryRecord> {
+async function pendingDelivery(
+  path: string,
+  attemptsMade: number,
+  made: Attempt = { at: new Date().toISOString(), durationMs: 1, statusCode: 500 },
+  roundStart = 0,
+): Promise<DeliveryRecord> {
   const tenant = await newTenant((await newClient()).token);
   const settings = await api('PATCH', '/tenant/settings', {
     token: tenant.token,
@@ -42,8 +47,8 @@ async function pendingDelivery(path: string, attemptsMade: number): Promise<Deli
     trigger: 'fire',
     status: attemptsMade === 0 ? 'queued' : 'retrying',
     bytes: 2,
-    attempts: Array.from({ length: attemptsMade }, () => ({ at: now.toISOString(), durationMs: 1, statusCode: 500 })),
-    roundStart: 0,
+    attempts: Array.from({ length: attemptsMade }, () => made),
+    roundStart,
     createdAt: now.toISOString(),
     expiresAt: Math.floor(now.getTime() / 1000) + 86_400,
   };
@@ -98,25 +103,6 @@ describe('webhook deliverer', () => {
       process.env[variable] = dlqUrl;
       sqs.destroy();
     }
-  });
-
-  test('a duplicate copy of the message that loses the race does not move a delivered delivery back', async () => {
-    const delivery = await pendingDelivery('/duplicate', 0);
-    // Both copies POST (each reads the delivery unfinished once it holds a slot: the answers take a while);
-    // the first answer is a 200, the second a slower 500.
-    receiver.replyWith(() =>
-      receiver.at('/duplicate').length === 1 ? { status: 200, delayMs: 300 } : { status: 500, delayMs: 600 },
-    );
-    const results = await Promise.all([
-      handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
-      handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
-    ]);
-    expect(receiver.at('/duplicate')).toHaveLength(2);
-    expect(results.map((result) => result.batchItemFailures)).toEqual([[], []]);
-    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
-    expect(record?.status).toBe('delivered');
-    expect(record?.attempts.map((attempt) => attempt.statusCode)).toEqual([200]);
-    expect(record?.nextAttemptAt).toBeUndefined();
   });
 
   test('a 410 stopped after any one of its writes never leaves the delivery failed on a channel still enabled', async () => {
@@ -180,6 +166,39 @@ describe('webhook deliverer', () => {
     expect(record?.attempts).toHaveLength(1);
   });
 
+  test('two copies of a message handled at once, the endpoint taking two attempts at once, post once', async () => {
+    const delivery = await pendingDelivery('/two-copies', 0);
+    // Slow enough that both copies are past their slot before either records its attempt.
+    receiver.replyWith(() => ({ status: 200, delayMs: 1_500 }));
+    const copies = [sqsRecord(delivery), sqsRecord(delivery)];
+    const outcomes = await Promise.all(copies.map((copy) => handler({ Records: [copy] } as SQSEvent, context)));
+    // One posts; the other is put back (not dropped: its message may be the one the retry needs) ...
+    const putBack = outcomes.flatMap((outcome) => outcome.batchItemFailures.map((failure) => failure.itemIdentifier));
+    expect(putBack).toHaveLength(1);
+    expect(receiver.at('/two-copies')).toHaveLength(1);
+    // ... and, back once the attempt is recorded, finds it delivered.
+    const again = await handler({ Records: copies.filter((copy) => putBack.includes(copy.messageId)) } as SQSEvent, context);
+    expect(again.batchItemFailures).toEqual([]);
+    expect(receiver.at('/two-copies')).toHaveLength(1);
+    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(record?.status).toBe('delivered');
+    expect(record?.attempts).toHaveLength(1);
+    expect(record).not.toHaveProperty('attemptingUntil');
+  });
+
+  test('a copy that comes back before the retry its delivery waits for posts nothing and waits for it too', async () => {
+    const delivery = await pendingDelivery('/early-copy', 1);
+    const nextAttemptAt = new Date(Date.now() + 60_000).toISOString();
+    const key = keys.delivery(delivery.tenantId, delivery.deliveryId, delivery.alertId);
+    await db().send(new PutCommand({ TableName: tableName(), Item: { ...key, ...delivery, nextAttemptAt } }));
+    receiver.replyWith(() => ({ status: 200 }));
+    const copy = sqsRecord(delivery);
+    const outcome = await handler({ Records: [copy] } as SQSEvent, context);
+    expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: copy.messageId }]);
+    expect(receiver.at('/early-copy')).toHaveLength(0);
+    expect((await findDelivery(delivery.tenantId, delivery.deliveryId))?.attempts).toHaveLength(1);
+  });
+
   test('messages that are not deliveries go to the DLQ at once (deferrals count as receives), and the batch is not thrown', async () => {
     const marker = crypto.randomUUID();
     const records = [`{not json ${marker}`, JSON.stringify({ tenantId: 'one', deliveryId: 1, marker })].map(
@@ -206,6 +225,67 @@ describe('webhook deliverer', () => {
     } finally {
       sqs.destroy();
     }
+  });
+
+  test('a receiver that answers 200 at once and sends its body slowly is delivered at once, not retried', async () => {
+    const delivery = await pendingDelivery('/trickle', 0);
+    // 12 seconds of body, a chunk every half second: longer than the 10-second time-out.
+    const body = Array.from({ length: 24 }, (_, index) => `chunk-${String(index).padStart(3, '0')} `).join('');
+    receiver.replyWith(() => ({ status: 200, body, trickle: { chunkLength: 10, everyMs: 500 } }));
+    const result = await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
+    expect(result.batchItemFailures).toEqual([]);
+    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(record).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 200 }] });
+    expect(record?.nextAttemptAt).toBeUndefined();
+    const [attempt] = record?.attempts ?? [];
+    expect(attempt?.error).toBeUndefined();
+    // What came of the body before the sender stopped reading: its start, not all of it.
+    expect(attempt?.responseBody).toMatch(/^chunk-000 /);
+    expect(body.startsWith(attempt?.responseBody ?? 'x')).toBe(true);
+    expect(attempt?.responseBody?.length).toBeLessThan(body.length);
+    // The sender closed the connection rather than wait for the rest.
+    await vi.waitFor(() => expect(receiver.at('/trickle')[0]?.bodyCut).toBe(true));
+    expect(receiver.at('/trickle')).toHaveLength(1);
+  });
+
+  test('an attempt keeps the first 1,024 bytes of a longer answer, as text fit for a log', async () => {
+    const delivery = await pendingDelivery('/long-answer', 0);
+    const body = `{"error":"busy",\r\n\t"detail":"${'x'.repeat(5000)}"}`;
+    receiver.replyWith(() => ({ status: 503, body }));
+    await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
+    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(record?.status).toBe('retrying');
+    expect(record?.attempts).toEqual([
+      expect.objectContaining({ statusCode: 503, responseBody: body.slice(0, maxResponseBodyBytes).replace(/[\r\n\t]/g, ' ') }),
+    ]);
+  });
+
+  test('a delivery at its largest (every attempt it keeps, the longest URL, a 1 KB answer each) fits its item, then fails without another', async () => {
+    const large: Attempt = {
+      at: new Date().toISOString(),
+      url: `https://hooks.example.com/${'x'.repeat(2048 - 26)}`,
+      durationMs: 10_999,
+      statusCode: 503,
+      responseBody: '\u00e9'.repeat(maxResponseBodyBytes / 2),
+    };
+    // The last attempt but one, early in its round: the last is recorded, and retried.
+    const delivery = await pendingDelivery('/kept-all', maxAttemptsPerDelivery - 1, large, maxAttemptsPerDelivery - 4);
+    receiver.replyWith(() => ({ status: 503, body: '\u00e9'.repeat(maxResponseBodyBytes) }));
+    // Recorded, then retried: the message's made-up receipt cannot be hidden for the retry (its failure is the batch's).
+    await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
+    const full = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(full?.status).toBe('retrying');
+    expect(full?.attempts).toHaveLength(maxAttemptsPerDelivery);
+    expect(Buffer.byteLength(full?.attempts.at(-1)?.responseBody ?? '')).toBe(maxResponseBodyBytes);
+
+    expect((await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context)).batchItemFailures).toEqual([]);
+    expect(receiver.at('/kept-all')).toHaveLength(1);
+    const failed = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      failureReason: `A delivery makes at most ${maxAttemptsPerDelivery} attempts; this one has made them`,
+    });
+    expect(failed?.attempts).toHaveLength(maxAttemptsPerDelivery);
   });
 
   test('finishing a delivery that expired meanwhile does not recreate it', async () => {

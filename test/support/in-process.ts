@@ -15,6 +15,8 @@ export interface Call {
   path: string;
   token?: string;
   body?: unknown;
+  /** The body exactly as sent (YAML, bytes that are not JSON), instead of `body` as JSON. */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -23,6 +25,8 @@ export interface Answer {
   headers: Record<string, string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
   body: any;
+  /** The bytes Lambda counts for the function's result: the result object as JSON (measured here, not by the pipeline's own code). */
+  resultBytes: number;
 }
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -43,7 +47,12 @@ export async function callRoute(call: Call, timeoutMs = routeTimeoutSeconds * 10
   const headers: Record<string, string> = { host: 'localhost', ...call.headers };
   if (call.token) headers.authorization = `Bearer ${call.token}`;
   if (call.body !== undefined) headers['content-type'] ??= 'application/json';
-  const body = call.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(call.body));
+  const body =
+    call.rawBody !== undefined
+      ? Buffer.from(call.rawBody)
+      : call.body === undefined
+        ? Buffer.alloc(0)
+        : Buffer.from(JSON.stringify(call.body));
   const event = apiGatewayEvent({
     method: call.method,
     routeKey: routeKey(match.route),
@@ -64,5 +73,10 @@ export async function callRoute(call: Call, timeoutMs = routeTimeoutSeconds * 10
   } catch {
     // not JSON: keep the text
   }
-  return { status: result.statusCode ?? 200, headers: (result.headers ?? {}) as Record<string, string>, body: parsed };
+  return {
+    status: result.statusCode ?? 200,
+    headers: (result.headers ?? {}) as Record<string, string>,
+    body: parsed,
+    resultBytes: Buffer.byteLength(JSON.stringify(result)),
+  };
 }

@@ -8,6 +8,8 @@ export interface Received {
   at: number;
   /** When the answer went out (or the connection was dropped); unset while the request waits. */
   answeredAt?: number;
+  /** Set when the sender closed the connection before the whole answer's body was written. */
+  bodyCut?: boolean;
 }
 
 export interface Reply {
@@ -17,6 +19,13 @@ export interface Reply {
   delayMs?: number;
   /** Close the connection without answering, as a receiver that is down does: the sender sees a failed connection. */
   drop?: boolean;
+  /** The answer's body; `ok` by default. */
+  body?: string;
+  /**
+   * Send the status line and headers at once, then the body `chunkLength` characters at a time, one chunk every
+   * `everyMs` (the first with the headers): a receiver whose body is slow to come.
+   */
+  trickle?: { chunkLength: number; everyMs: number };
 }
 
 /** A real HTTP receiver on loopback that records every request and answers as the test says. */
@@ -34,7 +43,7 @@ export async function startReceiver() {
         at: Date.now(),
       };
       received.push(entry);
-      const { status, headers, delayMs, drop } = reply(entry);
+      const { status, headers, delayMs, drop, body = 'ok', trickle } = reply(entry);
       const answer = () => {
         entry.answeredAt = Date.now();
         if (response.destroyed) return;
@@ -43,7 +52,22 @@ export async function startReceiver() {
           return;
         }
         response.writeHead(status, headers);
-        response.end('ok');
+        if (!trickle) {
+          response.end(body);
+          return;
+        }
+        let sent = 0;
+        const next = () => {
+          if (response.destroyed) return;
+          response.write(body.slice(sent, sent + trickle.chunkLength));
+          sent += trickle.chunkLength;
+          if (sent >= body.length) response.end();
+          else setTimeout(next, trickle.everyMs).unref();
+        };
+        response.on('close', () => {
+          if (sent < body.length) entry.bodyCut = true;
+        });
+        next();
       };
       if (delayMs) setTimeout(answer, delayMs).unref();
       else answer();

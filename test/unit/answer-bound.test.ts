@@ -74,7 +74,7 @@ describe('lists are measured item by item, and stop at the first that does not f
   test('one item too large alone is said to be so, not answered with a smaller limit that cannot exist', () => {
     const huge = { id: 12, text: 'x'.repeat(7 * 1024 * 1024) };
     const page = refusal(() => listAnswer({ items: [huge], nextCursor: null }, 1, (item) => `user ${item.id}`));
-    expect(page.message).toMatch(/^This page \(1 items, 7\.0 MB\).*user 12 alone is.*quotas/);
+    expect(page.message).toMatch(/^This page \(1 item, 7\.0 MB\).*user 12 alone is.*quotas/);
     expect(page.message).not.toMatch(/smaller limit/);
   });
 
@@ -98,19 +98,32 @@ describe('one item always fits: the quotas bound a user with their groups and ef
     tableId: fc.integer({ min: 1, max: 4 }),
     allowed: fc.boolean(),
     allow_export: fc.boolean(),
-    expires_in: fc.constantFrom(null, '2031-01-01T00:00:00Z', '2031-01-01T00:00:00.123456789+05:30', '2020-01-01T00:00:00Z'),
+    // The longest the schema takes (40 characters) among them.
+    expires_in: fc.constantFrom(
+      null,
+      '2031-01-01T00:00:00Z',
+      '2031-01-01T00:00:00.123456789+05:30',
+      '2031-01-01T00:00:00.12345678901234+05:30',
+      '2020-01-01T00:00:00Z',
+    ),
     hidden_columns: fc.uniqueArray(fc.constantFrom('a', '"b"', 'c\\d', 'e'), { maxLength: 4 }),
     filters: fc.array(filter, { maxLength: 4 }),
   });
+
+  // A group's record names its group in the grant it gives: any id, the longest too.
+  const groupRecord = fc
+    .tuple(record, fc.oneof(fc.integer({ min: 1, max: maxId }), fc.constant(maxId)))
+    .map(([one, groupId]) => ({ ...one, groupId }));
 
   test("a user's effective permissions on a datamart never take more than the charges of the records they come from", () => {
     const now = new Date('2030-06-15T12:00:00Z');
     fc.assert(
       fc.property(
         fc.uniqueArray(record, { maxLength: 4, selector: (candidate) => candidate.tableId }),
-        fc.array(record, { maxLength: 12 }),
+        fc.array(groupRecord, { maxLength: 12 }),
         fc.integer({ min: 1, max: maxId }),
         (own, groups, datamartId) => {
+          // Each entry: the flat fields (hidden columns and row filters of every grant) and the grants themselves.
           const entries = effectivePermissions(own, groups, now).map((permission) => ({ datamartId, ...permission }));
           const charges = [...own, ...groups].reduce((sum, one) => sum + permissionCharge(datamartId, one), 0);
           // The entries inside the user's `permissions` array: its brackets are the user's fixed part.
@@ -137,7 +150,7 @@ describe('one item always fits: the quotas bound a user with their groups and ef
     expect(maxAnswerBytes - worst).toBeGreaterThan(100 * 1024);
   });
 
-  test('a record at the schema bounds is charged what it can add, so the budgets hold only a few of them', () => {
+  test('a record at the schema bounds is charged what it can add (twice its contents: in the flat fields and in its grant), so the budgets hold only a few of them', () => {
     const record: PermissionRecord = {
       tableId: maxId,
       allowed: true,
@@ -151,10 +164,17 @@ describe('one item always fits: the quotas bound a user with their groups and ef
       })),
     };
     const charge = permissionCharge(maxId, record);
-    expect(charge).toBeGreaterThan(
-      answerBytes([{ datamartId: maxId, ...effectivePermissions([record], [], new Date(0))[0] }]) - 2,
-    );
-    expect(Math.floor(maxGroupPermissionBytes / charge)).toBeGreaterThanOrEqual(7);
+    const asOwn = effectivePermissions([record], [], new Date(0))[0];
+    const asGroups = effectivePermissions([], [{ ...record, groupId: maxId }], new Date(0))[0];
+    expect(asOwn?.grants).toHaveLength(1);
+    expect(asGroups?.grants).toHaveLength(1);
+    for (const entry of [asOwn, asGroups]) {
+      expect(charge).toBeGreaterThanOrEqual(answerBytes([{ datamartId: maxId, ...entry }]) - 2 + 1);
+    }
+    // Each of its hidden columns and filters is carried twice (flat fields and grant): about 0.93 MB.
+    expect(charge).toBeLessThan(1024 * 1024);
+    expect(Math.floor(maxGroupPermissionBytes / charge)).toBeGreaterThanOrEqual(4);
+    expect(Math.floor(maxUserPermissionBytes / charge)).toBeGreaterThanOrEqual(1);
   });
 
   test('the list of groups, and one group, at the quotas: under 6 MB as they travel', () => {

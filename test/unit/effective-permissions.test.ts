@@ -4,6 +4,8 @@ import {
   type EffectivePermission,
   effectivePermission,
   effectivePermissions,
+  type Grant,
+  type GroupPermissionRecord,
   type PermissionRecord,
   type RowFilter,
 } from '#functions/core/datamarts/effective-permissions.ts';
@@ -21,8 +23,34 @@ function record(overrides: Partial<PermissionRecord> = {}): PermissionRecord {
   return { tableId, allowed: true, allow_export: false, expires_in: null, hidden_columns: [], filters: [], ...overrides };
 }
 
+/** The grant group `groupId` gives with an unrestricted record, but for `overrides`. */
+function grant(groupId: number, overrides: Partial<Omit<Grant, 'source'>> = {}): Grant {
+  return {
+    source: 'group',
+    groupId,
+    allow_export: false,
+    expires_in: null,
+    hidden_columns: [],
+    row_filters: null,
+    ...overrides,
+  } as Grant;
+}
+
+/** Group records as a user's groups hold them: the first is group 1, the next group 2, … */
+const ofGroups = (records: readonly PermissionRecord[], firstId = 1): GroupPermissionRecord[] =>
+  records.map((one, index) => ({ ...one, groupId: firstId + index }));
+
 function noAccess(source: EffectivePermission['source'], id = tableId): EffectivePermission {
-  return { tableId: id, allowed: false, allow_export: false, expires_in: null, hidden_columns: [], row_filters: null, source };
+  return {
+    tableId: id,
+    allowed: false,
+    allow_export: false,
+    expires_in: null,
+    hidden_columns: [],
+    row_filters: null,
+    source,
+    grants: [],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -71,22 +99,16 @@ const recordWith = (expiry: fc.Arbitrary<string | null>, table: fc.Arbitrary<num
 const anyRecord = recordWith(anyExpiry);
 const liveRecord = recordWith(liveExpiry);
 const expiredRecord = recordWith(pastExpiry);
-const groupRecords = fc.array(anyRecord, { maxLength: 6 });
+const groupRecords = fc.array(anyRecord, { maxLength: 6 }).map((records) => ofGroups(records));
 
-const visibleColumns = (permission: EffectivePermission) =>
-  columnPool.filter((column) => !permission.hidden_columns.includes(column));
-const expiryMs = (permission: EffectivePermission) =>
-  permission.expires_in === null ? Number.POSITIVE_INFINITY : Date.parse(permission.expires_in);
-
-/** `wider` keeps everything `narrower` grants; anything is at least as much as no access. */
+/**
+ * `wider` keeps every grant `narrower` has (what a user sees is what one grant shows: see
+ * effective-grants.test.ts); anything is at least as much as no access.
+ */
 function expectAtLeastAsMuchAccess(wider: EffectivePermission, narrower: EffectivePermission): void {
   if (!narrower.allowed) return;
   expect(wider.allowed).toBe(true);
-  if (narrower.allow_export) expect(wider.allow_export).toBe(true);
-  expect(visibleColumns(wider)).toEqual(expect.arrayContaining(visibleColumns(narrower)));
-  if (narrower.row_filters === null) expect(wider.row_filters).toBeNull();
-  else if (wider.row_filters !== null) expect(wider.row_filters).toEqual(expect.arrayContaining(narrower.row_filters));
-  expect(expiryMs(wider)).toBeGreaterThanOrEqual(expiryMs(narrower));
+  expect(wider.grants).toEqual(expect.arrayContaining(narrower.grants));
 }
 
 describe('properties', () => {
@@ -99,11 +121,11 @@ describe('properties', () => {
     );
   });
 
-  test('(b) without an individual record, one more group never reduces access', () => {
+  test('(b) without an individual record, one more group never takes a grant away', () => {
     fc.assert(
       fc.property(groupRecords, anyRecord, (groups, added) => {
         const before = effectivePermission(tableId, undefined, groups, now);
-        const after = effectivePermission(tableId, undefined, [...groups, added], now);
+        const after = effectivePermission(tableId, undefined, [...groups, { ...added, groupId: 99 }], now);
         expectAtLeastAsMuchAccess(after, before);
       }),
       { numRuns: 1000 },
@@ -119,7 +141,7 @@ describe('properties', () => {
         fc.nat(),
         (user, groups, expired, at) => {
           const position = at % (groups.length + 1);
-          const withExpired = [...groups.slice(0, position), expired, ...groups.slice(position)];
+          const withExpired = [...groups.slice(0, position), { ...expired, groupId: 99 }, ...groups.slice(position)];
           expect(effectivePermission(tableId, user, withExpired, now)).toEqual(effectivePermission(tableId, user, groups, now));
         },
       ),
@@ -153,7 +175,7 @@ describe('properties', () => {
   test('effectivePermissions gives, per table, what effectivePermission gives', () => {
     const someTable = fc.constantFrom(1, 2, 3);
     const userRecords = fc.uniqueArray(recordWith(anyExpiry, someTable), { selector: (user) => user.tableId, maxLength: 3 });
-    const manyGroupRecords = fc.array(recordWith(anyExpiry, someTable), { maxLength: 8 });
+    const manyGroupRecords = fc.array(recordWith(anyExpiry, someTable), { maxLength: 8 }).map((records) => ofGroups(records));
     fc.assert(
       fc.property(userRecords, manyGroupRecords, (users, groups) => {
         const mentioned = [...new Set([...users, ...groups].map((entry) => entry.tableId))].sort((a, b) => a - b);
@@ -212,14 +234,22 @@ const cases: Record<string, Case[]> = {
   ],
   allow_export: [
     {
-      name: 'any allowing group that exports grants export',
+      name: 'export belongs to the grant that gives it; the flat field only if every grant exports',
       groups: [record(), record({ allow_export: true })],
+      expected: {
+        allow_export: false,
+        grants: [grant(1), grant(2, { allow_export: true })],
+      },
+    },
+    {
+      name: 'every allowing group exports: so does the flat field',
+      groups: [record({ allow_export: true, filters: [south] }), record({ allow_export: true })],
       expected: { allow_export: true },
     },
     {
-      name: 'a denying group that "exports" grants no export',
+      name: 'a denying group that "exports" grants nothing: no grant of its own',
       groups: [record(), record({ allowed: false, allow_export: true })],
-      expected: { allowed: true, allow_export: false },
+      expected: { allowed: true, allow_export: false, grants: [grant(1)] },
     },
     {
       name: 'individual without export beats groups with export',
@@ -235,24 +265,32 @@ const cases: Record<string, Case[]> = {
   ],
   expires_in: [
     {
-      name: 'the latest expiry of the allowing groups wins',
-      groups: [record({ expires_in: '2030-07-01T00:00:00Z' }), record({ expires_in: '2030-09-01T00:00:00Z' })],
-      expected: { expires_in: '2030-09-01T00:00:00Z' },
+      name: 'each grant keeps its expiry; the flat field is the earliest',
+      groups: [record({ expires_in: '2030-09-01T00:00:00Z' }), record({ expires_in: '2030-07-01T00:00:00Z' })],
+      expected: {
+        expires_in: '2030-07-01T00:00:00Z',
+        grants: [grant(1, { expires_in: '2030-09-01T00:00:00Z' }), grant(2, { expires_in: '2030-07-01T00:00:00Z' })],
+      },
     },
     {
-      name: 'latest is by instant, not by text (01:00-05:00 is 06:00Z)',
+      name: 'earliest is by instant, not by text (01:00-05:00 is 06:00Z)',
       groups: [record({ expires_in: '2030-07-01T05:00:00Z' }), record({ expires_in: '2030-07-01T01:00:00-05:00' })],
-      expected: { expires_in: '2030-07-01T01:00:00-05:00' },
+      expected: { expires_in: '2030-07-01T05:00:00Z' },
     },
     {
-      name: 'a group with no expiry makes the access unexpiring',
+      name: 'a group with no expiry does not make the flat field unexpiring: its own grant is',
       groups: [record({ expires_in: '2030-07-01T00:00:00Z' }), record({ expires_in: null })],
+      expected: { expires_in: '2030-07-01T00:00:00Z', grants: [grant(1, { expires_in: '2030-07-01T00:00:00Z' }), grant(2)] },
+    },
+    {
+      name: 'no grant expires: neither does the flat field',
+      groups: [record(), record({ filters: [south] })],
       expected: { expires_in: null },
     },
     {
-      name: "a denying group's missing expiry does not extend the access",
-      groups: [record({ expires_in: '2030-07-01T00:00:00Z' }), record({ allowed: false, expires_in: null })],
-      expected: { expires_in: '2030-07-01T00:00:00Z' },
+      name: "a denying group's expiry does not shorten the access",
+      groups: [record({ expires_in: null }), record({ allowed: false, expires_in: '2030-07-01T00:00:00Z' })],
+      expected: { expires_in: null },
     },
     {
       name: 'an individual record keeps its own expiry',
@@ -283,24 +321,31 @@ const cases: Record<string, Case[]> = {
     },
     {
       name: 'an expired group is ignored',
-      groups: [record({ expires_in: '2030-06-01T00:00:00Z', allow_export: true }), record()],
-      expected: { allowed: true, allow_export: false },
+      groups: [record({ expires_in: '2030-06-01T00:00:00Z', allow_export: true }), record({ allow_export: true })],
+      expected: { allowed: true, allow_export: true, grants: [grant(2, { allow_export: true })] },
     },
   ],
   hidden_columns: [
     {
-      name: 'a column stays hidden only if every allowing group hides it',
+      name: 'each grant keeps its hidden columns; the flat field hides every column some grant hides',
       groups: [record({ hidden_columns: ['cpf', 'salary'] }), record({ hidden_columns: ['salary', 'email'] })],
-      expected: { hidden_columns: ['salary'] },
+      expected: {
+        hidden_columns: ['cpf', 'email', 'salary'],
+        grants: [grant(1, { hidden_columns: ['cpf', 'salary'] }), grant(2, { hidden_columns: ['email', 'salary'] })],
+      },
     },
     {
-      name: 'a group that hides nothing shows everything',
-      groups: [record({ hidden_columns: ['cpf', 'salary'] }), record({ hidden_columns: [] })],
-      expected: { hidden_columns: [] },
+      name: 'a group that hides nothing shows everything through its own grant only',
+      groups: [record({ hidden_columns: ['cpf', 'salary'] }), record({ hidden_columns: [], filters: [south] })],
+      expected: {
+        hidden_columns: ['cpf', 'salary'],
+        row_filters: null,
+        grants: [grant(1, { hidden_columns: ['cpf', 'salary'] }), grant(2, { row_filters: [[south]] })],
+      },
     },
     {
-      name: "a denying group's shown columns do not count",
-      groups: [record({ hidden_columns: ['cpf'] }), record({ allowed: false })],
+      name: "a denying group's hidden columns do not count",
+      groups: [record({ hidden_columns: ['cpf'] }), record({ allowed: false, hidden_columns: ['email'] })],
       expected: { hidden_columns: ['cpf'] },
     },
     {
@@ -317,9 +362,12 @@ const cases: Record<string, Case[]> = {
   ],
   row_filters: [
     {
-      name: "two groups' filters combine with OR",
+      name: "two groups' filters combine with OR, and each stays with its grant",
       groups: [record({ filters: [south] }), record({ filters: [bigAmount] })],
-      expected: { row_filters: [[bigAmount], [south]] },
+      expected: {
+        row_filters: [[bigAmount], [south]],
+        grants: [grant(1, { row_filters: [[south]] }), grant(2, { row_filters: [[bigAmount]] })],
+      },
     },
     {
       name: "one group's filters stay ANDed",
@@ -342,10 +390,22 @@ const cases: Record<string, Case[]> = {
       expected: { row_filters: [[bigAmount, south]] },
     },
     {
-      name: "an individual record's filters are the only alternative",
-      user: record({ filters: [south, openStatus] }),
+      name: "an individual record's filters are the only alternative, and its grant the only one",
+      user: record({ filters: [south, openStatus], allow_export: true, hidden_columns: ['cpf'] }),
       groups: [record()],
-      expected: { row_filters: [[south, openStatus]], source: 'user' },
+      expected: {
+        row_filters: [[south, openStatus]],
+        source: 'user',
+        grants: [
+          {
+            source: 'user',
+            allow_export: true,
+            expires_in: null,
+            hidden_columns: ['cpf'],
+            row_filters: [[south, openStatus]],
+          },
+        ],
+      },
     },
     {
       name: 'an individual record without filters sees every row',
@@ -358,18 +418,18 @@ const cases: Record<string, Case[]> = {
 
 describe.each(Object.entries(cases))('%s', (_field, fieldCases) => {
   test.each(fieldCases)('$name', ({ user, groups = [], expected }) => {
-    expect(effectivePermission(tableId, user, groups, now)).toMatchObject(expected);
+    expect(effectivePermission(tableId, user, ofGroups(groups), now)).toMatchObject(expected);
   });
 });
 
 describe('effectivePermission, other inputs', () => {
   test('records of other tables are ignored', () => {
     const otherTable = record({ tableId: tableId + 1, allow_export: true });
-    expect(effectivePermission(tableId, otherTable, [otherTable], now)).toEqual(noAccess('none'));
+    expect(effectivePermission(tableId, otherTable, ofGroups([otherTable]), now)).toEqual(noAccess('none'));
   });
 
   test('an invalid now is refused', () => {
-    expect(() => effectivePermission(tableId, undefined, [record()], new Date(Number.NaN))).toThrow(RangeError);
+    expect(() => effectivePermission(tableId, undefined, ofGroups([record()]), new Date(Number.NaN))).toThrow(RangeError);
   });
 
   test('inputs are not changed and the result shares no arrays with them', () => {
@@ -380,6 +440,8 @@ describe('effectivePermission, other inputs', () => {
     expect(result.hidden_columns).not.toBe(user.hidden_columns);
     expect(result.row_filters?.[0]).not.toBe(user.filters);
     expect(result.row_filters?.[0]?.[0]).not.toBe(user.filters[1]);
+    expect(result.grants[0]?.hidden_columns).not.toBe(user.hidden_columns);
+    expect(result.grants[0]?.row_filters?.[0]?.[0]).not.toBe(user.filters[1]);
   });
 });
 
@@ -396,7 +458,7 @@ describe('effectivePermissions', () => {
       record({ tableId: 2, filters: [bigAmount], allow_export: true, expires_in: '2030-08-01T00:00:00Z' }),
       record({ tableId: 5, expires_in: '2030-01-01T00:00:00Z' }),
     ];
-    expect(effectivePermissions(users, groups, now)).toEqual([
+    expect(effectivePermissions(users, ofGroups(groups), now)).toEqual([
       {
         tableId: 1,
         allowed: true,
@@ -405,15 +467,20 @@ describe('effectivePermissions', () => {
         hidden_columns: ['cpf'],
         row_filters: null,
         source: 'user',
+        grants: [{ source: 'user', allow_export: false, expires_in: null, hidden_columns: ['cpf'], row_filters: null }],
       },
       {
         tableId: 2,
         allowed: true,
-        allow_export: true,
-        expires_in: null,
+        allow_export: false,
+        expires_in: '2030-08-01T00:00:00Z',
         hidden_columns: [],
         row_filters: [[bigAmount], [south]],
         source: 'groups',
+        grants: [
+          grant(2, { row_filters: [[south]] }),
+          grant(3, { row_filters: [[bigAmount]], allow_export: true, expires_in: '2030-08-01T00:00:00Z' }),
+        ],
       },
       noAccess('user', 3),
       noAccess('none', 4),

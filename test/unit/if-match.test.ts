@@ -28,6 +28,6 @@ test('a weak tag never matches (strong comparison, RFC 9110 13.1.1), nor another
     ['*', undefined],
     ['"3"', undefined],
   ] as const) {
-    expect(outcome(ifMatch, current), ifMatch).toBe('409 version_mismatch');
+    expect(outcome(ifMatch, current), ifMatch).toBe('412 version_mismatch');
   }
 });

@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
-import { itemBytes, itemSizes } from '#bench/item-sizes.ts';
+import { itemBytes, itemSizes, largestDeliveryItem } from '#bench/item-sizes.ts';
+import { dynamoItemBytes } from '#functions/core/aws-limits.ts';
 
 test("an item's size follows DynamoDB's rules: names and values, numbers by significant digits, 3 + 1 per element for lists and maps", () => {
   // 'pk' + 'TENANT#1' = 2 + 8; 'n' + 12345 (5 digits: 3 bytes + 1) = 1 + 4; 'ok' + boolean = 2 + 1.
@@ -19,4 +20,10 @@ test('a run no longer carries the variables: it is a fraction of the run that co
   expect(pending?.bytes).toBeLessThan(1024);
   expect(before?.bytes).toBeGreaterThan((pending?.bytes ?? 0) + 800);
   for (const size of sizes.values()) expect(size.storedBytes).toBe((size.bytes + 100) * (1 + size.indexEntries));
+});
+
+test('a delivery with every attempt it keeps, each to the longest URL with a 1 KB answer, fits in its item with room left', () => {
+  const largest = itemSizes().find((size) => size.item === largestDeliveryItem);
+  expect(largest?.bytes).toBeGreaterThan(300 * 1024);
+  expect(largest?.bytes).toBeLessThan(dynamoItemBytes - 64 * 1024);
 });

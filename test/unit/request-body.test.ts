@@ -46,6 +46,14 @@ describe('JSON request bodies', () => {
     expect(() => parseBody(json(`"${'x'.repeat(maxBodyBytes - 2)}"`))).not.toThrow();
   });
 
+  test('a JSON body of exactly the bound, of every kind of value, passes the size it has as JSON', () => {
+    const items = Array.from({ length: 15_000 }, (_, index) => ({ n: index, b: index % 2 === 0, z: null, s: 'é"', a: [1, {}] }));
+    const shell = JSON.stringify({ items, pad: '' });
+    const body = JSON.stringify({ items, pad: 'x'.repeat(maxBodyBytes - Buffer.byteLength(shell)) });
+    expect(Buffer.byteLength(body)).toBe(maxBodyBytes);
+    expect(() => parseBody(json(body))).not.toThrow();
+  });
+
   test('a wrong or missing content type is 415', () => {
     expect(failure(json('{}', 'text/plain'))).toEqual({ status: 415, code: 'unsupported_media_type' });
     expect(failure({ body: '{}', isBase64Encoded: false, headers: {} })).toEqual({ status: 415, code: 'unsupported_media_type' });
@@ -188,6 +196,15 @@ describe('YAML request bodies (routes that accept them)', () => {
     for (const body of ['? [a, b]\n: 1', '? {a: 1}\n: 2', 'x: &k a\n*k : 1']) {
       expect(yamlRefusal(body).code, body).toBe('malformed_yaml');
     }
+  });
+
+  test('a YAML body larger than the bound once its aliases are expanded is 413, though it was sent small', () => {
+    const row = `[${Array.from({ length: 8000 }, (_, index) => `"c${index}"`).join(', ')}]`;
+    const body = `row: &row ${row}\ntables: [${Array(20).fill('*row').join(', ')}]\n`;
+    expect(Buffer.byteLength(body)).toBeLessThan(100_000);
+    const error = yamlRefusal(body);
+    expect([error.status, error.code]).toEqual([413, 'payload_too_large']);
+    expect(error.message).toContain('as JSON');
   });
 
   test('many distinct keys parse; past the token bound the body is 413 and never reaches the slow part', () => {

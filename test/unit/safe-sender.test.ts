@@ -309,7 +309,7 @@ describe('connecting to the checked address', () => {
       allowLoopback: true,
       resolve,
     });
-    expect(result).toMatchObject({ kind: 'response', status: 200, headers: { 'x-reply': 'yes' } });
+    expect(result).toMatchObject({ kind: 'response', status: 200, headers: { 'x-reply': 'yes' }, body: Buffer.from('ok') });
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
     expect(received).toHaveLength(1);
     expect(received[0]).toMatchObject({
@@ -363,7 +363,7 @@ describe('connecting to the checked address', () => {
     expect(targetHits).toBe(0);
   });
 
-  test('a large response body is read only partly', async () => {
+  test('a large response body is read only partly: its first maxResponseBytes (1,024 by default)', async () => {
     let socketClosed = false;
     const port = await listen((request, response) => {
       request.resume();
@@ -372,25 +372,48 @@ describe('connecting to the checked address', () => {
       // 1 MB and then nothing more: a sender that drained the body would wait until the time-out.
       for (let i = 0; i < 16; i += 1) response.write(Buffer.alloc(65_536, 0x61));
     });
-    const result = await postToReceiver(port, { timeoutMs: 10_000 });
-    expect(result).toMatchObject({ kind: 'response', status: 200 });
+    const result = await postToReceiver(port, { timeoutMs: 10_000, bodyTimeoutMs: 10_000 });
+    expect(result).toMatchObject({ kind: 'response', status: 200, body: Buffer.alloc(1024, 0x61) });
     await vi.waitFor(() => expect(socketClosed).toBe(true));
+    const smaller = await postToReceiver(port, { timeoutMs: 10_000, bodyTimeoutMs: 10_000, maxResponseBytes: 10 });
+    expect(smaller).toMatchObject({ kind: 'response', status: 200, body: Buffer.alloc(10, 0x61) });
   });
 
-  test('a server that never answers times out', async () => {
+  test('a server that never sends its status line times out, also when it has read the request', async () => {
     const port = await listen((request) => request.resume());
     const result = errorOf(await postToReceiver(port, { timeoutMs: 300 }));
     expect(result.error).toBe('timeout');
   });
 
-  test('a body that never ends times out', async () => {
+  test('a status line in time decides: a body that never ends, or comes slower than the time-out, is read only briefly and dropped', async () => {
+    let socketClosed = false;
+    let timer: NodeJS.Timeout | undefined;
     const port = await listen((request, response) => {
       request.resume();
+      response.on('close', () => {
+        socketClosed = true;
+        clearInterval(timer);
+      });
       response.writeHead(200);
       response.write('partial');
+      // More body, a little at a time, for far longer than the time-out.
+      timer = setInterval(() => response.write('.'), 20);
     });
-    const result = errorOf(await postToReceiver(port, { timeoutMs: 300 }));
-    expect(result.error).toBe('timeout');
+    const result = await postToReceiver(port, { timeoutMs: 300, bodyTimeoutMs: 100 });
+    expect(result).toMatchObject({ kind: 'response', status: 200 });
+    if (result.kind !== 'response') throw new Error('expected a response');
+    expect(result.body.toString()).toMatch(/^partial\.*$/);
+    await vi.waitFor(() => expect(socketClosed).toBe(true));
+  });
+
+  test('a connection lost after the status line leaves the status and the body read so far', async () => {
+    const port = await listen((request, response) => {
+      request.resume();
+      response.writeHead(201);
+      response.write('half', () => setTimeout(() => request.socket.destroy(), 20));
+    });
+    const result = await postToReceiver(port, { timeoutMs: 2_000, bodyTimeoutMs: 2_000 });
+    expect(result).toMatchObject({ kind: 'response', status: 201, body: Buffer.from('half') });
   });
 
   test('a closed port is connection_failed', async () => {

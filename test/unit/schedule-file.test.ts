@@ -49,7 +49,7 @@ describe('schedule file v2', () => {
       'a file name with a path',
       (file) => (file.fileName = '../x.yaml'),
       '/fileName',
-      'must be a file name without path separators or control characters',
+      'must be a file name: no path separator, none of : * ? " < > |, no control or invisible format character (bidi controls, zero-width spaces), and not . or ..',
     ],
     ['an empty nome', (file) => (file.body.nome = ''), '/body/nome', 'must not be empty'],
     ['no ativo', (file) => delete file.body.ativo, '/body/ativo', 'is required'],

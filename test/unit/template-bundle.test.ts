@@ -117,7 +117,7 @@ describe('template bundle schema', () => {
       { location: 'body', pointer: '/extra', message: 'is not allowed' },
     ]);
     expect(schemaErrors(exampleWith((body) => (nth(body.tables, 0).columns = [])))).toEqual([
-      { location: 'body', pointer: '/tables/0/columns', message: 'must have at least 1 items' },
+      { location: 'body', pointer: '/tables/0/columns', message: 'must have at least 1 item' },
     ]);
   });
 

@@ -48,7 +48,7 @@ describe('breaker gate', () => {
     expect(stalled(error('connection_failed'))).toBe(true);
     expect(stalled(error('dns_failed'))).toBe(true);
     expect(stalled(error('refused_address'))).toBe(false);
-    expect(stalled({ kind: 'response', status: 503, headers: {}, durationMs: 1 })).toBe(false);
+    expect(stalled({ kind: 'response', status: 503, headers: {}, body: Buffer.alloc(0), durationMs: 1 })).toBe(false);
   });
 });
 

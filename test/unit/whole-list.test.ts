@@ -32,8 +32,8 @@ test('an answer past Lambda’s result limit is a 400 naming limit, counted as t
   expect(whole).toBeInstanceOf(ServiceError);
   expect(whole).toMatchObject({ status: 400, code: 'answer_too_large', errors: [{ location: 'query', pointer: '/limit' }] });
   // One item, too large alone: no limit can help (1 is the smallest), and the message says so.
-  expect((whole as Error).message).toMatch(/^The whole list \(1 items, 6\.5 MB\).*its first item alone is/);
+  expect((whole as Error).message).toMatch(/^The whole list \(1 item, 6\.5 MB\).*its first item alone is/);
   const page = tooLarge(() => listAnswer(list, 1));
-  expect((page as Error).message).toMatch(/^This page \(1 items.*alone is/);
+  expect((page as Error).message).toMatch(/^This page \(1 item.*alone is/);
   expect((page as Error).message).not.toMatch(/smaller limit/);
 });

@@ -213,6 +213,7 @@ const statusDescriptions: Readonly<Record<number, string>> = {
   404: 'Not there, or not the caller’s.',
   405: 'The path takes other methods.',
   409: 'Conflicts with the current state.',
+  412: '`If-Match` names another version than the current one.',
   413: 'Over the size limit.',
   415: 'Not a media type the route takes.',
   500: 'Something failed on our side.',
@@ -236,8 +237,8 @@ const exampleAnswers: Partial<Record<ErrorCode, Json>> = {
     'wrong_token_kind',
     'This route takes a tenant token (tenantBearerAuth); this is a client token',
   ),
-  not_found: errorExample('not_found', 'Tenant not found'),
-  payload_too_large: errorExample('payload_too_large', 'Request body is larger than 1048576 bytes'),
+  tenant_not_found: errorExample('tenant_not_found', 'Tenant not found'),
+  payload_too_large: errorExample('payload_too_large', 'Request body is larger than 1000000 bytes'),
   internal_error: errorExample('internal_error', 'Internal server error'),
 };
 const exampleOf = (code: ErrorCode) => exampleAnswers[code] ?? errorExample(code, errorCodes[code].meaning.replaceAll('`', ''));
@@ -301,7 +302,7 @@ function components(sources: OpenApiSources): Json {
           maxLength: maxEchoedLength,
           description: 'For people: what went wrong, with the first failing field.',
         },
-        code: { type: 'string', description: 'For programs: `validation_failed`, `not_found`, `tenant_inactive`, …' },
+        code: { type: 'string', description: 'For programs: `validation_failed`, `tenant_not_found`, `tenant_inactive`, …' },
         errors: {
           type: 'array',
           maxItems: maxListedErrors,
@@ -445,7 +446,7 @@ function description(route: Route): string | undefined {
   if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
   if (route.body) notes.push(`Bodies up to ${maxBodyBytes.toLocaleString('en-US')} bytes (\`payload_too_large\`, 413, beyond).`);
   if (route.idempotent) notes.push(`Honours an \`Idempotency-Key\` header for ${idempotencyRetentionHours} hours.`);
-  if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (409).');
+  if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).');
   if (route.paginated) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
   return notes.length > 0 ? notes.join(' ') : undefined;
 }

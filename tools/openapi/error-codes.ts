@@ -43,7 +43,7 @@ function pipelineCodes(route: ScannedRoute): ErrorCode[] {
       : []),
     ...(route.auth.length > 0 ? (['unauthorized', 'wrong_token_kind'] as const) : []),
     // The token of a deleted tenant: `Tenant not found`.
-    ...(route.auth.includes('tenant') ? (['not_found'] as const) : []),
+    ...(route.auth.includes('tenant') ? (['tenant_not_found'] as const) : []),
     // What the error middleware answers to anything unexpected.
     'internal_error',
   ];
@@ -55,7 +55,6 @@ function pipelineCodes(route: ScannedRoute): ErrorCode[] {
  * not here: only an Idempotency-Key's record leads to it, and the `idempotent` fact accounts for it.
  */
 const fixedCodeHelpers: Readonly<Record<string, ErrorCode>> = {
-  notFound: 'not_found',
   unauthorized: 'unauthorized',
   payloadTooLarge: 'payload_too_large',
   unsupportedMediaType: 'unsupported_media_type',

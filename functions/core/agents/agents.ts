@@ -48,7 +48,7 @@ export interface AgentCreated {
 
 const nameTaken = (nome: string) => conflict(`The tenant already has an agent named ${JSON.stringify(nome)}`, 'agent_name_taken');
 /** What a deleted tenant's token answers (functions/core/auth/principals.ts). */
-const tenantNotFound = () => notFound('Tenant not found');
+const tenantNotFound = () => notFound('Tenant not found', 'tenant_not_found');
 const limitReached = () => conflict(`A tenant has at most ${maxAgentsPerTenant} agents`, 'agent_limit');
 
 /**
@@ -91,7 +91,7 @@ export async function rotateAgentToken(tenantId: number, agentId: number): Promi
   let token: string | undefined;
   for (let attempt = 0; attempt < 3; attempt++) {
     const agent = await findAgent(tenantId, agentId);
-    if (!agent) throw notFound('Agent not found');
+    if (!agent) throw notFound('Agent not found', 'agent_not_found');
     // Signed for the agent's owner ids, as read (the client's id is on the agent, not in the path).
     token ??= await newToken('agent', { clientId: agent.clientId, tenantId, agentId });
     const outcome = await replaceAgentToken(agent, token);

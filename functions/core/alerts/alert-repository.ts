@@ -184,6 +184,11 @@ export interface Attempt {
   url?: string;
   durationMs: number;
   statusCode?: number;
+  /**
+   * With `statusCode`: the first bytes of the receiver's answer as text (deliverer.ts, at most 1,024
+   * bytes); absent from attempts made before it was kept.
+   */
+  responseBody?: string;
   error?: string;
 }
 
@@ -208,6 +213,12 @@ export interface DeliveryRecord {
    */
   heldSince?: string;
   heldReason?: string;
+  /**
+   * Until when (epoch ms) one copy of the delivery's message is making an attempt: no other copy
+   * posts meanwhile (claimAttempt). Cleared when the attempt is recorded; a worker that dies leaves it
+   * to expire with its endpoint slot's lease.
+   */
+  attemptingUntil?: number;
   failureReason?: string;
   createdAt: string;
   expiresAt: number;
@@ -338,10 +349,53 @@ export function updateDeliveryState(
         TableName: tableName(),
         Key: keys.deliveryKey(record.tenantId, record.deliveryId),
         // An attempt ends any hold by the endpoint's breaker.
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason${nextAttemptAt ? '' : ', nextAttemptAt'}`,
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason, attemptingUntil${nextAttemptAt ? '' : ', nextAttemptAt'}`,
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}
+
+/**
+ * Claims the delivery's next attempt for one copy of its message until `until` (epoch ms), if it
+ * is still as `record` saw it and no other copy holds a claim that has not expired: SQS delivers a
+ * message at least once, and an endpoint takes several attempts at once, so without it two copies
+ * could both post. `false` when another copy attempts it now or moved it on.
+ */
+export function claimAttempt(record: DeliveryRecord, until: number, now: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        UpdateExpression: 'SET attemptingUntil = :until',
+        ConditionExpression:
+          'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts AND ' +
+          '(attribute_not_exists(attemptingUntil) OR attemptingUntil <= :now)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':until': until,
+          ':now': now,
+          ':seenStatus': record.status,
+          ':seenAttempts': record.attempts.length,
+        },
+      }),
+    ),
+  );
+}
+
+/** Lets this copy's claim (`until`, as claimed) go, if it still holds it. */
+export async function releaseAttempt(record: DeliveryRecord, until: number): Promise<void> {
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        UpdateExpression: 'REMOVE attemptingUntil',
+        ConditionExpression: 'attemptingUntil = :until',
+        ExpressionAttributeValues: { ':until': until },
       }),
     ),
   );

@@ -18,7 +18,7 @@ import { mapPage } from '#functions/core/store/dynamo.ts';
 /** A block of an alert's definition: `generated` is what is sent when a delivery brings no content. */
 type BlockDefinition = CreateAlertBody['content'][number];
 
-export const alertNotFound = () => notFound('Alert not found');
+export const alertNotFound = () => notFound('Alert not found', 'alert_not_found');
 
 /**
  * An alert is one DynamoDB item (at most 400 KB), and its content blocks are most of it: their JSON

@@ -1,26 +1,40 @@
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import { postSafely, type PostResult } from '#functions/core/webhooks/safe-sender.ts';
-import { type Attempt, disableWebhook, findDelivery, findSettings, holdDelivery } from './alert-repository.ts';
+import {
+  type Attempt,
+  claimAttempt,
+  disableWebhook,
+  findDelivery,
+  findSettings,
+  holdDelivery,
+  releaseAttempt,
+} from './alert-repository.ts';
 import { type DeliveryMessage, deliveryBody, dropDeliveredBody, finishDelivery } from './deliveries.ts';
 import { enterEndpoint } from './endpoint.ts';
 import { findEndpointState } from './endpoint-repository.ts';
 import { channelProblem, signatureHeader } from './settings.ts';
-import { webhookConfig } from './webhook-config.ts';
+import { maxAttemptsPerDelivery, maxResponseBodyBytes, webhookConfig } from './webhook-config.ts';
 
 export const userAgent = 'Service-Alert-Webhook/1.0';
-/** Spec 8: the receiver has 10 seconds to answer. */
+/** Spec 8: the receiver has 10 seconds to answer: its status line decides the attempt. */
 export const responseTimeoutMs = 10_000;
+/**
+ * After the status line, the answer's body is read this long at most, and only its first
+ * `maxResponseBodyBytes`: the attempt keeps them as text, for the tenant to debug with. A body that
+ * is slow to come changes nothing: the status is already in.
+ */
+export const responseBodyTimeoutMs = 1000;
 /** SQS cannot hide a message longer than 12 hours. */
 const maxDelaySeconds = 43_200;
 /**
- * An attempt holds its endpoint slot (or probe) for the receiver's time-out and this margin at most. The
- * margin covers what the slot is held for besides the POST (reading the delivery again and its body
- * before, recording the attempt after: milliseconds each); it is also how long the deliveries held behind
- * a probe wait before they look again (endpoint.ts), so it stays short. A store slower than the margin
- * can only let one attempt more in flight, or a copy post again: a delivery's record is written under a
- * condition, so the outcome recorded is one attempt's, whichever. A worker that dies frees the slot when
- * the lease ends.
+ * An attempt holds its endpoint slot (or probe) for the receiver's time-out, the reading of its
+ * answer's body, and this margin at most. The margin covers what the slot is held for besides the
+ * POST (reading the delivery again and its body before, recording the attempt after: milliseconds
+ * each); it is also how long the deliveries held behind a probe wait before they look again
+ * (endpoint.ts), so it stays short. A store slower than the margin can only let one attempt more in
+ * flight, or a copy post again: a delivery's record is written under a condition, so the outcome
+ * recorded is one attempt's, whichever. A worker that dies frees the slot when the lease ends.
  */
 const leaseMarginMs = 2_000;
 
@@ -55,6 +69,22 @@ export function retryAfterSeconds(value: string | string[] | undefined, now = Da
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
+/** Characters that could break a log line or how it shows (controls, line and paragraph separators, bidi overrides). */
+const unsafeInLogs = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * The first bytes of a receiver's answer as text, for the attempt: decoded as UTF-8 leniently (a
+ * byte that is not UTF-8 becomes U+FFFD, a character cut at the end is dropped), every character
+ * that could break a log (line breaks and tabs included) a space, and never more than
+ * `maxResponseBodyBytes` in UTF-8.
+ */
+export function responseBodyText(bytes: Buffer): string {
+  const text = new TextDecoder('utf-8').decode(bytes.subarray(0, maxResponseBodyBytes), { stream: true });
+  const safe = Buffer.from(text.replace(unsafeInLogs, ' '), 'utf8');
+  // Replacement characters take 3 bytes where 1 was: cut again, dropping a character cut in two.
+  return new TextDecoder('utf-8').decode(safe.subarray(0, maxResponseBodyBytes), { stream: true });
+}
+
 const describeFailure = (result: PostResult) =>
   result.kind === 'response' ? `HTTP ${result.status}` : `${result.error}: ${result.message}`;
 
@@ -79,10 +109,24 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   // message that finds it delivered finishes what the first copy may not have: dropping the body.
   if (record?.status === 'delivered') await dropDeliveredBody(record);
   if (!record || record.status === 'delivered' || record.status === 'failed') return { kind: 'done' };
+  // A copy of the message that came back before the attempt its delivery waits for (one deferred while
+  // another copy attempted): it waits for that time too, so a retry is never made early, nor twice.
+  const waitMs = record.nextAttemptAt === undefined ? 0 : Date.parse(record.nextAttemptAt) - Date.now();
+  if (waitMs > 1000) return { kind: 'defer', delaySeconds: Math.min(maxDelaySeconds, Math.ceil(waitMs / 1000)) };
   const webhook = settings.webhook;
   const problem = channelProblem(settings);
   if (problem || !webhook) {
     await finishDelivery(record, 'failed', undefined, problem);
+    return { kind: 'done' };
+  }
+  if (record.attempts.length >= maxAttemptsPerDelivery) {
+    // Its item holds every attempt: no more fit (webhook-config.ts).
+    await finishDelivery(
+      record,
+      'failed',
+      undefined,
+      `A delivery makes at most ${maxAttemptsPerDelivery} attempts; this one has made them`,
+    );
     return { kind: 'done' };
   }
   const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
@@ -94,13 +138,14 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   };
 
   const now = Date.now();
+  const leaseUntil = Math.min(now + responseTimeoutMs + responseBodyTimeoutMs + leaseMarginMs, hooks.deadline);
   const entry = await enterEndpoint({
     tenantId: record.tenantId,
     webhook,
     state: endpoint,
     heldSince: record.heldSince,
     receiveCount: hooks.receiveCount,
-    leaseUntil: Math.min(now + responseTimeoutMs + leaseMarginMs, hooks.deadline),
+    leaseUntil,
     now,
   });
   if (entry.kind === 'busy') {
@@ -116,14 +161,28 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   }
 
   let result: PostResult | undefined;
+  // Whether this copy holds the attempt's claim and has not yet written the delivery's next state.
+  let claimHeld = false;
   try {
-    // Another copy of the message may have finished this delivery while this one waited for the slot:
-    // read it again now that the slot is held (each attempt is recorded before its slot is let go).
-    const current = await findDelivery(record.tenantId, record.deliveryId);
-    if (current?.status !== record.status || current.attempts.length !== record.attempts.length) return superseded();
+    // Another copy of the message may have finished this delivery while this one waited for the slot,
+    // or be attempting it in another slot right now: the attempt is claimed on the delivery itself
+    // (each attempt is recorded, and its claim cleared, before its slot is let go).
+    if (!(await claimAttempt(record, leaseUntil, Date.now()))) {
+      // Moved on by another copy (dropped), or being attempted by one right now: then this copy comes back
+      // once that attempt's claim has ended, rather than being dropped. Dropping it would delete the message
+      // under the copy in flight, leaving it nothing to put back for its retry.
+      const current = await findDelivery(record.tenantId, record.deliveryId);
+      const until = current?.attemptingUntil ?? 0;
+      const inFlight = current?.status === record.status && current.attempts.length === record.attempts.length;
+      if (!inFlight || until <= Date.now()) return superseded();
+      count('WebhookAttemptsDeferred');
+      return { kind: 'defer', delaySeconds: Math.max(1, Math.ceil((until - Date.now()) / 1000)) };
+    }
+    claimHeld = true;
     const body = message.body ?? (await deliveryBody(record));
     if (body === undefined) {
       await finishDelivery(record, 'failed', undefined, 'The payload has expired');
+      claimHeld = false;
       return { kind: 'done' };
     }
     const started = new Date();
@@ -132,6 +191,8 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
       url: webhook.url,
       body,
       timeoutMs: responseTimeoutMs,
+      bodyTimeoutMs: responseBodyTimeoutMs,
+      maxResponseBytes: maxResponseBodyBytes,
       allowLoopback: webhookConfig().allowLoopback,
       headers: {
         'content-type': 'application/json',
@@ -141,8 +202,13 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
         'webhook-signature': signatureHeader(webhook.secrets, record.webhookId, timestamp, body, started.getTime()),
       },
     });
-    return await recordAttempt(record, webhook.url, started, result, hooks, superseded);
+    const outcome = await recordAttempt(record, webhook.url, started, result, hooks, superseded);
+    claimHeld = false;
+    return outcome;
   } finally {
+    // An attempt that stopped before its outcome was written (the DLQ out of reach, say) lets its claim
+    // go, so the message's next receive attempts at once rather than after the lease.
+    if (claimHeld) await releaseAttempt(record, leaseUntil);
     // The slot is free (and the breaker told) once the attempt is recorded, or whatever happened: a copy
     // that takes the slot next sees this attempt. A worker that dies holding it frees it when its lease ends.
     await entry.leave(result);
@@ -163,7 +229,9 @@ async function recordAttempt(
     at: started.toISOString(),
     url,
     durationMs: Math.round(result.durationMs),
-    ...(result.kind === 'response' ? { statusCode: result.status } : { error: `${result.error}: ${result.message}` }),
+    ...(result.kind === 'response'
+      ? { statusCode: result.status, responseBody: responseBodyText(result.body) }
+      : { error: `${result.error}: ${result.message}` }),
   };
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) {
     if (!(await finishDelivery(record, 'delivered', attempt))) return superseded();

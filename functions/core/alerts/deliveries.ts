@@ -45,7 +45,7 @@ export interface DeliveryMessage {
   body?: string;
 }
 
-export const deliveryNotFound = () => notFound('Delivery not found');
+export const deliveryNotFound = () => notFound('Delivery not found', 'delivery_not_found');
 
 export function describeDelivery(record: DeliveryRecord) {
   return {

@@ -23,6 +23,17 @@ export const defaultRetryDelaysSeconds = [5, 300, 1800, 7200, 18_000, 36_000, 36
  */
 export const defaultBreakerCooldownSeconds = { first: 30, longest: 600 } as const;
 
+/** The first bytes of a receiver's answer each attempt keeps, as text (deliverer.ts). */
+export const maxResponseBodyBytes = 1024;
+
+/**
+ * The attempts a delivery keeps over all its rounds (a redelivery starts another): its item holds
+ * them all, and with each to a 2,048-character URL and with a 1 KB answer, 100 take about 315 KB of
+ * DynamoDB's 400 KB item (bench/item-sizes.ts, checked in test/unit/item-sizes.test.ts). A delivery
+ * that has made them fails instead of making another.
+ */
+export const maxAttemptsPerDelivery = 100;
+
 let cached: WebhookConfig | undefined;
 
 export function webhookConfig(): WebhookConfig {

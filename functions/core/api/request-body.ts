@@ -34,7 +34,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * The request's body, or `undefined` when there is none. JSON always; YAML too when a YAML parser
  * is given (only the routes that take YAML carry the parser in their bundle). Checks, in order:
  * size (413), content type and charset (415), UTF-8 (400), syntax (400), then the structure (400):
- * nesting depth, reserved keys, and strings no field may hold (see `checkStructure`).
+ * nesting depth, reserved keys, and strings no field may hold, and the size as JSON (413: a YAML
+ * body's aliases and escapes can make it larger than it was sent; see `checkStructure`).
  */
 export function parseBody(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
@@ -205,20 +206,35 @@ const malformedAt = (message: string, visit: Visit, key?: string) => {
  */
 function checkStructure(root: unknown): void {
   const stack: Visit[] = [{ value: root, depth: 0 }];
+  // The body's size as JSON, counted as the walk goes: a YAML body's aliases and its characters that
+  // JSON escapes can make it much larger than it was sent, and everything downstream (the item that
+  // stores it, the answers that carry it) is bounded by maxBodyBytes of JSON.
+  let jsonBytes = 0;
+  const count = (bytes: number) => {
+    jsonBytes += bytes;
+    if (jsonBytes > maxBodyBytes) throw payloadTooLarge(`Request body is larger than ${maxBodyBytes} bytes as JSON`);
+  };
   while (stack.length > 0) {
     const visit = stack.pop() as Visit;
     const { value, depth } = visit;
     if (typeof value === 'string') {
       if (unstorableCharacter.test(value)) throw malformedAt('contains a NUL character or a lone surrogate', visit);
+      count(Buffer.byteLength(JSON.stringify(value)));
       continue;
     }
     if (typeof value === 'number') {
       if (!isStorableNumber(value)) throw malformedAt(unstorableNumberMessage, visit);
+      count(String(value).length);
       continue;
     }
-    if (typeof value === 'boolean' || value === null) continue;
+    if (typeof value === 'boolean' || value === null) {
+      count(String(value).length);
+      continue;
+    }
     if (!isJsonContainer(value)) throw malformedAt('holds a value that is not JSON data', visit);
     if (depth >= maxBodyDepth) throw malformedAt(`nests deeper than ${maxBodyDepth} levels`, visit);
+    // Brackets and the commas between the children.
+    count(2 + Math.max(0, (Array.isArray(value) ? value.length : Object.keys(value).length) - 1));
     if (Array.isArray(value)) {
       value.forEach((child, index) => stack.push({ value: child, depth: depth + 1, parent: visit, key: String(index) }));
       continue;
@@ -226,6 +242,7 @@ function checkStructure(root: unknown): void {
     if (Object.hasOwn(value, '__proto__')) throw malformedAt('uses the reserved property name __proto__', visit, '__proto__');
     for (const [key, child] of Object.entries(value)) {
       if (unstorableCharacter.test(key)) throw malformedAt('has a key with a NUL character or a lone surrogate', visit, key);
+      count(Buffer.byteLength(JSON.stringify(key)) + 1); // and its colon
       if (key === 'constructor' && typeof child === 'object' && child !== null && !Array.isArray(child)) {
         throw malformedAt('has an object under the reserved property name constructor', visit, key);
       }

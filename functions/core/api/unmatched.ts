@@ -14,7 +14,7 @@ const served = Object.keys(routeFacts).flatMap((key) => {
  */
 export function unmatched(method: string, path: string): ServiceError {
   const allowed = [...new Set(served.filter((route) => matchRoute(route.method, path, [route])).map((route) => route.method))];
-  if (allowed.length === 0) return notFound('No route has this path');
+  if (allowed.length === 0) return notFound('No route has this path', 'route_not_found');
   const allow = allowed.join(', ');
   return new ServiceError(405, 'method_not_allowed', `${method} is not allowed on this path; it takes ${allow}`, [], { allow });
 }

@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { badRequest, type FieldError } from '#functions/core/errors.ts';
+import { badRequest, counted, type FieldError } from '#functions/core/errors.ts';
 import { ownValue } from '#functions/core/own-property.ts';
 
 /**
@@ -121,19 +121,22 @@ function describeError(error: ErrorObject, patternMessages: Record<string, strin
     case 'type':
       return at(path, `must be ${joinAlternatives(typeList(params.type))}`);
     case 'minLength':
-      return at(path, params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters long`);
+      return at(
+        path,
+        params.limit === 1 ? 'must not be empty' : `must be at least ${counted(Number(params.limit), 'character')} long`,
+      );
     case 'maxLength':
-      return at(path, `must be at most ${params.limit} characters long`);
+      return at(path, `must be at most ${counted(Number(params.limit), 'character')} long`);
     case 'minimum':
       return at(path, `must be >= ${params.limit}`);
     case 'maximum':
       return at(path, `must be <= ${params.limit}`);
     case 'minItems':
-      return at(path, `must have at least ${params.limit} items`);
+      return at(path, `must have at least ${counted(Number(params.limit), 'item')}`);
     case 'maxItems':
-      return at(path, `must have at most ${params.limit} items`);
+      return at(path, `must have at most ${counted(Number(params.limit), 'item')}`);
     case 'maxProperties':
-      return at(path, `must have at most ${params.limit} properties`);
+      return at(path, `must have at most ${counted(Number(params.limit), 'property', 'properties')}`);
     case 'uniqueItems':
       return at(
         path,
@@ -144,7 +147,8 @@ function describeError(error: ErrorObject, patternMessages: Record<string, strin
     case 'const':
       return at(path, `must be ${JSON.stringify(params.allowedValue)}`);
     case 'pattern':
-      return at(path, ownValue(patternMessages, String(params.pattern)) ?? `must match the pattern ${params.pattern}`);
+      // npm run generate refuses a pattern without its message, so the fallback is never a regular expression either.
+      return at(path, ownValue(patternMessages, String(params.pattern)) ?? 'is not in the form this field takes');
     case 'format':
       return at(path, `must be a valid ${params.format}`);
     default:

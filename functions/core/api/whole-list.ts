@@ -1,5 +1,5 @@
 import { lambdaSyncPayloadBytes } from '#functions/core/aws-limits.ts';
-import { badRequest } from '#functions/core/errors.ts';
+import { badRequest, counted } from '#functions/core/errors.ts';
 import { megabytes } from './answer-fit.ts';
 
 /** What Lambda returns at most from a synchronous invocation: the result object (status, headers, body), as JSON. */
@@ -70,7 +70,7 @@ export function listAnswer<T>(page: ListSource<T>, limit: number | undefined, na
   if (!over) return answer(data);
   const fit = data.length;
   const count = Array.isArray(page.items) ? page.items.length : page.count;
-  const of = `${count ?? 'its'} items, ${count === fit + 1 ? '' : 'over '}${megabytes(over.bytes)}`;
+  const of = `${count === undefined ? 'its items' : counted(count, 'item')}, ${count === fit + 1 ? '' : 'over '}${megabytes(over.bytes)}`;
   const list = paged ? 'This page' : 'The whole list';
   if (fit === 0) {
     const what = name ? name(over.item) : 'its first item';
@@ -79,7 +79,7 @@ export function listAnswer<T>(page: ListSource<T>, limit: number | undefined, na
   const advice = `send limit=${Math.min(fit, 100)} or less`;
   throw tooLarge(
     paged
-      ? `${list} (${of}) is larger than one answer can carry (6 MB): ${advice} (its first ${fit} items fit)`
+      ? `${list} (${of}) is larger than one answer can carry (6 MB): ${advice} (${fit === 1 ? 'only its first item fits' : `its first ${fit} items fit`})`
       : `${list} (${of}) is larger than one answer can carry (6 MB): ${advice}, and cursor, to read it in pages`,
   );
 }

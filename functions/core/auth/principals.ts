@@ -1,5 +1,5 @@
 import type { AuthScheme } from '#functions/routes.ts';
-import { forbidden, notFound, unauthorized } from '#functions/core/errors.ts';
+import { forbidden, notFound, unauthorized, withArticle } from '#functions/core/errors.ts';
 import { agentTenantLive, findTokenOwner, type TokenOwner } from './token-repository.ts';
 import { hashToken, screenAuthorization, type TokenSubject } from './tokens.ts';
 
@@ -9,7 +9,7 @@ export type Principal =
   | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
   | { kind: 'anonymous' };
 
-const tenantNotFound = () => notFound('Tenant not found');
+const tenantNotFound = () => notFound('Tenant not found', 'tenant_not_found');
 const invalidToken = () => unauthorized('Invalid or expired token', 'Bearer error="invalid_token"');
 
 /** Whether the token item's owner is the one the signed token names. */
@@ -44,8 +44,8 @@ export async function authenticate(authorization: string | undefined, schemes: r
   const item = await findTokenOwner(hashToken(screening.token));
   if (!item || (screening.signed && !sameOwner(item, screening.signed.subject))) throw invalidToken();
   if (!schemes.includes(item.kind)) {
-    const needed = schemes.map((scheme) => `a ${scheme} token (${schemeNames[scheme]})`).join(' or ');
-    throw forbidden(`This route takes ${needed}; this is a ${item.kind} token`, 'wrong_token_kind');
+    const needed = schemes.map((scheme) => `${withArticle(scheme)} token (${schemeNames[scheme]})`).join(' or ');
+    throw forbidden(`This route takes ${needed}; this is ${withArticle(item.kind)} token`, 'wrong_token_kind');
   }
   if (item.kind === 'tenant' && item.tenantDeleted) throw tenantNotFound();
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };

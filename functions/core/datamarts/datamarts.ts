@@ -31,7 +31,7 @@ import {
 } from './datamart-repository.ts';
 import { permissionLedger } from './ledger.ts';
 
-export const datamartNotFound = () => notFound('Datamart not found');
+export const datamartNotFound = () => notFound('Datamart not found', 'datamart_not_found');
 
 export async function loadStructure(tenantId: number, datamartId: number): Promise<DatamartStructure> {
   const structure = await findStructure(tenantId, datamartId);

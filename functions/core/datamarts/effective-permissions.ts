@@ -17,16 +17,40 @@ export type RowFilter = Filter;
  */
 export type PermissionRecord = Permission;
 
-export interface EffectivePermission {
-  tableId: number;
-  allowed: boolean;
+/** A group's record, with the group it is of (a grant it gives names it). */
+export type GroupPermissionRecord = PermissionRecord & { groupId: number };
+
+/** The fields of a grant beyond whose it is: one record's access, kept whole. */
+interface GrantFields {
   allow_export: boolean;
   expires_in: string | null;
   hidden_columns: string[];
-  /** Rows visible: those passing ALL filters of AT LEAST ONE alternative (OR of ANDs). null = every row. When not allowed: null. */
+  /** The record's filters as `row_filters` reads them: null (every row) or one alternative. */
+  row_filters: RowFilter[][] | null;
+}
+
+/**
+ * One record that gives access, kept whole (DESIGN 7): a cell (row, column) is visible through it if
+ * its row filters let the row through AND it shows the column; it exports and expires as it says.
+ */
+export type Grant = ({ source: 'user' } | { source: 'group'; groupId: number }) & GrantFields;
+
+export interface EffectivePermission {
+  tableId: number;
+  /** True when there is at least one grant. */
+  allowed: boolean;
+  /** The widest single policy no wider than any grant: export only if every grant exports. */
+  allow_export: boolean;
+  /** The earliest expiry of the grants; null when none expires (or when not allowed). */
+  expires_in: string | null;
+  /** Every column some grant hides. */
+  hidden_columns: string[];
+  /** Rows visible: those passing ALL filters of AT LEAST ONE alternative (OR of ANDs): the grants' filters. null = every row. When not allowed: null. */
   row_filters: RowFilter[][] | null;
   /** Which records decided: the user's own record, the user's groups' records, or none (no access). */
   source: 'user' | 'groups' | 'none';
+  /** What the user may really see: a cell is visible if ONE grant shows it. The user's own, or one per allowing group by groupId. */
+  grants: Grant[];
 }
 
 /**
@@ -38,15 +62,21 @@ export interface EffectivePermission {
 export function effectivePermission(
   tableId: number,
   userRecord: PermissionRecord | undefined,
-  groupRecords: readonly PermissionRecord[],
+  groupRecords: readonly GroupPermissionRecord[],
   now: Date,
 ): EffectivePermission {
   const nowMs = instantOfNow(now);
   if (userRecord !== undefined && userRecord.tableId === tableId && isLive(userRecord, nowMs)) {
-    return fromUserRecord(tableId, userRecord);
+    // The user's own record overrides every group, in both directions (spec 2.4).
+    return fromGrants(tableId, userRecord.allowed ? [{ source: 'user', ...grantFields(userRecord) }] : [], 'user');
   }
   const liveGroupRecords = groupRecords.filter((record) => record.tableId === tableId && isLive(record, nowMs));
-  return fromGroupRecords(tableId, liveGroupRecords);
+  // Denying group records grant nothing and take nothing away.
+  const grants = liveGroupRecords
+    .filter((record) => record.allowed)
+    .map((record): Grant => ({ source: 'group', groupId: record.groupId, ...grantFields(record) }))
+    .sort(compareGrants);
+  return fromGrants(tableId, grants, liveGroupRecords.length > 0 ? 'groups' : 'none');
 }
 
 /**
@@ -56,7 +86,7 @@ export function effectivePermission(
  */
 export function effectivePermissions(
   userRecords: readonly PermissionRecord[],
-  groupRecords: readonly PermissionRecord[],
+  groupRecords: readonly GroupPermissionRecord[],
   now: Date,
 ): EffectivePermission[] {
   const userRecordByTable = indexUserRecordsByTable(userRecords);
@@ -84,79 +114,83 @@ function isLive(record: PermissionRecord, nowMs: number): boolean {
   return !Number.isNaN(expiresMs) && expiresMs > nowMs;
 }
 
-/** The user's own record overrides every group, in both directions (spec 2.4). */
-function fromUserRecord(tableId: number, record: PermissionRecord): EffectivePermission {
-  if (!record.allowed) return noAccess(tableId, 'user');
+/** A record's access as a grant: its columns sorted and unique, its filters as one alternative (none: every row). */
+function grantFields(record: PermissionRecord): GrantFields {
   return {
-    tableId,
-    allowed: true,
     allow_export: record.allow_export,
     expires_in: record.expires_in,
     hidden_columns: sortedUnique(record.hidden_columns),
     row_filters: record.filters.length === 0 ? null : [canonicalAlternative(record.filters)],
-    source: 'user',
   };
 }
 
 /**
- * Groups combine so that each allowing group's access is kept whole: belonging to one more group
- * can only widen what the user sees. Denying group records grant nothing and take nothing away.
+ * The grants, and beside them the widest single policy no wider than any grant (DESIGN 7): every cell
+ * it shows is shown by one grant. A row it lets through passes one grant's filters (rows: OR of the
+ * grants'), and that grant shows every column the policy shows (hidden: the union), exports if the
+ * policy does (only if every grant does) and lives as long as the policy (the earliest expiry). Rows
+ * and columns of different grants are never crossed: that over-granted (issue 34).
  */
-function fromGroupRecords(tableId: number, liveRecords: readonly PermissionRecord[]): EffectivePermission {
-  const allowing = liveRecords.filter((record) => record.allowed);
-  if (allowing.length === 0) return noAccess(tableId, liveRecords.length > 0 ? 'groups' : 'none');
+function fromGrants(tableId: number, grants: Grant[], source: EffectivePermission['source']): EffectivePermission {
+  if (grants.length === 0) return noAccess(tableId, source);
   return {
     tableId,
     allowed: true,
-    allow_export: allowing.some((record) => record.allow_export),
-    expires_in: latestExpiry(allowing),
-    hidden_columns: columnsHiddenByAll(allowing),
-    row_filters: anyOfFilters(allowing),
-    source: 'groups',
+    allow_export: grants.every((grant) => grant.allow_export),
+    expires_in: earliestExpiry(grants),
+    hidden_columns: sortedUnique(grants.flatMap((grant) => grant.hidden_columns)),
+    row_filters: anyOfFilters(grants),
+    source,
+    grants,
   };
 }
 
 /**
  * One shape for every denial, whatever the records said about columns, rows, export or expiry:
- * with no access there is nothing to hide, filter, export or expire.
+ * with no access there is nothing to hide, filter, export or expire, and no grant.
  */
 function noAccess(tableId: number, source: EffectivePermission['source']): EffectivePermission {
-  return { tableId, allowed: false, allow_export: false, expires_in: null, hidden_columns: [], row_filters: null, source };
+  return {
+    tableId,
+    allowed: false,
+    allow_export: false,
+    expires_in: null,
+    hidden_columns: [],
+    row_filters: null,
+    source,
+    grants: [],
+  };
 }
 
-/** Access lasts as long as the longest-lasting group grants it; a group with no expiry grants it forever. */
-function latestExpiry(records: readonly PermissionRecord[]): string | null {
-  let latest: string | null = null;
-  for (const record of records) {
-    if (record.expires_in === null) return null;
-    if (latest === null || isLaterExpiry(record.expires_in, latest)) latest = record.expires_in;
+/** The flat policy lasts as long as the first grant to expire; null only when no grant expires. */
+function earliestExpiry(grants: readonly Grant[]): string | null {
+  let earliest: string | null = null;
+  for (const { expires_in: expiry } of grants) {
+    if (expiry !== null && (earliest === null || isEarlierExpiry(expiry, earliest))) earliest = expiry;
   }
-  return latest;
+  return earliest;
 }
 
 /** Equal instants written differently are ordered by their text, so the pick never depends on the records' order. */
-function isLaterExpiry(candidate: string, current: string): boolean {
+function isEarlierExpiry(candidate: string, current: string): boolean {
   const difference = Date.parse(candidate) - Date.parse(current);
-  return difference > 0 || (difference === 0 && candidate < current);
+  return difference < 0 || (difference === 0 && candidate < current);
 }
 
-/** A column stays hidden only if no allowing group shows it. */
-function columnsHiddenByAll(records: readonly PermissionRecord[]): string[] {
-  const [first, ...others] = records;
-  if (first === undefined) return [];
-  const hiddenByOthers = others.map((record) => new Set(record.hidden_columns));
-  return sortedUnique(first.hidden_columns.filter((column) => hiddenByOthers.every((hidden) => hidden.has(column))));
-}
-
-/** A row is visible if any allowing group sees it; a group without filters sees every row, so then nothing is filtered. */
-function anyOfFilters(records: readonly PermissionRecord[]): RowFilter[][] | null {
-  if (records.some((record) => record.filters.length === 0)) return null;
+/** A row is visible if one grant lets it through; a grant without filters lets every row through, so then nothing is filtered. */
+function anyOfFilters(grants: readonly Grant[]): RowFilter[][] | null {
   const alternativesByKey = new Map<string, RowFilter[]>();
-  for (const record of records) {
-    const alternative = canonicalAlternative(record.filters);
-    alternativesByKey.set(alternativeKey(alternative), alternative);
+  for (const { row_filters: rowFilters } of grants) {
+    if (rowFilters === null) return null;
+    for (const alternative of rowFilters) alternativesByKey.set(alternativeKey(alternative), alternative);
   }
   return [...alternativesByKey.entries()].sort(([a], [b]) => compareText(a, b)).map(([, alternative]) => alternative);
+}
+
+/** The user's own grant first, then the groups' by groupId (ties, which the store never holds, by content). */
+function compareGrants(a: Grant, b: Grant): number {
+  const groupOf = (grant: Grant) => (grant.source === 'group' ? grant.groupId : 0);
+  return groupOf(a) - groupOf(b) || compareText(JSON.stringify(a), JSON.stringify(b));
 }
 
 /**
@@ -198,8 +232,8 @@ function indexUserRecordsByTable(records: readonly PermissionRecord[]): Map<numb
   return byTable;
 }
 
-function groupByTable(records: readonly PermissionRecord[]): Map<number, PermissionRecord[]> {
-  const byTable = new Map<number, PermissionRecord[]>();
+function groupByTable<T extends PermissionRecord>(records: readonly T[]): Map<number, T[]> {
+  const byTable = new Map<number, T[]>();
   for (const record of records) {
     const tableRecords = byTable.get(record.tableId);
     if (tableRecords === undefined) byTable.set(record.tableId, [record]);
@@ -211,26 +245,43 @@ function groupByTable(records: readonly PermissionRecord[]): Map<number, Permiss
 /** The longest `expires_in` a record holds (the schema's bound): an entry may show any of its records' expiries. */
 const longestExpiry = 'x'.repeat(40);
 
+/** The longest id: a grant names its group by an id of at most these digits. */
+const longestId = Number.MAX_SAFE_INTEGER;
+
 /**
  * The most answer bytes (whole-list.ts answerBytes: as the answer carries them) that one record on
- * one table of one datamart can add to one user's effective permissions: an entry of its own (with
- * its hidden columns and its filters as the one alternative) and the comma before it. Whatever the
- * records combine into, an entry is never larger than the charges of the records that make it: its
- * fixed fields are one record's, its hidden columns a subset of one record's, and each alternative one
- * record's filters (deduplicated). So a user's effective permissions are never larger than the
- * charges of their own records and of their groups' records, which the quotas bound (directory/quotas.ts).
+ * one table of one datamart can add to one user's effective permissions: an entry of its own (its
+ * hidden columns and its filters as the one alternative of the flat fields, and again in its one
+ * grant, named by the longest group id) and the comma before it. Whatever the records combine into,
+ * an entry is never larger than the charges of the records that make it: its fixed fields are one
+ * record's (at most the widest: `false`, the longest expiry, `groups`); its hidden columns the union
+ * of its records' (each column, and its comma, in one record's list), each alternative one record's
+ * filters (deduplicated), and each grant one record's fields (a user's names no group). So a user's
+ * effective permissions are never larger than the charges of their own records and of their groups'
+ * records, which the quotas bound (directory/quotas.ts); test/unit/answer-bound.test.ts checks it.
  */
 export function permissionCharge(datamartId: number, record: PermissionRecord): number {
-  return (
-    answerBytes({
-      datamartId,
-      tableId: record.tableId,
-      allowed: false,
-      allow_export: false,
-      expires_in: longestExpiry,
-      hidden_columns: record.hidden_columns,
-      row_filters: [record.filters.map(({ column, operator, value }) => ({ column, operator, value }))],
-      source: 'groups',
-    }) + 1
-  );
+  const hiddenColumns = record.hidden_columns;
+  const rowFilters = [record.filters.map(({ column, operator, value }) => ({ column, operator, value }))];
+  const entry: EffectivePermission & { datamartId: number } = {
+    datamartId,
+    tableId: record.tableId,
+    allowed: false,
+    allow_export: false,
+    expires_in: longestExpiry,
+    hidden_columns: hiddenColumns,
+    row_filters: rowFilters,
+    source: 'groups',
+    grants: [
+      {
+        source: 'group',
+        groupId: longestId,
+        allow_export: false,
+        expires_in: longestExpiry,
+        hidden_columns: hiddenColumns,
+        row_filters: rowFilters,
+      },
+    ],
+  };
+  return answerBytes(entry) + 1;
 }

@@ -33,6 +33,7 @@ import { permissionLedger } from './ledger.ts';
 import {
   type EffectivePermission,
   effectivePermissions,
+  type GroupPermissionRecord,
   type PermissionRecord,
   permissionCharge,
 } from './effective-permissions.ts';
@@ -273,6 +274,12 @@ function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> 
   return groups;
 }
 
+/** A stored group record as effective permissions take it: the group it is of named (its grant says whose it is). */
+const asGroupRecord = (record: StoredPermission): StoredPermission & GroupPermissionRecord => ({
+  ...record,
+  groupId: record.subjectId,
+});
+
 /** A user's effective permission on one table of a datamart. */
 export type DatamartPermission = EffectivePermission & { datamartId: number };
 
@@ -343,10 +350,14 @@ export function effectiveAccess(
     memberships.filter((membership) => groupIds.has(membership.groupId)),
     (membership) => membership.userId,
   );
+  // Each group's records named by the group, once: the grants they give say whose they are.
+  const recordsOfGroup = new Map(
+    [...groupIds].map((groupId) => [groupId, (bySubject.get(`group:${groupId}`) ?? []).map(asGroupRecord)]),
+  );
   return (userId) => {
     const own = groupBy(bySubject.get(`user:${userId}`) ?? [], (record) => record.datamartId);
     const inherited = groupBy(
-      (groupsOf.get(userId) ?? []).flatMap((membership) => bySubject.get(`group:${membership.groupId}`) ?? []),
+      (groupsOf.get(userId) ?? []).flatMap((membership) => recordsOfGroup.get(membership.groupId) ?? []),
       (record) => record.datamartId,
     );
     const datamartIds = [...new Set([...own.keys(), ...inherited.keys()])].sort((a, b) => a - b);
@@ -379,7 +390,7 @@ export async function effectiveOnDatamart(tenantId: number, datamartId: number, 
   const mine = new Set(memberships.map((membership) => membership.groupId).filter((groupId) => groupIds.has(groupId)));
   return effectivePermissions(
     own.filter((record) => tables.has(record.tableId)),
-    groupRecords.filter((record) => mine.has(record.subjectId) && tables.has(record.tableId)),
+    groupRecords.filter((record) => mine.has(record.subjectId) && tables.has(record.tableId)).map(asGroupRecord),
     new Date(),
   );
 }

@@ -1,7 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   nextTenantId,
-  db,
   getAll,
   getItem,
   type Page,
@@ -335,19 +333,6 @@ export async function deleteUserMemberships(tenantId: number, userId: number): P
     projection: 'pk, sk',
   });
   await deleteCountedMemberships(tenantId, memberships);
-}
-
-/** Sets the user's `revokedBefore`; the user must exist. */
-export async function setRevokedBefore(tenantId: number, userId: number, revokedBefore: number): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.user(tenantId, userId),
-      UpdateExpression: 'SET revokedBefore = :revokedBefore',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':revokedBefore': revokedBefore },
-    }),
-  );
 }
 
 /** The tenant's users: all, or a page of `limit`. */

@@ -36,7 +36,7 @@ export async function createGroup(
 
 export async function requireGroup(tenantId: number, groupId: number): Promise<GroupRecord> {
   const group = await findGroup(tenantId, groupId);
-  if (!group) throw notFound('Group not found');
+  if (!group) throw notFound('Group not found', 'group_not_found');
   return group;
 }
 
@@ -49,7 +49,7 @@ export async function addMember(tenantId: number, groupId: number, userId: numbe
   await Promise.all([requireGroup(tenantId, groupId), requireUser(tenantId, userId)]);
   // The user and group must still exist when the membership is written.
   const outcome = await insertMembership(tenantId, groupId, userId, maxMembershipsPerTenant);
-  if (outcome === 'missing') throw notFound('User or group not found');
+  if (outcome === 'missing') throw notFound('User or group not found', 'member_not_found');
   if (outcome === 'limit') {
     throw conflict(
       `A tenant has at most ${maxMembershipsPerTenant.toLocaleString('en')} memberships over all its groups`,
@@ -71,7 +71,7 @@ export async function removeMember(tenantId: number, groupId: number, userId: nu
 export async function deleteGroup(tenantId: number, groupId: number): Promise<void> {
   await requireGroup(tenantId, groupId);
   const sweep = recordFollowUp({ kind: 'sweep-group', ownerId: tenantId, subjectId: groupId });
-  if (!(await deleteGroupRecord(tenantId, groupId, [sweep]))) throw notFound('Group not found');
+  if (!(await deleteGroupRecord(tenantId, groupId, [sweep]))) throw notFound('Group not found', 'group_not_found');
 }
 
 /** A group as GET /tenant/groups and GET /tenant/groups/{id} show it. */

@@ -8,7 +8,8 @@
  * - A user's groups come from at most `maxGroupsPerTenant` groups.
  * - A user's effective permissions come from their own records and their groups' records: each
  *   record adds at most its charge (`permissionCharge`: the bytes it would take as an entry of its
- *   own, escaped as the answer carries it) to them; a user's own records are charged to the user
+ *   own, its hidden columns and filters once in the flat fields and once in its grant, escaped as the
+ *   answer carries it) to them; a user's own records are charged to the user
  *   (`maxUserPermissionBytes`), every group's records to the tenant (`maxGroupPermissionBytes`),
  *   since a user may be in every group.
  * - A group lists its members, and the list of groups every membership: at most

@@ -8,16 +8,14 @@ import {
   deleteUserAndLogin,
   findLoginClaim,
   findUser,
-  findUserByLogin,
   insertUser,
   replaceUser,
-  setRevokedBefore,
   type UserRecord,
 } from './directory-repository.ts';
 import { maxUsersPerTenant } from './quotas.ts';
 
 /** Spec 4.6's message: for an unknown login, a login of another tenant and a deleted user alike. */
-export const userNotFound = () => notFound('Usuário não encontrado');
+export const userNotFound = () => notFound('Usuário não encontrado', 'login_not_found');
 
 const loginTaken = (login: string) =>
   conflict(`A user with login ${JSON.stringify(login)} already exists in this tenant`, 'login_taken');
@@ -80,7 +78,7 @@ export async function createUser(
 
 export async function requireUser(tenantId: number, userId: number): Promise<UserRecord> {
   const user = await findUser(tenantId, userId);
-  if (!user) throw notFound('User not found');
+  if (!user) throw notFound('User not found', 'user_not_found');
   return user;
 }
 
@@ -114,7 +112,7 @@ export async function updateUser(tenantId: number, userId: number, changes: Upda
     }
   });
   if (changed) {
-    if (!(await findUser(tenantId, userId))) throw notFound('User not found');
+    if (!(await findUser(tenantId, userId))) throw notFound('User not found', 'user_not_found');
     throw concurrentChange();
   }
   return next;
@@ -139,12 +137,4 @@ export async function deleteUser(tenantId: number, userId: number): Promise<void
     if (outcome === 'claim_not_held') releaseClaim = false;
   }
   throw concurrentChange();
-}
-
-/** POST /tenant/login/revoke: every login token issued and every session opened before now is void. */
-export async function revokeLogins(tenantId: number, login: string): Promise<void> {
-  const user = await findUserByLogin(tenantId, login);
-  if (!user) throw userNotFound();
-  // Whole seconds, as a token's iat: a token issued in this very second is void too.
-  await setRevokedBefore(tenantId, user.userId, Math.floor(Date.now() / 1000) + 1);
 }

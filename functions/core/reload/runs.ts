@@ -53,7 +53,7 @@ export async function recordDispatchedRun(load: LoadMessage): Promise<'recorded'
 export async function reportRun(tenantId: number, agentId: number, runId: number, report: ReportRunBody): Promise<RunRecord> {
   const outcome = await updateRunStatus(tenantId, agentId, runId, report);
   if ('updated' in outcome) return outcome.updated;
-  if (outcome.refused?.agentId !== agentId) throw notFound('Run not found');
+  if (outcome.refused?.agentId !== agentId) throw notFound('Run not found', 'run_not_found');
   throw conflict(`The run already ${outcome.refused.status}; a finished run cannot change`, 'run_finished');
 }
 

@@ -1,6 +1,7 @@
 import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import { headlineDetail } from '#functions/core/api/validation.ts';
-import { badRequest, conflict, type FieldError, notFound } from '#functions/core/errors.ts';
+import { toYaml } from '#functions/core/api/yaml-body.ts';
+import { badRequest, conflict, type FieldError, notFound, payloadTooLarge } from '#functions/core/errors.ts';
 import { mapPage } from '#functions/core/store/dynamo.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import { findTenant, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
@@ -8,6 +9,7 @@ import {
   authoredContent,
   defaultSchedulingGranularity,
   hasMinuteTrigger,
+  inSpecOrder,
   sameContent,
   scheduleFileErrors,
 } from './schedule-file.ts';
@@ -24,7 +26,7 @@ import { instantIn, isUtcInstant, utcInstant } from './instants.ts';
 import type { ScheduleFile } from './schedule-types.ts';
 import { nextFire, nextFires } from './trigger-engine.ts';
 
-export const scheduleNotFound = () => notFound('Schedule not found');
+export const scheduleNotFound = () => notFound('Schedule not found', 'schedule_not_found');
 
 /**
  * Schedules a tenant may have (bounded growth: a tenant creates nothing without a quota), kept by
@@ -38,12 +40,33 @@ export const maxSchedulesPerTenant = 10_000;
 const scheduleLimit = (max: number) =>
   conflict(`A tenant has at most ${max.toLocaleString('en')} schedules: replace or delete one`, 'schedule_limit');
 
-/** 409 unless If-Match (when sent) names the schedule's current version, or is `*` and it exists. */
+/** 412 unless If-Match (when sent) names the schedule's current version, or is `*` and it exists. */
 const checkScheduleIfMatch = (ifMatch: string | undefined, current: ScheduleRecord | undefined) =>
   checkIfMatch(ifMatch, current && etagOf(current.version), 'schedule');
 
+/**
+ * What one schedule may take: its item as JSON (under DynamoDB's 400 KB item, with room for the
+ * attributes beside the file), and its file as YAML, which GET and PUT answer with when asked and
+ * which indentation makes larger than the JSON for deep nesting (under 2 MB once the result escapes
+ * it, far within one Lambda result). A file within the body bound can pass either: it is refused
+ * before anything is written.
+ */
+export const maxScheduleItemBytes = 350_000;
+export const maxScheduleYamlBytes = 1_000_000;
+
+function checkScheduleSize(record: ScheduleRecord): void {
+  const item = Buffer.byteLength(JSON.stringify(record));
+  if (item > maxScheduleItemBytes) {
+    throw payloadTooLarge(`The schedule would take ${item} bytes stored; a schedule takes at most ${maxScheduleItemBytes}`);
+  }
+  const yaml = Buffer.byteLength(toYaml(inSpecOrder(record.file)));
+  if (yaml > maxScheduleYamlBytes) {
+    throw payloadTooLarge(`The schedule is ${yaml} bytes as YAML; a schedule is at most ${maxScheduleYamlBytes} (less nesting)`);
+  }
+}
+
 const concurrentChange = () =>
-  conflict('The schedule changed while this request ran; read it again and retry', 'version_mismatch');
+  conflict('The schedule changed while this request ran; read it again and retry', 'concurrent_change');
 
 const invalidSchedule = (errors: FieldError[]) =>
   badRequest(`Invalid schedule${headlineDetail(errors)}`, errors, 'validation_failed');
@@ -117,6 +140,7 @@ export async function putSchedule(
     // Within the horizon: the engine computes no fire at or after its end (no next fire then).
     ...(next === undefined ? {} : { nextFireAt: utcInstant(next) }),
   };
+  checkScheduleSize(record);
   const minuteCountChange = (Number(record.minuteTriggers) - Number(existing?.minuteTriggers ?? false)) as -1 | 0 | 1;
   const max = options.max ?? maxSchedulesPerTenant;
   const outcome = await writeSchedule(record, existing?.version, minuteCountChange, max);

@@ -1,6 +1,6 @@
 import type { UiFlags } from './session-repository.ts';
 import { openSession, stillEntitled } from './sessions.ts';
-import { type TokenProblem, verifyLoginToken } from './login-tokens.ts';
+import { issuedAtMs, type TokenProblem, verifyLoginToken } from './login-tokens.ts';
 import { resolveSitePath, siteRoot } from './site-path.ts';
 
 export type LandingProblem = TokenProblem | 'revoked' | 'malformed_ref';
@@ -51,9 +51,9 @@ export async function land(
     throw new LandingError(error.problem ?? 'invalid');
   });
   const route = query.ref === undefined ? undefined : decodeRef(query.ref);
-  const entitled = await stillEntitled(claims.tid, Number(claims.sub), claims.iat);
+  const entitled = await stillEntitled(claims.tid, Number(claims.sub), issuedAtMs(claims));
   if (!entitled || entitled.user.login !== claims.login || entitled.tenant.dominio !== host) throw new LandingError('revoked');
   const flags: UiFlags = { showMenu: flag(query.showMenu), showDesksIcon: flag(query.showDesksIcon) };
-  const cookie = await openSession(entitled.user, flags, now);
+  const cookie = await openSession(entitled.user, flags, now, entitled.voidUntil);
   return { location: safeRedirectTarget(route, flags), cookie };
 }

@@ -8,24 +8,37 @@ export interface LoginClaims extends JWTPayload {
   login: string;
   tid: number;
   iat: number;
+  /** The issue instant in epoch milliseconds (`iat` is its second); absent from tokens issued before it. */
+  iat_ms?: number;
   exp: number;
   jti: string;
 }
 
-/** Spec 4.6 / DESIGN 7: an ES256 JWT for one user of one tenant, valid one hour, reusable until then. */
+/**
+ * When a token was issued, to the millisecond, as revocations are compared (revocation.ts). A token
+ * from before `iat_ms` has only its second: the second's start, so a revocation in that second voids
+ * it, as it did.
+ */
+export const issuedAtMs = (claims: LoginClaims): number => claims.iat_ms ?? claims.iat * 1000;
+
+/**
+ * Spec 4.6 / DESIGN 7: an ES256 JWT for one user of one tenant, valid one hour, reusable until then.
+ * `issuedAtMs` (default `now`) is carried as `iat_ms` beside the standard `iat` (seconds); the
+ * expiry is an hour from `now`.
+ */
 export async function issueLoginToken(
   subject: { tenantId: number; dominio: string; userId: number; login: string },
   now = Date.now(),
+  issuedAtMs = now,
 ): Promise<string> {
   const key = await activeSigningKey();
-  const issuedAt = Math.floor(now / 1000);
-  return new SignJWT({ login: subject.login, tid: subject.tenantId })
+  return new SignJWT({ login: subject.login, tid: subject.tenantId, iat_ms: issuedAtMs })
     .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
     .setIssuer(apiConfig().loginTokenIssuer)
     .setAudience(subject.dominio)
     .setSubject(String(subject.userId))
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + loginTokenLifetimeSeconds)
+    .setIssuedAt(Math.floor(issuedAtMs / 1000))
+    .setExpirationTime(Math.floor(now / 1000) + loginTokenLifetimeSeconds)
     .setJti(randomUUID())
     .sign(await importJWK(key.privateJwk, 'ES256'));
 }
@@ -61,6 +74,11 @@ export async function verifyLoginToken(token: string, host: string, now = Date.n
       },
     );
     if (typeof payload.login !== 'string' || !Number.isSafeInteger(payload.tid) || !/^[1-9][0-9]*$/.test(payload.sub ?? '')) {
+      throw new LoginTokenError('invalid');
+    }
+    // `iat_ms`, when there, is the instant of `iat`'s second.
+    const { iat_ms: ms } = payload;
+    if (ms !== undefined && !(Number.isSafeInteger(ms) && Math.floor(Number(ms) / 1000) === payload.iat)) {
       throw new LoginTokenError('invalid');
     }
     return payload as LoginClaims;

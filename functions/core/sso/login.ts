@@ -6,6 +6,7 @@ import { apiConfig } from '#functions/core/config.ts';
 import { badRequest } from '#functions/core/errors.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { issueLoginToken } from './login-tokens.ts';
+import { issueInstant, voidUntil } from './revocation.ts';
 import { resolveSitePath } from './site-path.ts';
 
 /**
@@ -38,7 +39,10 @@ export async function createLogin(tenantId: number, request: LoginBody, now = Da
   if (!tenant.ativo) throw tenantInactive();
   const user = await findUserByLogin(tenantId, request.login);
   if (!user) throw userNotFound();
-  const token = await issueLoginToken({ tenantId, dominio: tenant.dominio, userId: user.userId, login: user.login }, now);
+  // Issued after any revocation read here, even by a clock behind the one that revoked (revocation.ts).
+  const issuedAtMs = issueInstant(now, voidUntil(tenant, user));
+  const subject = { tenantId, dominio: tenant.dominio, userId: user.userId, login: user.login };
+  const token = await issueLoginToken(subject, now, issuedAtMs);
   const { login: _login, ...options } = request;
   return { success: true, token, url: loginUrl(tenant.dominio, token, options) };
 }

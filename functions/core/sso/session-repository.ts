@@ -1,5 +1,5 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** The UI flags of spec 4.6, carried from the login URL into the session. */
@@ -13,8 +13,10 @@ export interface SessionRecord extends UiFlags {
   userId: number;
   /** The user's login when the session opened: a session ends when it changes. */
   login: string;
-  /** Epoch seconds, comparable with a user's `revokedBefore`. */
+  /** Epoch seconds (what versions before `createdAtMs` read). */
   createdAt: number;
+  /** Epoch milliseconds, compared with the revocations (revocation.ts); absent on sessions opened before it. */
+  createdAtMs?: number;
   expiresAt: number;
 }
 
@@ -25,4 +27,22 @@ export async function insertSession(sessionHash: string, session: SessionRecord)
 
 export async function findSession(sessionHash: string): Promise<SessionRecord | undefined> {
   return getItem<SessionRecord>(keys.session(sessionHash));
+}
+
+/**
+ * Stamps the user as revoked at `revokedAtMs` (epoch ms), and `revokedBefore` (the next epoch second)
+ * for the previous version during a deploy (revocation.ts); `false` when the user is gone.
+ */
+export function stampRevocation(tenantId: number, userId: number, revokedAtMs: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(tenantId, userId),
+        UpdateExpression: 'SET revokedAtMs = :revokedAtMs, revokedBefore = :revokedBefore',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':revokedAtMs': revokedAtMs, ':revokedBefore': Math.floor(revokedAtMs / 1000) + 1 },
+      }),
+    ),
+  );
 }

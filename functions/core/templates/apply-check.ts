@@ -14,25 +14,28 @@
  * - the tenant grows with every template applied, and each apply reads all its resources (each
  *   reload and schedule fire all its flows): bounded by `tenantLimits` (409 `resource_limit`).
  */
+import { answerBytes } from '#functions/core/api/whole-list.ts';
 import { conflict, type ServiceError } from '#functions/core/errors.ts';
 import { flowCycleConflict, orderFlows, type TemplateBundle } from './bundle.ts';
 import { computeChanges, type IdCounter, mergeResources, newIdsNeeded, type StoredResource } from './tenant-resources.ts';
 
 /**
  * What a tenant may hold from its templates: flows, tables, resources of every kind, and their size
- * as stored (the JSON of each resource item, UTF-8). Every apply reads all of them, every reload and
+ * as an answer carries them (`resourceBytes`: at least what they take stored, and what GET /tenant,
+ * which lists them, can grow to). Every apply reads all of them, every reload and
  * schedule fire all the flows, and DynamoDB Local reads some 2 to 5 MB a second on a busy machine, so
  * the size is the limit that matters; the counts keep many small resources in check. A template holds
- * at most 1,000 of each kind and 1 MiB (the bundle schema, the body limit: under 2 MB as stored), so
- * any one template fits in a new tenant. test/integration/flow-limits.test.ts fills a tenant to these
- * limits (5,000 flows, each of half of them writing the 100 tables each of the other half reads) and
+ * at most 1,000 of each kind and 1,000,000 bytes of JSON (the bundle schema, the body limit: under
+ * 2.5 MB as an answer carries them), so any one template fits in a new tenant.
+ * test/integration/flow-limits.test.ts fills a tenant to these limits (5,000 flows, each of half of
+ * them writing the 50 tables each of the other half reads) and
  * holds its apply of a 1,000-flow template and its reload to half the route time-out (15 s).
  */
 export const tenantLimits = {
   flows: 5_000,
   tables: 5_000,
   resources: 10_000,
-  storedBytes: 5_000_000,
+  bytes: 5_000_000,
 } as const;
 
 /** A limit for each kind `tenantLimits` names (tests pass smaller ones). */
@@ -43,7 +46,7 @@ const described: Record<keyof TenantLimits, string> = {
   flows: 'flows',
   tables: 'tables',
   resources: 'template resources',
-  storedBytes: 'bytes of template resources (as stored, JSON)',
+  bytes: 'bytes of template resources (as an answer carries them)',
 };
 
 /**
@@ -72,7 +75,7 @@ export function applyRefusal(
   const sizes = new WeakMap<StoredResource, number>();
   const sized = (resource: StoredResource) => {
     let size = sizes.get(resource);
-    if (size === undefined) sizes.set(resource, (size = storedSize(resource)));
+    if (size === undefined) sizes.set(resource, (size = resourceBytes(resource)));
     return size;
   };
   return limitRefusal(lead, measure(current, sized), measure(after, sized), limits) ?? cycleRefusal(lead, after);
@@ -82,19 +85,23 @@ export function applyRefusal(
 function measure(resources: readonly StoredResource[], sized: (resource: StoredResource) => number): TenantLimits {
   let flows = 0;
   let tables = 0;
-  let storedBytes = 0;
+  let bytes = 0;
   for (const resource of resources) {
     if (resource.type === 'flow') flows++;
     if (resource.type === 'table') tables++;
-    storedBytes += sized(resource);
+    bytes += sized(resource);
   }
-  return { flows, tables, resources: resources.length, storedBytes };
+  return { flows, tables, resources: resources.length, bytes };
 }
 
-/** A resource's size as its item stores it (its key attributes left out: a new resource has none yet). */
-function storedSize(resource: StoredResource): number {
+/**
+ * A resource's size as an answer carries it (answerBytes: its JSON, each quote and backslash escaped
+ * once more in the Lambda result), its key attributes left out (a new resource has none yet). It is
+ * at least the JSON its item stores, and at least what any answer listing it (GET /tenant) takes for it.
+ */
+export function resourceBytes(resource: StoredResource): number {
   const { pk: _pk, sk: _sk, ...attributes } = resource as StoredResource & { pk?: string; sk?: string };
-  return Buffer.byteLength(JSON.stringify(attributes));
+  return answerBytes(attributes);
 }
 
 function limitRefusal(lead: string, before: TenantLimits, after: TenantLimits, limits: TenantLimits): ServiceError | undefined {

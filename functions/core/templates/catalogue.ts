@@ -23,7 +23,7 @@ import {
   type TemplateRecord,
 } from './template-repository.ts';
 
-export const templateNotFound = () => notFound('Template not found');
+export const templateNotFound = () => notFound('Template not found', 'template_not_found');
 
 /** The rules beyond the schema (unique keys, resolvable references, no flow cycles), as one 400. */
 function assertPublishable(bundle: TemplateBundle): void {
@@ -133,7 +133,7 @@ export async function deleteTemplate(clientId: number, templateId: number, ifMat
   if (client?.defaultTemplateId === templateId) throw isDefault(templateId);
   if (!(await deleteTemplateRecord(template, [recordFollowUp(sweeping(clientId, templateId))]))) {
     if ((await findClient(clientId))?.defaultTemplateId === templateId) throw isDefault(templateId);
-    throw conflict('The template changed while this request ran; read it again and retry', 'version_mismatch');
+    throw conflict('The template changed while this request ran; read it again and retry', 'concurrent_change');
   }
   await sweepTemplate(clientId, templateId);
 }

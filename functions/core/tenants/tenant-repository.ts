@@ -46,7 +46,12 @@ export interface TenantRecord {
   schedulingGranularity?: SchedulingGranularity;
   /** How many of its schedules have Minute triggers (kept with each schedule write). */
   minuteSchedules?: number;
-  /** Epoch second of the tenant's last deactivation: login tokens and BI sessions issued up to it stay void after a reactivation. */
+  /**
+   * Epoch millisecond of the tenant's last deactivation: login tokens and BI sessions issued up to it
+   * (inclusive) stay void after a reactivation (sso/revocation.ts).
+   */
+  sessionsValidAfterMs?: number;
+  /** Its epoch second, as versions before `sessionsValidAfterMs` wrote and read it (still written, for them). */
   sessionsValidAfter?: number;
   /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
   tokenHash: string;
@@ -61,7 +66,7 @@ export interface TenantRecord {
   deletingUntil?: number;
 }
 
-export const tenantNotFound = () => notFound('Tenant not found');
+export const tenantNotFound = () => notFound('Tenant not found', 'tenant_not_found');
 /** DESIGN 7: an inactive tenant's token still reads, but apply, reload, login and schedules refuse. */
 export const tenantInactive = () => conflict('Tenant is inactive', 'tenant_inactive');
 
@@ -240,7 +245,8 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
 /**
  * Sets `ativo`, with `alongside` in the same commit (the follow-up that applies a pending template
  * on activation); `false` when the tenant was deleted or changed since it was read. A deactivation
- * also stamps `sessionsValidAfter`: what was issued until then stays void after a reactivation.
+ * also stamps `sessionsValidAfterMs` (the instant of `updatedAt`) and its second
+ * `sessionsValidAfter`: what was issued until then stays void after a reactivation.
  */
 export function updateTenantActive(
   tenant: TenantRecord,
@@ -248,13 +254,15 @@ export function updateTenantActive(
   updatedAt: string,
   alongside: readonly TransactItem[],
 ): Promise<boolean> {
-  const stamp = ativo ? {} : { ':stamp': Math.floor(Date.parse(updatedAt) / 1000) };
+  const at = Date.parse(updatedAt);
+  const stamp = ativo ? {} : { ':stampMs': at, ':stamp': Math.floor(at / 1000) };
+  const stamps = ativo ? '' : ', sessionsValidAfterMs = :stampMs, sessionsValidAfter = :stamp';
   return transact([
     {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
-        UpdateExpression: `SET ativo = :ativo, updatedAt = :updatedAt${ativo ? '' : ', sessionsValidAfter = :stamp'}`,
+        UpdateExpression: `SET ativo = :ativo, updatedAt = :updatedAt${stamps}`,
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':ativo': ativo, ':updatedAt': updatedAt, ...stamp },
       },

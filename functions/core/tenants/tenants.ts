@@ -127,7 +127,7 @@ export async function createTenant(
   if (record.resumeFrom) return resumeCreation(record.resumeFrom, deadline, record);
   const developmentVariables = normalizeDevelopmentVariables(input.development_variables);
   if (input.templateId !== undefined && !(await templateExists(clientId, input.templateId))) {
-    throw notFound('Template not found');
+    throw notFound('Template not found', 'template_not_found');
   }
   const templateId = input.templateId ?? (await findClient(clientId))?.defaultTemplateId;
   const tenantId = await allocateTenantId();
@@ -291,7 +291,8 @@ export async function setTenantActive(
 ): Promise<TenantSummary> {
   const updated = await withCurrentTenant(clientId, tenantId, async (tenant) => {
     const updatedAt = new Date().toISOString();
-    const stamp = ativo ? {} : { sessionsValidAfter: Math.floor(Date.parse(updatedAt) / 1000) };
+    const at = Date.parse(updatedAt);
+    const stamp = ativo ? {} : { sessionsValidAfterMs: at, sessionsValidAfter: Math.floor(at / 1000) };
     const next: TenantRecord = { ...tenant, ativo, updatedAt, ...stamp };
     const followUps = ativo && tenant.pendingTemplate ? [provisioning(tenant)] : [];
     return (await updateTenantActive(tenant, ativo, next.updatedAt, followUps)) ? next : undefined;

@@ -1,7 +1,9 @@
 // SSRF-safe HTTP POST for alert webhooks: the URL is checked, its host resolved once, every
 // resolved address checked, and the connection made to exactly the checked address (no second
 // lookup, so DNS rebinding between check and connect is not possible). TLS still verifies the
-// certificate against the URL's host name. Network problems are returned, never thrown.
+// certificate against the URL's host name. Network problems are returned, never thrown. The
+// outcome is the status line: once it is in, the time-out no longer applies, and the body is read
+// only for a short, bounded time and size, then the connection is dropped.
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -14,18 +16,27 @@ export interface PostOptions {
   url: string;
   headers: Record<string, string>;
   body: string | Buffer;
-  /** Total time for DNS, connect, response headers and body; default 10 000 ms. */
+  /** Time for DNS, connect, and the status line and headers of the answer; default 10 000 ms. */
   timeoutMs?: number;
   /** Also allows loopback addresses (127.0.0.0/8, ::1), `localhost` names and `http:` URLs; default false. */
   allowLoopback?: boolean;
   /** Default: `dns.promises.lookup(host, { all: true, verbatim: true })`. */
   resolve?: Resolver;
-  /** How much of the response body to read (then discarded) before closing; default 65 536. */
+  /** How much of the answer's body is read and returned; default 1 024 bytes. The rest is never read. */
   maxResponseBytes?: number;
+  /** How long the body is read once the status line is in; default 1 000 ms. The status stands whatever the body does. */
+  bodyTimeoutMs?: number;
 }
 
 export type PostResult =
-  | { kind: 'response'; status: number; headers: Record<string, string | string[] | undefined>; durationMs: number }
+  | {
+      kind: 'response';
+      status: number;
+      headers: Record<string, string | string[] | undefined>;
+      /** The first bytes of the body (at most `maxResponseBytes`) that came within `bodyTimeoutMs`. */
+      body: Buffer;
+      durationMs: number;
+    }
   | {
       kind: 'error';
       error: 'invalid_url' | 'dns_failed' | 'refused_address' | 'timeout' | 'connection_failed';
@@ -37,7 +48,8 @@ type ErrorKind = Extract<PostResult, { kind: 'error' }>['error'];
 
 const maxUrlLength = 2048;
 const defaultTimeoutMs = 10_000;
-const defaultMaxResponseBytes = 65_536;
+const defaultMaxResponseBytes = 1024;
+const defaultBodyTimeoutMs = 1000;
 
 /** Readable names for ipaddr.js range names, for messages. */
 const rangeDescriptions: Record<string, string> = {
@@ -174,6 +186,7 @@ export async function postSafely(options: PostOptions): Promise<PostResult> {
     body: options.body,
     timeLeftMs: remaining(),
     maxResponseBytes: options.maxResponseBytes ?? defaultMaxResponseBytes,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? defaultBodyTimeoutMs,
   });
   if (outcome.kind === 'response') return { ...outcome, durationMs: elapsed() };
   if (outcome.error === 'timeout') return fail('timeout', `timed out after ${timeoutMs} ms`);
@@ -238,10 +251,11 @@ interface SendInput {
   body: string | Buffer;
   timeLeftMs: number;
   maxResponseBytes: number;
+  bodyTimeoutMs: number;
 }
 
 type SendOutcome =
-  | { kind: 'response'; status: number; headers: Record<string, string | string[] | undefined> }
+  | { kind: 'response'; status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
   | { kind: 'error'; error: 'timeout' | 'connection_failed'; message: string };
 
 function send(input: SendInput): Promise<SendOutcome> {
@@ -258,10 +272,14 @@ function send(input: SendInput): Promise<SendOutcome> {
   return new Promise<SendOutcome>((resolve) => {
     let settled = false;
     let request: http.ClientRequest | undefined;
+    let bodyTimer: NodeJS.Timeout | undefined;
+    /** Once the status line is in: reports it with the body read so far. */
+    let answered: (() => void) | undefined;
     const finish = (outcome: SendOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(bodyTimer);
       resolve(outcome);
     };
     const timer = setTimeout(
@@ -290,20 +308,27 @@ function send(input: SendInput): Promise<SendOutcome> {
 
     try {
       request = transport.request(requestOptions, (response) => {
-        const result: SendOutcome = { kind: 'response', status: response.statusCode ?? 0, headers: { ...response.headers } };
-        let received = 0;
-        const done = () => finish(result);
+        // The status line is in: it decides the outcome, and the time-out no longer applies.
+        clearTimeout(timer);
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const done = () => {
+          const body = Buffer.concat(chunks, kept);
+          finish({ kind: 'response', status: response.statusCode ?? 0, headers: { ...response.headers }, body });
+          // Whatever is left of the body is never read: the connection goes, and nothing is held for it.
+          response.destroy();
+          request?.destroy();
+        };
+        answered = done;
+        bodyTimer = setTimeout(done, Math.max(0, input.bodyTimeoutMs));
         response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received >= input.maxResponseBytes) {
-            // Enough read: report, then drop the connection instead of draining the rest.
-            done();
-            response.destroy();
-            request?.destroy();
-          }
+          const part = chunk.subarray(0, input.maxResponseBytes - kept);
+          chunks.push(part);
+          kept += part.length;
+          if (kept >= input.maxResponseBytes) done();
         });
         response.on('end', done);
-        // The status is known: a connection lost while reading the (discarded) body does not change it.
+        // The status is known: a connection lost while reading the body does not change it.
         response.on('error', done);
         response.on('close', done);
       });
@@ -317,6 +342,11 @@ function send(input: SendInput): Promise<SendOutcome> {
       return;
     }
     request.on('error', (error) => {
+      // After the status line, a lost connection only ends the body.
+      if (answered) {
+        answered();
+        return;
+      }
       finish({ kind: 'error', error: 'connection_failed', message: `connection failed (${errorCode(error) ?? error.message})` });
     });
     request.end(body);

@@ -7,6 +7,10 @@ declare namespace schema {
    * A login: 1 to 200 characters, no leading or trailing space, no control characters, invisible format characters or lone surrogates.
    */
   export type Login = string;
+  /**
+   * A path on the tenant's site: starts with one / (never //, which would name another host, nor /\), no dot segment (. or .., also percent-encoded) that could climb out of it, no whitespace, backslash, control character, invisible format character (bidi override, zero-width space) or lone surrogate.
+   */
+  export type SitePath = string;
 
   /**
    * Body of POST /tenant/login (spec 4.6).
@@ -27,7 +31,7 @@ declare namespace schema {
     /**
      * An application route (a path on the tenant's BI) to open after login; sent in the URL as `ref`, Base64-encoded.
      */
-    route?: string;
+    route?: SitePath;
   }
 }
 export = schema;

@@ -4,7 +4,7 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.ScheduleV2Body>;
 declare namespace schema {
   /**
-   * File name: 1 to 255 characters, no path separator, no control character, none of : * ? " < > |.
+   * A file name: 1 to 255 characters, no path separator (/ or \), none of : * ? " < > |, no control character, invisible format character (bidi override, zero-width space) or lone surrogate, and not a dot segment (. or ..).
    */
   export type FileName = string;
   /**

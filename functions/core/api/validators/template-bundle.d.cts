@@ -25,6 +25,10 @@ declare namespace schema {
    * @maxItems 100
    */
   export type TableKeys = Key[];
+  /**
+   * A path on the tenant's site: starts with one / (never //, which would name another host, nor /\), no dot segment (. or .., also percent-encoded) that could climb out of it, no whitespace, backslash, control character, invisible format character (bidi override, zero-width space) or lone surrogate.
+   */
+  export type SitePath = string;
 
   /**
    * Body of POST /tenants/templates (publish): every structure a template applies to a tenant. Resources name each other by key; the service checks what a schema cannot (unique keys, references that resolve, no flow dependency cycle).
@@ -198,9 +202,9 @@ declare namespace schema {
      */
     nome: Name;
     /**
-     * Path of the application on the tenant's domain: starts with one '/' (never '//', which would name another host), no whitespace or backslash.
+     * Path of the application on the tenant's domain (text#/$defs/sitePath).
      */
-    route: string;
+    route: SitePath;
   }
   /**
    * A dashboard.
