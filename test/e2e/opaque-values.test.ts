@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { queryParametersOf, type Route, routeKey, routes } from '#functions/routes.ts';
 import { api, type ApiAnswer } from '#test/support/api.ts';
 import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 import { eventually, retailBundle } from '#test/support/templates.ts';
 import { putRuns } from '#functions/core/schedules/schedule-repository.ts';
 
@@ -25,16 +26,7 @@ async function twoOfEach(owner: Party): Promise<void> {
     body: { items: owner.flows.slice(0, 2).map((flowId) => ({ flowId, context: 'full', tokenId: 1 })) },
   });
   expect(reload.status).toBe(200);
-  const records = {
-    permissions: owner.tables.slice(0, 2).map((tableId) => ({
-      tableId,
-      allowed: true,
-      allow_export: false,
-      expires_in: null,
-      hidden_columns: [],
-      filters: [],
-    })),
-  };
+  const records = { permissions: owner.tables.slice(0, 2).map((tableId) => tablePermission(tableId)) };
   const { datamart, user, group, schedule } = owner.ids;
   for (const path of [`/tenant/datamart/${datamart}/user/${user}`, `/tenant/datamart/${datamart}/group/${group}`]) {
     expect((await api('PUT', path, { token, body: records })).status).toBe(200);

@@ -50,6 +50,7 @@ import { allocateTenantId } from '#functions/core/tenants/tenant-repository.ts';
 import { maxDevelopmentVariablesBytes } from '#functions/core/tenants/tenants.ts';
 import { type Route, routeKey, routes } from '#functions/routes.ts';
 import { newClient } from '#test/support/api.ts';
+import { each } from '#test/support/each.ts';
 import { type Answer, type Call, callRoute } from '#test/support/in-process.ts';
 
 const limit = lambdaSyncPayloadBytes;
@@ -300,17 +301,6 @@ function expectWithinLimit(answer: Answer, label: string): void {
 
 const call = (method: string, path: string, token: string, extra: Omit<Call, 'method' | 'path' | 'token'> = {}) =>
   callRoute({ method, path, token, ...extra });
-
-/** Runs `task` for 0..count-1, `parallel` at a time. */
-async function each<T>(count: number, task: (index: number) => Promise<T>, parallel = 6): Promise<T[]> {
-  const results: T[] = [];
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < count; index = next++) results[index] = await task(index);
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
-  return results;
-}
 
 /** A tenant of a client of its own: its ids and token. */
 async function newTenant(body: Record<string, unknown> = {}) {

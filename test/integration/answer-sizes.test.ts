@@ -13,6 +13,7 @@ import { maxGroupPermissionBytes, maxGroupsPerTenant, maxUserPermissionBytes } f
 import { putAll } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { newClient } from '#test/support/api.ts';
+import { each } from '#test/support/each.ts';
 import { type Answer, callRoute } from '#test/support/in-process.ts';
 import { tablePermission } from '#test/support/permissions.ts';
 import { retailBundle } from '#test/support/templates.ts';
@@ -22,17 +23,6 @@ const travelling = (answer: Answer) => Buffer.byteLength(JSON.stringify(JSON.str
 
 const get = (path: string, token: string) => callRoute({ method: 'GET', path, token });
 const send = (method: string, path: string, token: string, body?: unknown) => callRoute({ method, path, token, body });
-
-/** Runs `task` for 0..count-1, `parallel` at a time. */
-async function each<T>(count: number, task: (index: number) => Promise<T>, parallel = 8): Promise<T[]> {
-  const results: T[] = [];
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < count; index = next++) results[index] = await task(index);
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
-  return results;
-}
 
 /** A tenant with the retail template applied: its id, token and tables by key. */
 async function retailTenant() {

@@ -20,6 +20,7 @@ import {
   type PermissionRecord,
   type RowFilter,
 } from '#functions/core/datamarts/effective-permissions.ts';
+import { tablePermission } from '#test/support/permissions.ts';
 
 const now = new Date('2030-06-15T12:00:00Z');
 const nowMs = now.getTime();
@@ -296,13 +297,7 @@ describe('the crossing of issue 34, by name', () => {
   const from1000: RowFilter = { column: 'amount', operator: '>=', value: '1000' };
   const group = (groupId: number, overrides: Partial<PermissionRecord>): GroupPermissionRecord => ({
     groupId,
-    tableId,
-    allowed: true,
-    allow_export: false,
-    expires_in: null,
-    hidden_columns: [],
-    filters: [],
-    ...overrides,
+    ...(tablePermission(tableId, overrides) as PermissionRecord),
   });
 
   test('every row without `total`, and `total` only from 1000 on: `total` of a small row is seen by no one', () => {

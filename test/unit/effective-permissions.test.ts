@@ -6,6 +6,7 @@ import {
   effectivePermissions,
   type Grant,
   type GroupPermissionRecord,
+  noAccess,
   type PermissionRecord,
   type RowFilter,
 } from '#functions/core/datamarts/effective-permissions.ts';
@@ -40,18 +41,8 @@ function grant(groupId: number, overrides: Partial<Omit<Grant, 'source'>> = {}):
 const ofGroups = (records: readonly PermissionRecord[], firstId = 1): GroupPermissionRecord[] =>
   records.map((one, index) => ({ ...one, groupId: firstId + index }));
 
-function noAccess(source: EffectivePermission['source'], id = tableId): EffectivePermission {
-  return {
-    tableId: id,
-    allowed: false,
-    allow_export: false,
-    expires_in: null,
-    hidden_columns: [],
-    row_filters: null,
-    source,
-    grants: [],
-  };
-}
+/** What the module answers for a table the user may not see, `source` deciding it. */
+const noAccessOf = (source: EffectivePermission['source'], id = tableId): EffectivePermission => noAccess(id, source);
 
 // ---------------------------------------------------------------------------------------------
 // Generators. Small pools make groups overlap, repeat and collide, which is where combining rules break.
@@ -207,7 +198,7 @@ interface Case {
 
 const cases: Record<string, Case[]> = {
   allowed: [
-    { name: 'no records at all: no access', expected: noAccess('none') },
+    { name: 'no records at all: no access', expected: noAccessOf('none') },
     { name: 'one allowing group', groups: [record()], expected: { allowed: true, source: 'groups' } },
     {
       name: 'a denying group takes nothing from an allowing one',
@@ -217,13 +208,13 @@ const cases: Record<string, Case[]> = {
     {
       name: 'only denying groups: no access, decided by the groups',
       groups: [record({ allowed: false, allow_export: true, hidden_columns: ['cpf'], filters: [south] })],
-      expected: noAccess('groups'),
+      expected: noAccessOf('groups'),
     },
     {
       name: 'individual deny beats group allow',
       user: record({ allowed: false, expires_in: '2030-12-31T00:00:00Z', hidden_columns: ['cpf'], filters: [south] }),
       groups: [record({ allow_export: true })],
-      expected: noAccess('user'),
+      expected: noAccessOf('user'),
     },
     {
       name: 'individual allow beats group deny',
@@ -301,17 +292,17 @@ const cases: Record<string, Case[]> = {
     {
       name: 'expired is by instant, not by text (13:00+02:00 is 11:00Z, before now)',
       groups: [record({ expires_in: '2030-06-15T13:00:00+02:00' })],
-      expected: noAccess('none'),
+      expected: noAccessOf('none'),
     },
     {
       name: 'a record expiring exactly now is expired',
       groups: [record({ expires_in: '2030-06-15T12:00:00Z' })],
-      expected: noAccess('none'),
+      expected: noAccessOf('none'),
     },
     {
       name: 'an expiry that does not parse counts as expired',
       groups: [record({ expires_in: 'next tuesday' })],
-      expected: noAccess('none'),
+      expected: noAccessOf('none'),
     },
     {
       name: 'an expired individual record falls back to the groups',
@@ -425,7 +416,7 @@ describe.each(Object.entries(cases))('%s', (_field, fieldCases) => {
 describe('effectivePermission, other inputs', () => {
   test('records of other tables are ignored', () => {
     const otherTable = record({ tableId: tableId + 1, allow_export: true });
-    expect(effectivePermission(tableId, otherTable, ofGroups([otherTable]), now)).toEqual(noAccess('none'));
+    expect(effectivePermission(tableId, otherTable, ofGroups([otherTable]), now)).toEqual(noAccessOf('none'));
   });
 
   test('an invalid now is refused', () => {
@@ -482,9 +473,9 @@ describe('effectivePermissions', () => {
           grant(3, { row_filters: [[bigAmount]], allow_export: true, expires_in: '2030-08-01T00:00:00Z' }),
         ],
       },
-      noAccess('user', 3),
-      noAccess('none', 4),
-      noAccess('none', 5),
+      noAccessOf('user', 3),
+      noAccessOf('none', 4),
+      noAccessOf('none', 5),
     ]);
   });
 

@@ -149,7 +149,7 @@ function fromGrants(tableId: number, grants: Grant[], source: EffectivePermissio
  * One shape for every denial, whatever the records said about columns, rows, export or expiry:
  * with no access there is nothing to hide, filter, export or expire, and no grant.
  */
-function noAccess(tableId: number, source: EffectivePermission['source']): EffectivePermission {
+export function noAccess(tableId: number, source: EffectivePermission['source']): EffectivePermission {
   return {
     tableId,
     allowed: false,
