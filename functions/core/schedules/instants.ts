@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { DateTime, FixedOffsetZone } from 'luxon';
 
 /**
  * The horizon (docs/schedules.md, Horizon): every instant a schedule takes or gives lies from
@@ -26,8 +26,14 @@ const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const isUtcInstant = (text: unknown): text is string =>
   typeof text === 'string' && UTC_INSTANT.test(text) && withinHorizon(Date.parse(text));
 
-/** An instant as UTC and as the schedule's local time, both ISO 8601 (RFC 3339). */
-export const instantIn = (instant: number, timezone: string) => ({
-  utc: utcInstant(instant),
-  local: DateTime.fromMillis(instant, { zone: timezone }).toISO({ suppressMilliseconds: true }) ?? '',
-});
+/**
+ * An instant as UTC and as the schedule's local time, both ISO 8601 (RFC 3339), each denoting the
+ * instant exactly. RFC 3339 offsets have no seconds, and a few zones' offsets had some until the 1970s
+ * (Africa/Monrovia was -0:44:30 until 1972): there the local time is written with the offset rounded
+ * to the minute, 30 seconds from the wall clock then, rather than an offset that names another instant.
+ */
+export function instantIn(instant: number, timezone: string) {
+  const local = DateTime.fromMillis(instant, { zone: timezone });
+  const shown = Number.isInteger(local.offset) ? local : local.setZone(FixedOffsetZone.instance(Math.round(local.offset)));
+  return { utc: utcInstant(instant), local: shown.toISO({ suppressMilliseconds: true }) ?? '' };
+}
