@@ -57,10 +57,19 @@ interface PolicyStatement {
   NotResource?: unknown;
 }
 
-/** Synthesizes the stack without running esbuild, so template assertions take milliseconds. */
+const synthesized = new Map<string, Template>();
+
+/**
+ * The stack's template, synthesized without running esbuild, once per stage in this file (the tests
+ * only read it; each synthesis of the whole stack takes seconds).
+ */
 function synthesizeTemplate(stage: string): Template {
-  const app = testApp();
-  return Template.fromStack(new ServiceStack(app, 'Test', { stage, tenantBaseDomain: TENANT_BASE_DOMAIN }));
+  let template = synthesized.get(stage);
+  if (!template) {
+    template = Template.fromStack(new ServiceStack(testApp(), 'Test', { stage, tenantBaseDomain: TENANT_BASE_DOMAIN }));
+    synthesized.set(stage, template);
+  }
+  return template;
 }
 
 function resourcesOfType<R extends CfnResource>(template: Template, type: string): Record<string, R> {
