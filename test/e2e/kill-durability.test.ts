@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test, vi } from 'vitest';
-import { startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
+import { killGroup, startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
 
 // Each test starts processes (here eight twins with DynamoDB Local, one after the other) beside the other
 // test files: the timeouts guard against a hang, generous enough for a busy machine, not a measure of speed.
@@ -21,14 +21,6 @@ vi.setConfig({ testTimeout: 120_000 });
 
 const scratch = mkdtempSync(join(tmpdir(), 'kill-durability-'));
 const running: TwinProcess[] = [];
-/** The twin and its DynamoDB Local (started in a process group of their own) die together, as in a crash. */
-const killGroup = (twin: TwinProcess) => {
-  try {
-    process.kill(-(twin.child.pid as number), 'SIGKILL');
-  } catch {
-    // gone already
-  }
-};
 afterAll(() => {
   running.forEach(killGroup);
   rmSync(scratch, { recursive: true, force: true });

@@ -10,19 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
+import { killGroup, startTwinProcess, type TwinProcess } from '#test/support/processes.ts';
 import { retailBundle } from '#test/support/templates.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'kill-restart-'));
 const running: TwinProcess[] = [];
-/** The twin and its DynamoDB Local (started in a process group of their own) die together, as in a crash. */
-const killGroup = (twin: TwinProcess) => {
-  try {
-    process.kill(-(twin.child.pid as number), 'SIGKILL');
-  } catch {
-    // gone already
-  }
-};
 afterAll(async () => {
   running.forEach(killGroup);
   rmSync(scratch, { recursive: true, force: true });

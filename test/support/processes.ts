@@ -49,6 +49,15 @@ export interface TwinProcess extends Started {
 }
 
 /** Starts the twin (`bin/local.ts`) in its own process and waits for its banner. */
+/** Kills a twin and its DynamoDB Local (started in a process group of their own) together, as in a crash. */
+export function killGroup(twin: TwinProcess): void {
+  try {
+    process.kill(-(twin.child.pid as number), 'SIGKILL');
+  } catch {
+    // gone already
+  }
+}
+
 export async function startTwinProcess(
   args: string[],
   env: Record<string, string | undefined>,
