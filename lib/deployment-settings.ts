@@ -1,5 +1,6 @@
+import { Stack, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { stageContext } from './stage.ts';
+import { stageContext, stageName } from './stage.ts';
 import { type WholeNumberLimits, wholeNumberSetting } from '#functions/core/environment-settings.ts';
 import { type DispatchSettings, dispatchSettingLimits } from '#functions/core/schedules/dispatch-settings.ts';
 import { type RetentionSettings, retentionSettingLimits } from '#functions/core/store/retention.ts';
@@ -72,8 +73,12 @@ export const MINIMUM_UNRESERVED_CONCURRENCY = 100;
 
 /** The operational settings a deployer gives as CDK context (the stage's in cdk.json, or `-c name=value`). */
 export interface DeploymentSettings extends DispatchSettings, RetentionSettings, ConcurrencySettings {
-  /** Subscribed to the alarm topic when set (SNS sends a confirmation e-mail first). */
+  /** Subscribed to both alarm topics, page and ticket, when set (SNS sends a confirmation e-mail first). */
   alarmEmail?: string;
+  /** Subscribed to the page topic only, when set (lib/alarm-topic.ts). */
+  pageEmail?: string;
+  /** The share of the API's requests (percent) answered without a 5xx that the paging burn-rate alarms defend (lib/monitoring.ts). */
+  availabilityObjective: number;
   /** Steady-state requests per second EACH route with a token accepts (its own bucket) before answering 429. */
   apiRateLimit: number;
   /** Requests each such route accepts in a burst above the rate (a whole number). */
@@ -118,6 +123,87 @@ export function wholeNumberContext(scope: Construct, name: string, limits: Whole
 }
 
 /**
+ * The table's warm throughput in a production stage unless set (`tableWarmReadUnits`, `tableWarmWriteUnits`): what a
+ * burst of 100,000 schedules takes at the defaults, 8,000 fires a second (docs/schedules.md, At scale), each fire
+ * reading about 2 units and writing 4 (the claim and the run in the table, the due entry moved in gsi1). The writes'
+ * total goes to the table and to gsi1 alike: each takes half of the fires' writes, the table besides the reload
+ * workers' runs. The least is what a new on-demand table takes at once (more would be no warmer), the most
+ * DynamoDB's default table-level quota, past which the deploy would fail: raise the quota (Service Quotas) and this
+ * bound together.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+ */
+export const TABLE_WARM_READ_UNITS: WholeNumberLimits = { fallback: 16_000, min: 12_000, max: 40_000 };
+export const TABLE_WARM_WRITE_UNITS: WholeNumberLimits = { fallback: 32_000, min: 4_000, max: 40_000 };
+
+/** The table's own settings (lib/service-table.ts, lib/table-backup.ts). */
+export interface TableSettings {
+  /** The IAM role that administers the table's KMS key, beside the CloudFormation role that deploys it. */
+  keyAdminRoleArn?: string;
+  /** Read and write units a second the table takes at once (its warm throughput); none: what DynamoDB gives a new table. */
+  warmReadUnits?: number;
+  warmWriteUnits?: number;
+  /** A backup vault of another account or region that each daily backup is copied to. */
+  backupCopyVaultArn?: string;
+}
+
+const roleArnPattern = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]+$/;
+const backupVaultArnPattern = /^arn:aws[a-z-]*:backup:([a-z0-9-]+):(\d{12}):backup-vault:[A-Za-z0-9_-]{2,50}$/;
+
+/**
+ * Reads and checks the table's settings. A production stage that names its account (every one deployed: lib/stage.ts)
+ * must name the key's administrator: without one, only the CloudFormation role of the CDK bootstrap could administer
+ * the key, and nobody could restore the table or run the admin CLI against it (lib/service-table.ts).
+ */
+export function tableSettings(scope: Construct, stage: { ephemeral: boolean }): TableSettings {
+  const text = (name: string): string | undefined => {
+    const value = stageContext(scope, name);
+    return value === undefined || value === '' ? undefined : String(value);
+  };
+  const stack = Stack.of(scope);
+  const known = (value: string) => !Token.isUnresolved(value);
+
+  const keyAdminRoleArn = text('keyAdminRoleArn');
+  if (keyAdminRoleArn === undefined && !stage.ephemeral && text('account') !== undefined)
+    throw new Error(
+      `Context keyAdminRoleArn is required for the production stage ${stageName(scope)}: the ARN of the IAM role that ` +
+        "administers the table's KMS key (and may restore the table and run the admin CLI), such as " +
+        `arn:aws:iam::${text('account')}:role/<name>, under stages.${stageName(scope)} in cdk.json (or -c keyAdminRoleArn=…)`,
+    );
+  if (keyAdminRoleArn !== undefined) {
+    const match = roleArnPattern.exec(keyAdminRoleArn);
+    if (!match)
+      throw new Error(
+        `Context keyAdminRoleArn must be an IAM role ARN (arn:aws:iam::<account>:role/<name>), not "${keyAdminRoleArn}"`,
+      );
+    if (known(stack.account) && match[1] !== stack.account)
+      throw new Error(`Context keyAdminRoleArn is a role of account ${match[1]}, but the stack deploys to ${stack.account}`);
+  }
+
+  const backupCopyVaultArn = text('backupCopyVaultArn');
+  if (backupCopyVaultArn !== undefined) {
+    const match = backupVaultArnPattern.exec(backupCopyVaultArn);
+    if (!match)
+      throw new Error(
+        `Context backupCopyVaultArn must be a backup vault ARN (arn:aws:backup:<region>:<account>:backup-vault:<name>), not "${backupCopyVaultArn}"`,
+      );
+    if (known(stack.region) && known(stack.account) && match[1] === stack.region && match[2] === stack.account)
+      throw new Error(
+        `Context backupCopyVaultArn is a vault of the stack's own account and region: a copy there survives the loss of neither; name one of another account or region`,
+      );
+  }
+
+  // A throwaway stage's table takes what DynamoDB gives a new one, unless it asks for more.
+  const warm = (name: string, limits: WholeNumberLimits) =>
+    stage.ephemeral && text(name) === undefined ? undefined : wholeNumberContext(scope, name, limits);
+  return {
+    keyAdminRoleArn,
+    warmReadUnits: warm('tableWarmReadUnits', TABLE_WARM_READ_UNITS),
+    warmWriteUnits: warm('tableWarmWriteUnits', TABLE_WARM_WRITE_UNITS),
+    backupCopyVaultArn,
+  };
+}
+
+/**
  * Reads and checks the context values; a bad value fails the synth with a message naming it, rather
  * than deploying a stage with no throttling or an alarm topic nobody is subscribed to. Values from
  * the command line arrive as strings, from cdk.json as numbers: both are accepted.
@@ -128,6 +214,7 @@ export function deploymentSettings(scope: Construct, stack: { edge: boolean }): 
   const wholeNumber = (name: string, limits: WholeNumberLimits) => wholeNumberContext(scope, name, limits);
 
   const alarmEmail = alarmEmailSetting(scope);
+  const pageEmail = pageEmailSetting(scope);
 
   const reserve = context('reserveConcurrency');
   if (![undefined, '', true, false, 'true', 'false'].includes(reserve as string | boolean | undefined))
@@ -135,6 +222,8 @@ export function deploymentSettings(scope: Construct, stack: { edge: boolean }): 
 
   const settings: DeploymentSettings = {
     alarmEmail,
+    pageEmail,
+    availabilityObjective: availabilityObjectiveSetting(scope),
     apiRateLimit: number('apiRateLimit', DEFAULT_API_RATE_LIMIT, false),
     apiBurstLimit: number('apiBurstLimit', DEFAULT_API_BURST_LIMIT, true),
     anonymousRateLimit: number('anonymousRateLimit', DEFAULT_ANONYMOUS_RATE_LIMIT, false),
@@ -155,13 +244,38 @@ export function deploymentSettings(scope: Construct, stack: { edge: boolean }): 
   return settings;
 }
 
-/** The alarm e-mail, if the stage has one (both stacks subscribe it to their own alarm topic). */
-export function alarmEmailSetting(scope: Construct): string | undefined {
-  const email = stageContext(scope, 'alarmEmail');
+/** The alarm e-mail, if the stage has one (both stacks subscribe it to their own alarm topics). */
+export const alarmEmailSetting = (scope: Construct) => emailSetting(scope, 'alarmEmail');
+/** The e-mail that hears only what pages, if the stage has one (both stacks subscribe it to their own page topic). */
+export const pageEmailSetting = (scope: Construct) => emailSetting(scope, 'pageEmail');
+
+function emailSetting(scope: Construct, name: string): string | undefined {
+  const email = stageContext(scope, name);
   if (email === undefined || email === '') return undefined;
   if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
-    throw new Error(`Context alarmEmail must be an e-mail address, not "${String(email)}"`);
+    throw new Error(`Context ${name} must be an e-mail address, not "${String(email)}"`);
   return email;
+}
+
+/**
+ * The availability objective's bounds (percent): under 95, the fastest burn rate's threshold (14.4 times the
+ * error budget) passes 72% and the fast alarm stops meaning anything (under 93.1 it could never fire); above
+ * 99.99, the budget of a month is a handful of requests at the reference load.
+ */
+export const AVAILABILITY_OBJECTIVE = { fallback: 99.9, min: 95, max: 99.99 } as const;
+
+/** The availability objective from context: a percentage within AVAILABILITY_OBJECTIVE, a string or a number. */
+function availabilityObjectiveSetting(scope: Construct): number {
+  const raw = stageContext(scope, 'availabilityObjective');
+  if (raw === undefined || raw === '') return AVAILABILITY_OBJECTIVE.fallback;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : Number.NaN;
+  const { min, max } = AVAILABILITY_OBJECTIVE;
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new Error(
+      `Context availabilityObjective must be a percentage from ${min} to ${max} (the share of the API's requests answered ` +
+        `without a 5xx), not "${String(raw)}"`,
+    );
+  return value;
 }
 
 /** Each hot route's bucket settings (lib/throttling.ts), from context or their defaults. */

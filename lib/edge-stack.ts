@@ -8,7 +8,8 @@ import type { Construct } from 'constructs';
 import { serviceMetricsNamespace, serviceName, stageVariable } from '#functions/core/observability/names.ts';
 import { anonymousPathsOf, viewerRequestCode } from '#functions/edge/viewer-request-code.ts';
 import { routes } from '#functions/routes.ts';
-import { AlarmTopic, notifying } from './alarm-topic.ts';
+import { type AlarmSeverity, AlarmTopics, notifying } from './alarm-topic.ts';
+import { pageEmailSetting } from './deployment-settings.ts';
 import { API_HOST_LABEL, EdgeDistributions, TENANT_DOMAIN_API_PATHS } from './edge-distributions.ts';
 import { EdgeFirewall } from './edge-firewall.ts';
 import { type EdgeSettings, edgeLimitProblems } from './edge-settings.ts';
@@ -34,7 +35,7 @@ export interface EdgeStackProps extends StackProps {
   settings: EdgeSettings;
   /** Every route's API Gateway bucket (lib/throttling.ts): no address may be able to empty one. */
   routeBuckets: Record<string, RouteBucket>;
-  /** Subscribed to this stack's own alarm topic (an alarm can only notify a topic of its own region). */
+  /** Subscribed to this stack's own alarm topics (an alarm can only notify a topic of its own region). */
   alarmEmail?: string;
 }
 
@@ -83,16 +84,17 @@ export class EdgeStack extends Stack {
     if (problems.length > 0)
       throw new Error(`The edge's per-address limits would let one address empty these routes' buckets:\n${problems.join('\n')}`);
     const apiHost = `${API_HOST_LABEL}.${props.tenantBaseDomain}`;
-    const alarmTopic = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
-    const alarm = (alarmId: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) =>
-      notifying(new Alarm(this, alarmId, alarmProps), alarmTopic.action);
+    // The probe pages (callers cannot reach the API); the rest tickets. The stage's pageEmail hears the page topic too.
+    const alarmTopics = new AlarmTopics(this, { alarmEmail: props.alarmEmail, pageEmail: pageEmailSetting(this) });
+    const alarm = (alarmId: string, severity: AlarmSeverity, alarmProps: ConstructorParameters<typeof Alarm>[2]) =>
+      notifying(new Alarm(this, alarmId, alarmProps), alarmTopics.action(severity));
     const anonymousPaths = anonymousPathsOf(routes);
 
     this.firewall = new EdgeFirewall(this, {
       stage: props.stage,
       settings,
       anonymousPaths,
-      alarmAction: alarmTopic.action,
+      alarmAction: alarmTopics.ticket.action,
       // With a front end on the tenant domains (ours in front of it, or its own distribution with this web
       // ACL attached), the rate rules count the API's requests only.
       apiRequests:
@@ -164,7 +166,8 @@ export class EdgeStack extends Stack {
     );
 
     for (const [distributionId, distribution] of this.distributions.all()) {
-      alarm(`${distributionId}5xxAlarm`, {
+      // Tickets: the service's error budget pages on the API's own 5xx, and the probe when the edge fails as a whole.
+      alarm(`${distributionId}5xxAlarm`, 'ticket', {
         alarmDescription:
           `${EDGE_5XX_RATE_PERCENT}% or more of the requests to ${distributionId} answered 5xx in 3 of 5 minutes, counting CloudFront's own ` +
           `(502 and 504: origin unreachable, TLS refused, timed out) as well as the API's. ${RUNBOOK}`,
@@ -176,7 +179,7 @@ export class EdgeStack extends Stack {
         // No requests, no errors: silence is the probe's alarm.
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      alarm(`${distributionId}OriginLatencyAlarm`, {
+      alarm(`${distributionId}OriginLatencyAlarm`, 'ticket', {
         alarmDescription: `The origin's p90 latency behind ${distributionId} was ${ORIGIN_LATENCY_P90_MS} ms or more in 3 of 5 minutes (a route times out after 15 s). ${RUNBOOK}`,
         metric: distributionMetric(distribution.distributionId, 'OriginLatency', 'p90'),
         threshold: ORIGIN_LATENCY_P90_MS,
@@ -206,7 +209,7 @@ export class EdgeStack extends Stack {
       // A probe that could not run is worth nothing late: the next one comes in a minute.
       targets: [new LambdaFunction(probe, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
     });
-    alarm('EdgeProbeAlarm', {
+    alarm('EdgeProbeAlarm', 'page', {
       alarmDescription:
         `The probe could not reach the API through the edge (https://${apiHost}) as a caller would, in 2 of 3 minutes, or it did not run: ` +
         `DNS, the certificate, CloudFront, the WAF, the viewer function's keys, the origin secret or the API. Its log says which check failed. ${RUNBOOK}`,
@@ -226,7 +229,8 @@ export class EdgeStack extends Stack {
     });
 
     new CfnOutput(this, 'WebAclArn', { value: this.firewall.webAcl.attrArn });
-    new CfnOutput(this, 'EdgeAlarmTopicArn', { value: alarmTopic.topic.topicArn });
+    new CfnOutput(this, 'EdgePageTopicArn', { value: alarmTopics.page.topic.topicArn });
+    new CfnOutput(this, 'EdgeTicketTopicArn', { value: alarmTopics.ticket.topic.topicArn });
     new CfnOutput(this, 'WafLogGroupName', { value: this.firewall.logGroup.logGroupName });
     new CfnOutput(this, 'ApiDistributionId', { value: this.distributions.api.distributionId });
     // Where `api.<tenantBaseDomain>` points (a CNAME, or a Route 53 alias A record).

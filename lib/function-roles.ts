@@ -1,13 +1,12 @@
 import { type Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { QueueName } from '#functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import type { TableAccess } from '#functions/routes.ts';
 import { pascalCase } from './construct-ids.ts';
 import type { PayloadAccess, PayloadBucket } from './payload-bucket.ts';
-import type { NamedFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
 import type { SigningKeys } from './signing-keys.ts';
@@ -35,7 +34,7 @@ export const tableActions: Record<TableAccess, string[]> = {
 
 /**
  * What DynamoDB does with the table's key on a caller's behalf: every reader has the table key
- * decrypted, a writer may also have data keys made. Granted only through DynamoDB (kms:ViaService).
+ * decrypted, a writer may also have data keys made. Granted in the key's policy, only through DynamoDB (kms:ViaService).
  */
 export const tableKeyActions: Record<TableAccess, string[]> = {
   none: [],
@@ -95,8 +94,6 @@ export interface FunctionRolesProps {
  */
 export class FunctionRoles {
   private readonly roles = new Map<string, Role>();
-  /** Per role, the statement letting its functions write their own log groups (and no other). */
-  private readonly logWriting = new Map<IRole, PolicyStatement>();
 
   constructor(
     private readonly stack: Stack,
@@ -113,19 +110,14 @@ export class FunctionRoles {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Functions that need: ${key}`,
     });
-    // Instead of AWSLambdaBasicExecutionRole, which may write (and create) every log group of the account.
-    const writeLogs = new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'] });
-    role.addToPolicy(writeLogs);
-    this.logWriting.set(role, writeLogs);
+    // Instead of AWSLambdaBasicExecutionRole, which may write (and create) every log group of the account, each
+    // function's nested stack lets the role write that function's log group (lib/function-stacks.ts).
     if (needs.table !== 'none') {
       table.table.grant(role, ...tableActions[needs.table]);
-      role.addToPolicy(
-        new PolicyStatement({
-          actions: tableKeyActions[needs.table],
-          resources: [table.key.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${this.stack.region}.amazonaws.com` } },
-        }),
-      );
+      // In the key's policy, not the role's: the key policy does not let IAM policies grant its use (service-table.ts).
+      // The role's policy names the table, which names the key, so CloudFormation puts the key's policy first: in the
+      // deploy that moved the grant here (the key's old policy let the role's grant it), no function was without it.
+      table.allowUseThroughDynamoDB(`Functions${pascalCase(needs.table)}ThroughDynamoDB`, role, tableKeyActions[needs.table]);
     }
     for (const name of needs.sends) queues.queues[name].grantSendMessages(role);
     if (needs.deadLetters) queues.deadLetterQueues[needs.deadLetters].grantSendMessages(role);
@@ -141,15 +133,6 @@ export class FunctionRoles {
     this.acknowledgeFindings(role, needs);
     this.roles.set(key, role);
     return role;
-  }
-
-  /** Lets every function write its own log group, once they all exist (each must have a role of roleFor). */
-  allowLogWriting(functions: readonly NamedFunction[]): void {
-    for (const { name, fn } of functions) {
-      const writeLogs = fn.role && this.logWriting.get(fn.role);
-      if (!writeLogs) throw new Error(`${name} has no role of roleFor`);
-      writeLogs.addResources(fn.logGroup.logGroupArn);
-    }
   }
 
   /** The cdk-nag findings every execution role has by design, acknowledged on that role only. */

@@ -61,6 +61,10 @@ export class ProjectFunction extends NodejsFunction {
       // Locks and idempotency claims last until the function's deadline; every queue's visibility timeout outlives it.
       timeout: Duration.seconds(props.timeoutSeconds ?? routeTimeoutSeconds),
       reservedConcurrentExecutions: props.reservedConcurrency,
+      // Each release publishes a version (lib/function-stacks.ts); the one it replaces is deleted once the stack
+      // update is done (never during it, so a rolled-back update still has it), rather than kept forever against
+      // the account's 75 GB of Lambda code storage.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
       tracing: Tracing.ACTIVE,
       logGroup,
       role: props.role,

@@ -1,10 +1,10 @@
-import type { Stack } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { queueConsumers } from '#functions/routes.ts';
 import { consumerIdOf } from './construct-ids.ts';
 import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
+import { type FunctionStacks, functionAreaOf } from './function-stacks.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
@@ -17,6 +17,7 @@ export interface QueueWorkersProps {
   queues: ServiceQueues;
   payloads: PayloadBucket;
   roles: FunctionRoles;
+  functionStacks: FunctionStacks;
 }
 
 /** One function per queue consumer of the route table, fed by its queue through an event source mapping. */
@@ -24,14 +25,15 @@ export class QueueWorkers {
   /** Under their construct ids, with their handler names (`reload-worker`), as the dashboard shows them. */
   readonly functions: (NamedFunction & { handler: string })[] = [];
 
-  constructor(stack: Stack, props: QueueWorkersProps) {
-    const { queues, payloads, roles } = props;
+  constructor(props: QueueWorkersProps) {
+    const { queues, payloads, roles, functionStacks } = props;
     const reservations = reservedConcurrency(props.settings);
     for (const consumer of queueConsumers) {
       const queue = queues.queues[consumer.queue];
       const deadLetterQueue = queues.deadLetterQueues[consumer.queue];
       const sends = consumer.sends ?? [];
-      const fn = new ProjectFunction(stack, consumerIdOf(consumer.handler), {
+      const id = consumerIdOf(consumer.handler);
+      const fn = new ProjectFunction(functionStacks.scopeFor(functionAreaOf(consumer)), id, {
         entry: `functions/workers/${consumer.handler}.ts`,
         description: `${consumer.queue} queue: ${consumer.summary}`,
         environment: {
@@ -53,7 +55,8 @@ export class QueueWorkers {
           payloads: consumer.payloads,
         }),
       });
-      fn.addEventSource(
+      // The event source mapping feeds the live alias: a release shifts the consumer's batches with the rest.
+      functionStacks.live(fn, id).addEventSource(
         new SqsEventSource(queue, {
           batchSize: consumer.batchSize,
           reportBatchItemFailures: true,
@@ -63,7 +66,7 @@ export class QueueWorkers {
           maxConcurrency: props.settings[consumer.concurrencySetting],
         }),
       );
-      this.functions.push({ name: consumerIdOf(consumer.handler), handler: consumer.handler, fn });
+      this.functions.push({ name: id, handler: consumer.handler, fn });
     }
   }
 }

@@ -13,12 +13,14 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { serviceName } from '#functions/core/observability/names.ts';
 import { type Route, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
 import { functionIdOf, pascalCase } from './construct-ids.ts';
 import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
+import { type FunctionArea, type FunctionStacks, functionAreaOf } from './function-stacks.ts';
 import { chunk } from './monitoring.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
@@ -82,6 +84,8 @@ export interface ServiceApiProps {
   signingKeys: SigningKeys;
   tokenKeys: TokenKeys;
   roles: FunctionRoles;
+  /** Where each route's function goes, and its live alias (what the route's integration invokes). */
+  functionStacks: FunctionStacks;
 }
 
 /**
@@ -145,9 +149,10 @@ export class ServiceApi {
       assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
       description: 'API Gateway invokes the route functions with this role, and nothing else',
     });
-    const routeFunction = (functionId: string, route: RouteFunction, description: string, key: string) => {
+    const aliases: IFunction[] = [];
+    const routeFunction = (functionId: string, route: RouteFunction, description: string, key: string, area: FunctionArea) => {
       const sends = route.sends ?? [];
-      const fn = new ProjectFunction(stack, functionId, {
+      const fn = new ProjectFunction(props.functionStacks.scopeFor(area), functionId, {
         entry: `functions/http/${route.handler}.ts`,
         description,
         environment: {
@@ -169,7 +174,9 @@ export class ServiceApi {
         reservedConcurrency: reservations.get(key),
       });
       this.functions.push({ name: functionId, fn });
-      return new RoleInvokedLambdaIntegration(`${functionId}Integration`, fn, apiInvoker);
+      const live = props.functionStacks.live(fn, functionId);
+      aliases.push(live);
+      return new RoleInvokedLambdaIntegration(`${functionId}Integration`, live, apiInvoker);
     };
     const apiRoutes = new Map<string, HttpRoute>();
     for (const route of routes) {
@@ -178,7 +185,13 @@ export class ServiceApi {
       const [apiRoute] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
-        integration: routeFunction(functionId, route, `${route.method} ${route.path}: ${route.summary}`, key),
+        integration: routeFunction(
+          functionId,
+          route,
+          `${route.method} ${route.path}: ${route.summary}`,
+          key,
+          functionAreaOf(route),
+        ),
       });
       if (apiRoute) apiRoutes.set(key, apiRoute);
       if (apiRoute)
@@ -201,6 +214,7 @@ export class ServiceApi {
         unmatchedRoute,
         unmatchedRoute.summary,
         HttpRouteKey.DEFAULT.key,
+        functionAreaOf(unmatchedRoute),
       ),
     });
     Validations.of(unmatched).acknowledge({
@@ -227,14 +241,14 @@ export class ServiceApi {
       stage.node.addDependency(route);
     }
 
-    // Exactly the route functions, by ARN (no `:*` for versions: none is published), in customer
-    // managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.
-    for (const [index, functions] of chunk(this.functions, ARNS_PER_INVOKE_POLICY).entries()) {
+    // Exactly the route functions' live aliases, by ARN (no `:*`: no other version or alias may be invoked), in
+    // customer managed policies of at most 40 ARNs each, well within a policy's 6,144 characters.
+    for (const [index, functions] of chunk(aliases, ARNS_PER_INVOKE_POLICY).entries()) {
       new ManagedPolicy(stack, `ApiInvokePolicy${index + 1}`, {
         description: `Lets API Gateway invoke route functions (part ${index + 1})`,
         roles: [apiInvoker],
         statements: [
-          new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functions.map(({ fn }) => fn.functionArn) }),
+          new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functions.map((alias) => alias.functionArn) }),
         ],
       });
     }

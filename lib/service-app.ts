@@ -1,4 +1,4 @@
-import type { App } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
 import { alarmEmailSetting } from './deployment-settings.ts';
 import { EdgeStack } from './edge-stack.ts';
 import { edgeSettings } from './edge-settings.ts';
@@ -7,14 +7,17 @@ import type { Stage } from './stage.ts';
 import { routeBuckets } from './throttling.ts';
 
 /**
- * The stacks of one stage (bin/app.ts): `BiTenantAdmin-<stage>`, and with the edge on
- * `BiTenantAdmin-<stage>-edge` in us-east-1 after it, which takes the API's regional domain (its
- * distributions' origin) and the token keys' secret from it by cross-region references.
+ * The stacks of one stage: `BiTenantAdmin-<stage>`, and with the edge on `BiTenantAdmin-<stage>-edge` in
+ * us-east-1 after it, which takes the API's regional domain (its distributions' origin) and the token keys'
+ * secret from it by cross-region references. `scope` is the App (bin/app.ts) or a pipeline's `Stage`
+ * (lib/release-pipeline.ts): the stack names are explicit, so both deploy the same CloudFormation stacks
+ * (in a `Stage` they would otherwise be prefixed with its name).
  */
-export function serviceStacks(app: App, stage: Stage): { service: ServiceStack; edge?: EdgeStack } {
+export function serviceStacks(scope: Construct, stage: Stage): { service: ServiceStack; edge?: EdgeStack } {
   const name = `BiTenantAdmin-${stage.name}`;
   const withEdge = stage.edge && stage.edgeCertificateArn !== undefined;
-  const service = new ServiceStack(app, name, {
+  const service = new ServiceStack(scope, name, {
+    stackName: name,
     stage: stage.name,
     ephemeral: stage.ephemeral,
     tenantBaseDomain: stage.tenantBaseDomain,
@@ -27,7 +30,8 @@ export function serviceStacks(app: App, stage: Stage): { service: ServiceStack; 
   const tenantDomains = service.api.tenantDomains;
   const edge =
     withEdge && stage.edgeCertificateArn && tenantDomains
-      ? new EdgeStack(app, `${name}-edge`, {
+      ? new EdgeStack(scope, `${name}-edge`, {
+          stackName: `${name}-edge`,
           stage: stage.name,
           env: { account: stage.env.account },
           tenantBaseDomain: stage.tenantBaseDomain,
@@ -35,9 +39,9 @@ export function serviceStacks(app: App, stage: Stage): { service: ServiceStack; 
           apiOrigin: tenantDomains.regionalDomainName,
           tokenKeysSecretArn: service.tokenKeys.secret.secretArn,
           acceptUnsignedTokens: service.acceptsUnsignedTokens,
-          settings: edgeSettings(app),
+          settings: edgeSettings(scope),
           routeBuckets: routeBuckets(service.settings),
-          alarmEmail: alarmEmailSetting(app),
+          alarmEmail: alarmEmailSetting(scope),
           crossRegionReferences: true,
         })
       : undefined;

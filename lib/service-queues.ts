@@ -16,6 +16,7 @@ export class ServiceQueues {
   readonly deadLetterQueues = {} as Record<QueueName, Queue>;
   readonly deadLetterAlarms: Alarm[] = [];
 
+  /** `alarmAction`: where the DLQ alarms go (the ticket topic: a message waiting for an operator can wait for working hours). */
   constructor(stack: Stack, alarmAction: IAlarmAction) {
     for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
       const id = pascalCase(name);

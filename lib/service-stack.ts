@@ -2,11 +2,12 @@ import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { behindEdgeVariable } from '#functions/core/edge/viewer-address.ts';
 import { stageVariable } from '#functions/core/observability/names.ts';
-import { AlarmTopic } from './alarm-topic.ts';
+import { AlarmTopics } from './alarm-topic.ts';
 import { pascalCase } from './construct-ids.ts';
 import { type DeploymentSettings, deploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import { API_HOST_LABEL } from './edge-distributions.ts';
 import { FunctionRoles } from './function-roles.ts';
+import { FunctionStacks } from './function-stacks.ts';
 import { ServiceMonitoring } from './monitoring.ts';
 import { PayloadBucket } from './payload-bucket.ts';
 import { QueueWorkers } from './queue-workers.ts';
@@ -15,6 +16,7 @@ import { originAuthorizer } from './origin-secret.ts';
 import { ServiceQueues } from './service-queues.ts';
 import { ServiceTable } from './service-table.ts';
 import { SigningKeys } from './signing-keys.ts';
+import { TableBackup } from './table-backup.ts';
 import { ORIGIN_AUTHORIZER } from './throttling.ts';
 import { TimedWorkers } from './timed-workers.ts';
 import { TokenKeys, unsignedTokensSetting } from './token-keys.ts';
@@ -45,19 +47,22 @@ export interface ServiceStackProps extends StackProps {
 }
 
 /**
- * The whole service: one table, one HTTP API, one function per row of the route table.
+ * The whole service: one table, one HTTP API, one function per row of the route table, the functions in
+ * nested stacks by area (lib/function-stacks.ts), so each template keeps room under CloudFormation's 500.
  *
  * The pieces (ServiceTable, ServiceQueues, ServiceApi, …) are plain classes that make their resources
  * with the stack itself as scope, not constructs of their own: a construct would add its id to every
  * logical id under it, and a changed logical id replaces the resource on deployment (the table with
- * every tenant's data). ServiceMonitoring and AlarmTopic are constructs: their ids (Monitoring, Alarms)
- * have always begun their resources' logical ids.
+ * every tenant's data). ServiceMonitoring and AlarmTopic are constructs: their ids (Monitoring, Alarms, and
+ * TicketAlarms for the second topic) begin their resources' logical ids.
  */
 export class ServiceStack extends Stack {
   readonly api: ServiceApi;
   /** The settings it was made with (the edge stack checks its limits against the route buckets). */
   readonly settings: DeploymentSettings;
   readonly tokenKeys: TokenKeys;
+  /** The nested stacks of the functions, by area. */
+  readonly functionStacks: FunctionStacks;
   /** Whether tokens of the unsigned form are still accepted (context `unsignedTokens`): the edge does the same. */
   readonly acceptsUnsignedTokens: boolean;
 
@@ -69,13 +74,18 @@ export class ServiceStack extends Stack {
     this.settings = settings;
 
     const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings, retention: settings });
-    // Every alarm of the service notifies this one topic (the ARN is an output).
-    const alarmTopic = new AlarmTopic(this, 'Alarms', { email: settings.alarmEmail });
-    const queues = new ServiceQueues(this, alarmTopic.action);
+    // Daily backups, kept 35 days and copied to another account or region by setting; a throwaway stage has none.
+    if (!props.ephemeral) new TableBackup(this, 'TableBackup', table);
+    // Every alarm of the service notifies one of these, the page or the ticket topic (their ARNs are outputs).
+    const alarmTopics = new AlarmTopics(this, settings);
+    const queues = new ServiceQueues(this, alarmTopics.ticket.action);
     const payloads = new PayloadBucket(this, settings);
-    const signingKeys = new SigningKeys(this);
+    const signingKeys = new SigningKeys(this, { retain: !(props.ephemeral ?? false) });
     this.tokenKeys = new TokenKeys(this, { retain: !(props.ephemeral ?? false) });
     const roles = new FunctionRoles(this, { table, queues, payloads, signingKeys, tokenKeys: this.tokenKeys });
+    // Every route's and worker's function, in nested stacks by area, released through its live alias.
+    const functionStacks = new FunctionStacks(this, { ephemeral: props.ephemeral ?? false });
+    this.functionStacks = functionStacks;
     // With the edge, an authorizer on every route lets through only what came through CloudFront.
     const origin = props.edge
       ? originAuthorizer(this, props.stage, reservedConcurrency(settings).get(ORIGIN_AUTHORIZER))
@@ -94,11 +104,11 @@ export class ServiceStack extends Stack {
       signingKeys,
       tokenKeys: this.tokenKeys,
       roles,
+      functionStacks,
     });
     this.api = api;
-    const queueWorkers = new QueueWorkers(this, { settings, table, queues, payloads, roles });
-    const timedWorkers = new TimedWorkers(this, { settings, table, queues, roles });
-    roles.allowLogWriting([...api.functions, ...queueWorkers.functions, ...timedWorkers.functions]);
+    const queueWorkers = new QueueWorkers({ settings, table, queues, payloads, roles, functionStacks });
+    const timedWorkers = new TimedWorkers({ settings, table, queues, roles, functionStacks });
     const functions = [
       ...api.functions,
       ...queueWorkers.functions,
@@ -127,8 +137,13 @@ export class ServiceStack extends Stack {
       queueConsumers: queueWorkers.functions.map(({ handler, fn }) => ({ name: handler, fn })),
       queues: queues.all,
       otherAlarms: queues.deadLetterAlarms,
-      alarmAction: alarmTopic.action,
+      alarmTopics,
+      availabilityObjective: settings.availabilityObjective,
+      tableKey: table.key,
+      keyrings: [signingKeys.secret, this.tokenKeys.secret],
     });
+    // A release stops and rolls back while the service's users see errors or slowness, whichever function causes it.
+    functionStacks.watchServiceAlarms(monitoring.symptomAlarms);
 
     // What integrators call: with the edge, the edge stack's distribution on `api.<tenantBaseDomain>`.
     new CfnOutput(this, 'ApiUrl', {
@@ -152,7 +167,8 @@ export class ServiceStack extends Stack {
       new CfnOutput(this, `${id}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
       new CfnOutput(this, `${id}DeadLetterQueueArn`, { value: deadLetterQueue.queueArn });
     }
-    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn });
+    new CfnOutput(this, 'PageTopicArn', { value: alarmTopics.page.topic.topicArn });
+    new CfnOutput(this, 'TicketTopicArn', { value: alarmTopics.ticket.topic.topicArn });
     new CfnOutput(this, 'ApiAccessLogGroupName', { value: api.accessLogs.logGroupName });
     new CfnOutput(this, 'DashboardUrl', {
       value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${monitoring.dashboardName}`,

@@ -58,8 +58,9 @@ export interface Stage {
   edgeCertificateArn?: string;
 }
 
-const accountPattern = /^\d{12}$/;
-const regionPattern = /^[a-z]{2}(-[a-z]+)+-\d$/;
+/** An AWS account id, and a region's name (shared with the release pipeline's settings). */
+export const accountPattern = /^\d{12}$/;
+export const regionPattern = /^[a-z]{2}(-[a-z]+)+-\d$/;
 const certificateArnPattern = /^arn:aws[a-z-]*:acm:([a-z0-9-]+):(\d{12}):certificate\/[A-Za-z0-9-]+$/;
 
 /**

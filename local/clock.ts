@@ -9,6 +9,14 @@ export interface Clock {
 }
 
 /**
+ * When a timer next ticks after `now` (ms since the epoch): the next whole multiple of its period, second 0, which is
+ * when its EventBridge rule's cron expression (lib/timed-workers.ts timerSchedule: every n-th minute from the hour,
+ * n dividing 60) runs it on AWS.
+ */
+export const nextTick = (now: number, everyMinutes: number) =>
+  (Math.floor(now / (everyMinutes * 60_000)) + 1) * everyMinutes * 60_000;
+
+/**
  * Invokes a timed function at every whole multiple of its period, as its EventBridge rule does on
  * AWS. Like the rule, it does not wait for the previous invocation to end.
  */
@@ -17,7 +25,6 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
   const handlerModule = import(new URL(`../functions/workers/${timed.handler}.ts`, import.meta.url).href) as Promise<{
     handler: TimedHandler;
   }>;
-  const periodMs = timed.everyMinutes * 60_000;
   const running = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
   const tick = (at: number) => {
@@ -42,7 +49,7 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
     running.add(invocation);
   };
   const scheduleNext = () => {
-    const next = (Math.floor(Date.now() / periodMs) + 1) * periodMs;
+    const next = nextTick(Date.now(), timed.everyMinutes);
     timer = setTimeout(() => {
       tick(next);
       scheduleNext();

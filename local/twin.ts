@@ -9,6 +9,7 @@ import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '#functi
 import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
 import { behindEdgeVariable } from '#functions/core/edge/viewer-address.ts';
 import { unsignedTokensAccepted } from '#functions/core/auth/tokens.ts';
+import { ensureSigningKey } from '#functions/core/sso/signing-keys.ts';
 import { anonymousPathsOf } from '#functions/edge/viewer-request-code.ts';
 import { queueConsumers, routes, timedFunctions } from '#functions/routes.ts';
 import { startClock } from './clock.ts';
@@ -18,7 +19,6 @@ import { awaitTransactionCommits, startDynamoDbLocal } from './dynamodb-local.ts
 import { startGateway } from './gateway.ts';
 import { startEdge } from './edge.ts';
 import { keyValueStoreOfKeyringFile, loadViewerRequest } from './edge-function.ts';
-import { ensureSigningKey } from './signing-key.ts';
 import { ensureTokenKeys } from './token-keys.ts';
 import { ensureLocalClient } from './local-client.ts';
 import { freePort } from './ports.ts';

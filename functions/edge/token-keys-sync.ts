@@ -10,6 +10,7 @@
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { syncTokenKeysToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
+import { respondToCloudFormation } from '#functions/core/cloudformation-response.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 
 export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
@@ -24,20 +25,7 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   } catch (error) {
     logger.error('Writing the token keys to the KeyValueStore failed', { kvsArn, error: error as Error });
     status = 'FAILED';
-    reason = `Writing the token keys to ${kvsArn} failed: ${(error as Error).message}`.slice(0, 1000);
+    reason = `Writing the token keys to ${kvsArn} failed: ${(error as Error).message}`;
   }
-  const answer = await fetch(event.ResponseURL, {
-    method: 'PUT',
-    // CloudFormation's pre-signed URL is signed for no content type.
-    headers: { 'content-type': '' },
-    body: JSON.stringify({
-      Status: status,
-      Reason: reason,
-      PhysicalResourceId: kvsArn,
-      StackId: event.StackId,
-      RequestId: event.RequestId,
-      LogicalResourceId: event.LogicalResourceId,
-    }),
-  });
-  if (!answer.ok) throw new Error(`CloudFormation's response URL answered ${answer.status}`);
+  await respondToCloudFormation(event, { status, reason, physicalResourceId: kvsArn });
 }

@@ -8,7 +8,7 @@
  * the account's executions left unreserved) stops the synth instead, and `reserveConcurrency` false
  * turns every reservation off.
  */
-import { Template } from 'aws-cdk-lib/assertions';
+import { type Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { queueConsumers, routeKey, routes, timedFunctions } from '#functions/routes.ts';
 import { consumerIdOf } from '#lib/construct-ids.ts';
@@ -23,13 +23,14 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { HOT_ROUTES, routeClassOf } from '#lib/throttling.ts';
 import { testApp } from '../support/cdk-app.ts';
 import { functionsOf } from './throttle-model.ts';
+import { wholeTemplate } from '#test/support/whole-template.ts';
 
 type Resource<P> = { Properties: P };
 type LambdaFunction = Resource<{ ReservedConcurrentExecutions?: number }>;
-type EventSourceMapping = Resource<{ FunctionName: { Ref: string }; ScalingConfig?: { MaximumConcurrency?: number } }>;
+type EventSourceMapping = Resource<{ FunctionName: unknown; ScalingConfig?: { MaximumConcurrency?: number } }>;
 
 const synthesize = (context: Record<string, unknown> = {}) =>
-  Template.fromStack(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: 'bi.example.com' }));
+  wholeTemplate(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: 'bi.example.com' }));
 
 /** Per consumer handler: its reserved concurrency and its event source's maximum concurrency. */
 function concurrencyOf(template: Template): Map<string, { reserved?: number; maximum?: number }> {
@@ -41,7 +42,13 @@ function concurrencyOf(template: Template): Map<string, { reserved?: number; max
       const id = Object.keys(functions).find((logicalId) =>
         new RegExp(`^${consumerIdOf(consumer.handler)}[0-9A-F]{8}$`).test(logicalId),
       );
-      const mapping = mappings.find((candidate) => candidate.Properties.FunctionName.Ref === id);
+      // The event source feeds the function's live alias (lib/function-stacks.ts).
+      const aliases = template.findResources('AWS::Lambda::Alias', { Properties: { FunctionName: { Ref: id } } });
+      const mapping = mappings.find((candidate) =>
+        Object.keys(aliases).some((aliasId) =>
+          JSON.stringify(candidate.Properties.FunctionName).includes(`{"Ref":"${aliasId}"}`),
+        ),
+      );
       return [
         consumer.handler,
         {

@@ -5,12 +5,13 @@
  * `Validations.of(construct).acknowledge({ id, reason })` on the narrowest construct, with a reason.
  */
 import { type Stack, Validations } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '#test/support/cdk-app.ts';
+import { wholeTemplate } from '#test/support/whole-template.ts';
 
 interface Violation {
   ruleName: string;
@@ -73,7 +74,7 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('grants * only for X-Ray, the one acknowledged wildcard resource of the execution roles', () => {
     type Document = { Statement: { Action: string | string[]; Resource: unknown }[] };
-    const template = Template.fromStack(stack);
+    const template = wholeTemplate(stack);
     // Standalone and managed policies, and the policies written inside roles.
     const documents = [
       ...['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy'].flatMap((type) =>

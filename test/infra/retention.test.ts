@@ -3,18 +3,19 @@
  * with, and the retentions of runs and deliveries reach every function that writes the table, from
  * context, checked at synth; the payload bucket keeps a delivery's body a day longer than its record.
  */
-import { Template } from 'aws-cdk-lib/assertions';
+import { type Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { retentionSettingLimits, retentionSettingVariables } from '#functions/core/store/retention.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '../support/cdk-app.ts';
+import { wholeTemplate } from '#test/support/whole-template.ts';
 
 type Resource<P> = { Properties: P };
 type LambdaFunction = Resource<{ Environment?: { Variables?: Record<string, unknown> } }>;
 
 const synthesize = (context: Record<string, unknown> = {}) =>
-  Template.fromStack(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: 'bi.example.com' }));
+  wholeTemplate(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: 'bi.example.com' }));
 
 /** The retention variables of every function that knows the table, as `runs,deliveries`. */
 const retentionsOf = (template: Template) =>

@@ -9,6 +9,7 @@ import { serviceStacks } from '#lib/service-app.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { edgeRequiredSettings, productionSettings, stageOf } from '#lib/stage.ts';
 import { testApp } from '../support/cdk-app.ts';
+import { wholeTemplate } from '#test/support/whole-template.ts';
 
 const production = {
   account: '123456789012',
@@ -18,6 +19,7 @@ const production = {
   edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-aaaa-bbbb-cccc-123456789abc',
   tenantBaseDomain: 'bi.example.com',
   frontEnd: 'none',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/KeyAdmin',
 };
 
 const stageFrom = (context: Record<string, unknown>, defaults = {}) => stageOf(testApp(context), defaults);
@@ -75,7 +77,7 @@ describe('stages', () => {
     const context = { stage: 'prod', stages: { prod: { ...production, apiRateLimit: 50 } }, alarmEmail: 'pager@example.com' };
     const app = testApp(context);
     const stage = stageOf(app);
-    const template = Template.fromStack(
+    const template = wholeTemplate(
       new ServiceStack(app, 'Prod', { stage: stage.name, tenantBaseDomain: stage.tenantBaseDomain, env: stage.env }),
     );
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 50 } });

@@ -12,7 +12,7 @@
  * edge is what stops a flood, the legitimate callers are all served from then on.
  */
 import { readFileSync } from 'node:fs';
-import { Template } from 'aws-cdk-lib/assertions';
+import { type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queueConsumers, routeKey, routes, timedFunctions } from '#functions/routes.ts';
 import {
@@ -48,6 +48,7 @@ import {
   total,
 } from './throttle-model.ts';
 import { type Firewall, WAF_DETECTION_SECONDS, firewallOf } from './waf-model.ts';
+import { wholeTemplate } from '#test/support/whole-template.ts';
 
 function single<T>(items: readonly T[], what: string): T {
   if (items.length !== 1) throw new Error(`Expected exactly one ${what}, found ${items.length}`);
@@ -55,7 +56,7 @@ function single<T>(items: readonly T[], what: string): T {
 }
 
 const synthesize = (context: Record<string, unknown> = {}) =>
-  Template.fromStack(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: BASE }));
+  wholeTemplate(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: BASE }));
 
 const stageSettingsOf = (template: Template): StageSettings =>
   single(Object.values(template.findResources('AWS::ApiGatewayV2::Stage')) as { Properties: StageSettings }[], 'stage')

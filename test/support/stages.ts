@@ -2,6 +2,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { serviceStacks } from '#lib/service-app.ts';
 import { stageOf } from '#lib/stage.ts';
 import { testApp } from './cdk-app.ts';
+import { wholeTemplate } from './whole-template.ts';
 
 /** The tenant domains of the test stages. */
 export const TEST_BASE_DOMAIN = 'bi.example.com';
@@ -15,6 +16,7 @@ export const productionStage = {
   tenantCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
   edgeCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d',
   frontEnd: 'none',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/KeyAdmin',
 };
 
 type Synthesized = ReturnType<typeof synthesize>;
@@ -24,7 +26,7 @@ const synthesized = new Map<string, Synthesized>();
 function synthesize(settings: Record<string, unknown>, context: Record<string, unknown>) {
   const app = testApp({ stage: 'prod', stages: { prod: { ...productionStage, ...settings } }, ...context });
   const stacks = serviceStacks(app, stageOf(app));
-  return { stacks, service: Template.fromStack(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
+  return { stacks, service: wholeTemplate(stacks.service), edge: stacks.edge ? Template.fromStack(stacks.edge) : undefined };
 }
 
 /**

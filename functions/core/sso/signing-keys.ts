@@ -25,7 +25,8 @@ const maxKidLength = 64;
 
 /**
  * Where the keyring lives: a Secrets Manager secret on AWS (SIGNING_KEYS_SECRET_ARN, created by
- * the stack, filled by `npm run admin -- keys rotate`), a file on the local twin (SIGNING_KEYS_FILE).
+ * the stack, its first key put in at deploy, rotated by `npm run admin -- keys rotate`), a file on
+ * the local twin (SIGNING_KEYS_FILE).
  */
 export type KeyringStore = JsonSecretStore<Keyring>;
 
@@ -94,4 +95,17 @@ export async function newSigningKey(now = new Date()): Promise<SigningKey> {
 export function rotateKeyring(keyring: Keyring, key: SigningKey, now = new Date()): Keyring {
   const retired = keyring.keys.map((old) => ({ ...old, retiredAt: old.retiredAt ?? now.toISOString() }));
   return { keys: [key, ...publishedKeys({ keys: retired }, now.getTime())] };
+}
+
+/**
+ * Makes a key as `keys rotate` does (bin/admin.ts) when the keyring has no active one, and nothing
+ * when it has: the deploy's custom resource (functions/deploy/first-signing-key.ts) and the twin's
+ * start call it, as often as they like. The new key's id (public: the JWKS lists it), if one was made.
+ */
+export async function ensureSigningKey(store: KeyringStore = keyringStore()): Promise<string | undefined> {
+  const keyring = await store.read();
+  if (keyring.keys.some((key) => key.retiredAt === undefined)) return undefined;
+  const key = await newSigningKey();
+  await store.write(rotateKeyring(keyring, key));
+  return key.kid;
 }
