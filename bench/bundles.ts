@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runForOutput } from './child-process.ts';
@@ -35,9 +35,15 @@ export async function measureBundles(projectRoot: string, environment: NodeJS.Pr
   const outDir = await mkdtemp(join(tmpdir(), 'bench-synth-'));
   try {
     await synth(projectRoot, outDir, environment);
-    const template = JSON.parse(await readFile(join(outDir, 'BiTenantAdmin-dev.template.json'), 'utf8')) as Template;
+    // The service's stack and its nested stacks (lib/function-stacks.ts), where the functions are.
+    const templateFiles = (await readdir(outDir)).filter(
+      (file) => file === 'BiTenantAdmin-dev.template.json' || file.endsWith('.nested.template.json'),
+    );
+    const resources = (
+      await Promise.all(templateFiles.map(async (file) => JSON.parse(await readFile(join(outDir, file), 'utf8')) as Template))
+    ).flatMap((template) => Object.entries(template.Resources));
     const sizes: BundleSize[] = [];
-    for (const [logicalId, resource] of Object.entries(template.Resources)) {
+    for (const [logicalId, resource] of resources) {
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const assetPath = resource.Metadata?.['aws:asset:path'];
       if (typeof assetPath !== 'string') throw new Error(`${logicalId} has no aws:asset:path metadata`);

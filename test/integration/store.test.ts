@@ -6,8 +6,9 @@ import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { getAll, getItem, nextId, nextTenantId, transact } from '#functions/core/store/dynamo.ts';
+import { getAll, getItem, nextId, nextTenantId } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
 describe('atomic counters', () => {
@@ -154,12 +155,16 @@ describe('idempotency', () => {
     await withIdempotency(soon, async (attempt) => {
       const record = attempt.resumable<{ n: number }, { step: number }>((result) => ({ status: 201, body: result }));
       expect(record.resumeFrom).toBeUndefined();
-      await transact(record.checkpoint({ step: 1 }));
+      await transaction()
+        .include(record.checkpoint({ step: 1 }))
+        .commit();
       throw new Error('stopped');
     }).catch(() => undefined);
     const resumed = await withIdempotency(call(key), async (attempt) => {
       const record = attempt.resumable<{ n: number }, { step: number }>((result) => ({ status: 201, body: result }));
-      await transact(record.finish({ n: record.resumeFrom?.step ?? 0 }));
+      await transaction()
+        .include(record.finish({ n: record.resumeFrom?.step ?? 0 }))
+        .commit();
       return { status: 201, body: { n: -1 } };
     });
     // The answer the last transaction stored is what counts, also for this attempt's own replay.
@@ -177,7 +182,7 @@ describe('idempotency', () => {
       await new Promise<void>((resolve) => {
         release = resolve;
       });
-      await transact(record.finish('late'));
+      await transaction().include(record.finish('late')).commit();
       return { status: 201, body: 'late' };
     });
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,17 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
-import {
-  db,
-  getAll,
-  getItem,
-  nextTenantId,
-  queryAll,
-  tableName,
-  transactOrReasons,
-  type TransactItem,
-} from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextTenantId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
 export interface AgentRecord {
@@ -117,49 +109,46 @@ export async function insertAgent(
   agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>,
   token: string,
   limit: { max: number; existing?: readonly AgentRecord[] },
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
 ): Promise<'written' | 'name_taken' | 'limit_reached' | 'recount' | 'tenant_gone'> {
   const countKey = keys.agentCount(agent.tenantId);
-  const counting: TransactItem[] = limit.existing
-    ? [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...countKey, value: limit.existing.length + 1 },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        ...[...new Map(limit.existing.map((old) => [old.nome, old.agentId]))].map(([nome, agentId]) =>
-          nameClaim(agent.tenantId, nome, agentId),
-        ),
-      ]
-    : [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: countKey,
-            UpdateExpression: 'ADD #value :one',
-            ConditionExpression: '#value < :max',
-            ExpressionAttributeNames: { '#value': 'value' },
-            ExpressionAttributeValues: { ':one': 1, ':max': limit.max },
-          },
-        },
-      ];
-  const items = [
-    tenantStaysLive(agent.tenantId),
-    nameClaim(agent.tenantId, agent.nome, agent.agentId),
-    ...counting,
-    ...newAgentItems(agent, token, new Date().toISOString()),
-    ...alongside,
-  ];
+  const tx = transaction<'tenant' | 'nameClaim' | 'agentCount' | 'existingNameClaims' | 'agent' | AlongsideName>()
+    .add('tenant', tenantStaysLive(agent.tenantId))
+    .add('nameClaim', nameClaim(agent.tenantId, agent.nome, agent.agentId));
+  if (limit.existing) {
+    tx.add('agentCount', {
+      Put: {
+        TableName: tableName(),
+        Item: { ...countKey, value: limit.existing.length + 1 },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    }).add(
+      'existingNameClaims',
+      ...[...new Map(limit.existing.map((old) => [old.nome, old.agentId]))].map(([nome, agentId]) =>
+        nameClaim(agent.tenantId, nome, agentId),
+      ),
+    );
+  } else {
+    tx.add('agentCount', {
+      Update: {
+        TableName: tableName(),
+        Key: countKey,
+        UpdateExpression: 'ADD #value :one',
+        ConditionExpression: '#value < :max',
+        ExpressionAttributeNames: { '#value': 'value' },
+        ExpressionAttributeValues: { ':one': 1, ':max': limit.max },
+      },
+    });
+  }
+  tx.add('agent', ...newAgentItems(agent, token, new Date().toISOString())).include(alongside);
   if (limit.existing && limit.existing.length >= limit.max) return 'limit_reached';
-  const outcome = await transactOrReasons(items);
+  const outcome = await tx.commit();
   if (outcome.written) return 'written';
-  if (outcome.failedConditions.includes(0)) return 'tenant_gone';
-  if (outcome.failedConditions.includes(1)) return 'name_taken';
+  if (outcome.failed.has('tenant')) return 'tenant_gone';
+  if (outcome.failed.has('nameClaim')) return 'name_taken';
   // Another creation started the count (and the claims) first: read it again.
   if (limit.existing) return 'recount';
-  if (outcome.failedConditions.includes(2)) return 'limit_reached';
+  if (outcome.failed.has('agentCount')) return 'limit_reached';
   throw new Error(`Agent ${agent.agentId} of tenant ${agent.tenantId} or its token already exists`);
 }
 
@@ -169,9 +158,9 @@ export async function insertAgent(
  * deleted or being deleted. The old token's delete is what a deletion racing this rotation sees change.
  */
 export async function replaceAgentToken(agent: AgentRecord, token: string): Promise<'written' | 'changed' | 'tenant_gone'> {
-  const outcome = await transactOrReasons([
-    tenantStaysLive(agent.tenantId),
-    {
+  const outcome = await transaction<'tenant' | 'agent' | 'oldToken' | 'newToken'>()
+    .add('tenant', tenantStaysLive(agent.tenantId))
+    .add('agent', {
       Update: {
         TableName: tableName(),
         Key: keys.agent(agent.tenantId, agent.agentId),
@@ -179,12 +168,15 @@ export async function replaceAgentToken(agent: AgentRecord, token: string): Prom
         ConditionExpression: 'tokenHash = :oldHash',
         ExpressionAttributeValues: { ':newHash': hashToken(token), ':oldHash': agent.tokenHash },
       },
-    },
-    revokeTokenWrite(agent.tokenHash),
-    newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
-  ]);
+    })
+    .add('oldToken', revokeTokenWrite(agent.tokenHash))
+    .add(
+      'newToken',
+      newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
+    )
+    .commit();
   if (outcome.written) return 'written';
-  return outcome.failedConditions.includes(0) ? 'tenant_gone' : 'changed';
+  return outcome.failed.has('tenant') ? 'tenant_gone' : 'changed';
 }
 
 /**

@@ -2,19 +2,9 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
-import {
-  db,
-  getItem,
-  nextTenantId,
-  type Page,
-  queryAll,
-  queryPage,
-  tableName,
-  transact,
-  type TransactItem,
-  writeIf,
-} from '#functions/core/store/dynamo.ts';
+import { db, getItem, nextTenantId, type Page, queryAll, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
 
@@ -49,18 +39,18 @@ export function findAlertCount(tenantId: number): Promise<number | undefined> {
  * count, in one commit: `false` when the tenant has `max` alerts already (the count's condition,
  * whatever runs at the same time).
  */
-export async function insertAlert(record: AlertRecord, alongside: readonly TransactItem[], max: number): Promise<boolean> {
+export async function insertAlert(record: AlertRecord, alongside: Alongside, max: number): Promise<boolean> {
   const { tenantId } = record;
-  const outcome = await countedTransaction(alertCount(tenantId), { delta: 1, max, counted: countAlerts(tenantId) }, [
-    {
+  const tx = transaction<'alert' | AlongsideName>()
+    .add('alert', {
       Put: {
         TableName: tableName(),
         Item: { ...keys.alert(tenantId, record.alertId), ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside);
+  const outcome = await countedTransaction(alertCount(tenantId), { delta: 1, max, counted: countAlerts(tenantId) }, tx);
   if (outcome.written) return true;
   if ('limit' in outcome) return false;
   throw new Error(`Alert ${record.alertId} of tenant ${tenantId} already exists`);
@@ -108,9 +98,14 @@ export async function updateAlertFields(
 
 /** Deletes the alert and takes it off the tenant's alert count, in one commit; `false` when there was no such alert. */
 export async function deleteAlertRecord(tenantId: number, alertId: number): Promise<boolean> {
-  const outcome = await countedTransaction(alertCount(tenantId), { delta: -1, max: noMaximum, counted: countAlerts(tenantId) }, [
-    { Delete: { TableName: tableName(), Key: keys.alert(tenantId, alertId), ConditionExpression: 'attribute_exists(pk)' } },
-  ]);
+  const tx = transaction<'alert'>().add('alert', {
+    Delete: { TableName: tableName(), Key: keys.alert(tenantId, alertId), ConditionExpression: 'attribute_exists(pk)' },
+  });
+  const outcome = await countedTransaction(
+    alertCount(tenantId),
+    { delta: -1, max: noMaximum, counted: countAlerts(tenantId) },
+    tx,
+  );
   return outcome.written;
 }
 
@@ -235,28 +230,24 @@ export function allocateDeliveryId(tenantId: number): Promise<number> {
 export async function insertDelivery(
   record: DeliveryRecord,
   inlineBody: string | undefined,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
 ): Promise<void> {
-  const written = await transact([
-    {
+  const tx = transaction<'delivery' | 'body' | AlongsideName>().add('delivery', {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  });
+  if (inlineBody !== undefined) {
+    tx.add('body', {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        Item: { ...keys.deliveryBody(record.tenantId, record.deliveryId), body: inlineBody, expiresAt: record.expiresAt },
       },
-    },
-    ...(inlineBody === undefined
-      ? []
-      : [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.deliveryBody(record.tenantId, record.deliveryId), body: inlineBody, expiresAt: record.expiresAt },
-            },
-          },
-        ]),
-    ...alongside,
-  ]);
+    });
+  }
+  const { written } = await tx.include(alongside).commit();
   if (!written) throw new Error(`Delivery ${record.deliveryId} of tenant ${record.tenantId} already exists`);
 }
 
@@ -293,14 +284,14 @@ export async function deleteDeliveryBody(tenantId: number, deliveryId: number): 
  * Puts a failed delivery back to `queued`, its new round starting at attempt `roundStart`, with
  * `alongside` (the follow-up that puts it on the queue) in one commit; `false` when it is not failed.
  */
-export function requeueDelivery(
+export async function requeueDelivery(
   tenantId: number,
   deliveryId: number,
   roundStart: number,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
 ): Promise<boolean> {
-  return transact([
-    {
+  const outcome = await transaction<'delivery' | AlongsideName>()
+    .add('delivery', {
       Update: {
         TableName: tableName(),
         Key: keys.deliveryKey(tenantId, deliveryId),
@@ -309,9 +300,10 @@ export function requeueDelivery(
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':roundStart': roundStart },
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside)
+    .commit();
+  return outcome.written;
 }
 
 /**

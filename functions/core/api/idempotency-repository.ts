@@ -1,5 +1,6 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getItem, tableName, type TransactItem, writeIf } from '#functions/core/store/dynamo.ts';
+import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { type NamedItem, type RequestRecord, requestRecord } from '#functions/core/store/transaction.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /** One Idempotency-Key of one caller on one route: the scope names both, the key is stored only as a hash. */
@@ -112,21 +113,26 @@ function completion(slot: IdempotencySlot, claimId: string, response: string | u
 }
 
 /** For the operation's last transaction: the slot closes with the answer in the same commit as the effect. */
-export const completionItem = (slot: IdempotencySlot, claimId: string, response: string | undefined): TransactItem => ({
-  Update: completion(slot, claimId, response),
-});
+export const completionItem = (
+  slot: IdempotencySlot,
+  claimId: string,
+  response: string | undefined,
+): NamedItem<RequestRecord> => ({ name: requestRecord, item: { Update: completion(slot, claimId, response) } });
 
 /** For the transaction of a step: the slot records (encrypted) what a retry needs to resume after it. */
-export function checkpointItem(slot: IdempotencySlot, claimId: string, progress: string): TransactItem {
+export function checkpointItem(slot: IdempotencySlot, claimId: string, progress: string): NamedItem<RequestRecord> {
   const held = heldBy(claimId);
   return {
-    Update: {
-      TableName: tableName(),
-      Key: itemKey(slot),
-      UpdateExpression: 'SET progress = :progress',
-      ConditionExpression: held.ConditionExpression,
-      ExpressionAttributeNames: held.ExpressionAttributeNames,
-      ExpressionAttributeValues: { ...held.values, ':progress': progress },
+    name: requestRecord,
+    item: {
+      Update: {
+        TableName: tableName(),
+        Key: itemKey(slot),
+        UpdateExpression: 'SET progress = :progress',
+        ConditionExpression: held.ConditionExpression,
+        ExpressionAttributeNames: held.ExpressionAttributeNames,
+        ExpressionAttributeValues: { ...held.values, ':progress': progress },
+      },
     },
   };
 }

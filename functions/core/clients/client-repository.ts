@@ -1,8 +1,9 @@
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { readCount } from '#functions/core/store/counts.ts';
-import { getItem, nextId, queryAll, tableName, transact, type TransactItem } from '#functions/core/store/dynamo.ts';
+import { getItem, nextId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
 export interface ClientRecord {
@@ -41,18 +42,19 @@ const countsAtZero = (clientId: number): TransactItem[] =>
   }));
 
 /** Writes the client, its token and its counts together; `false` when any already exists. */
-export function insertClient(client: ClientRecord, token: string): Promise<boolean> {
-  return transact([
-    {
+export async function insertClient(client: ClientRecord, token: string): Promise<boolean> {
+  const outcome = await transaction<'client' | 'token' | 'counts'>()
+    .add('client', {
       Put: {
         TableName: tableName(),
         Item: { ...client, ...keys.client(client.clientId), ...keys.clientsIndex(client.clientId) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    newTokenWrite(token, { kind: 'client', clientId: client.clientId }),
-    ...countsAtZero(client.clientId),
-  ]);
+    })
+    .add('token', newTokenWrite(token, { kind: 'client', clientId: client.clientId }))
+    .add('counts', ...countsAtZero(client.clientId))
+    .commit();
+  return outcome.written;
 }
 
 export async function findClient(clientId: number): Promise<ClientRecord | undefined> {
@@ -65,9 +67,9 @@ export function listClients(): Promise<ClientRecord[]> {
 }
 
 /** Gives the client the token `token` and revokes its old one, together; `false` when its token changed since it was read. */
-export function replaceClientToken(client: ClientRecord, token: string): Promise<boolean> {
-  return transact([
-    {
+export async function replaceClientToken(client: ClientRecord, token: string): Promise<boolean> {
+  const outcome = await transaction<'client' | 'oldToken' | 'newToken'>()
+    .add('client', {
       Update: {
         TableName: tableName(),
         Key: keys.client(client.clientId),
@@ -79,8 +81,9 @@ export function replaceClientToken(client: ClientRecord, token: string): Promise
           ':now': new Date().toISOString(),
         },
       },
-    },
-    revokeTokenWrite(client.tokenHash),
-    newTokenWrite(token, { kind: 'client', clientId: client.clientId }),
-  ]);
+    })
+    .add('oldToken', revokeTokenWrite(client.tokenHash))
+    .add('newToken', newTokenWrite(token, { kind: 'client', clientId: client.clientId }))
+    .commit();
+  return outcome.written;
 }

@@ -9,12 +9,18 @@ import {
   queryBetween,
   queryList,
   tableName,
-  transactOrReasons,
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
+import {
+  type Alongside,
+  type AlongsideName,
+  nameByKey,
+  type Transaction,
+  transaction,
+} from '#functions/core/store/transaction.ts';
 import { type PermissionRecord, permissionCharge } from './effective-permissions.ts';
 
 export interface DatamartRecord {
@@ -130,10 +136,16 @@ const recordItem = (record: DatamartRecord) => ({
 /** What a datamart's write found: written, or the record or an owner (`alongside`) not as read. */
 export type DatamartWrite = 'written' | 'changed' | 'condition_alongside';
 
-async function commit(items: readonly TransactItem[]): Promise<DatamartWrite> {
-  const outcome = await transactOrReasons(items);
+/** What the callers of a datamart's write add to it: their request's record or follow-up, and its owners' entries in the owners index (directory-repository.ts). */
+type DatamartAlongside = Alongside<'ownersIndexEntry'>;
+
+/** The names of a datamart write's items: its record, and what comes with it. */
+type DatamartItemName = 'datamart' | AlongsideName | 'ownersIndexEntry';
+
+async function commit(tx: Transaction<DatamartItemName>): Promise<DatamartWrite> {
+  const outcome = await tx.commit();
   if (outcome.written) return 'written';
-  return outcome.failedConditions.includes(0) ? 'changed' : 'condition_alongside';
+  return outcome.failed.has('datamart') ? 'changed' : 'condition_alongside';
 }
 
 /** How many datamarts the tenant has (directory/quotas.ts `maxDatamartsPerTenant`): `COUNT#DATAMARTS` in its partition. */
@@ -163,17 +175,19 @@ export function findDatamartCount(tenantId: number): Promise<number | undefined>
  */
 export async function insertDatamart(
   record: DatamartRecord,
-  alongside: readonly TransactItem[],
+  alongside: DatamartAlongside,
   max: number,
 ): Promise<DatamartWrite | 'limit'> {
   const { tenantId } = record;
-  const outcome = await countedTransaction(datamartCount(tenantId), { delta: 1, max, counted: countDatamarts(tenantId) }, [
-    { Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
-    ...alongside,
-  ]);
+  const tx = transaction<DatamartItemName>()
+    .add('datamart', {
+      Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' },
+    })
+    .include(alongside);
+  const outcome = await countedTransaction(datamartCount(tenantId), { delta: 1, max, counted: countDatamarts(tenantId) }, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
-  if (outcome.failedConditions.includes(0)) throw new Error(`Datamart ${record.datamartId} of tenant ${tenantId} already exists`);
+  if (outcome.failed.has('datamart')) throw new Error(`Datamart ${record.datamartId} of tenant ${tenantId} already exists`);
   return 'condition_alongside';
 }
 
@@ -184,43 +198,36 @@ export async function insertDatamart(
 export function replaceDatamart(
   current: DatamartRecord,
   next: DatamartRecord,
-  alongside: readonly TransactItem[],
+  alongside: DatamartAlongside,
 ): Promise<DatamartWrite> {
-  return commit([
-    {
-      Put: {
-        TableName: tableName(),
-        Item: recordItem(next),
-        ConditionExpression: 'updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': current.updatedAt },
-      },
-    },
-    ...alongside,
-  ]);
+  return commit(
+    transaction<DatamartItemName>()
+      .add('datamart', {
+        Put: {
+          TableName: tableName(),
+          Item: recordItem(next),
+          ConditionExpression: 'updatedAt = :seen',
+          ExpressionAttributeValues: { ':seen': current.updatedAt },
+        },
+      })
+      .include(alongside),
+  );
 }
 
 /**
  * Deletes the datamart's record (it is gone at once), with `alongside`, and takes it off the
  * tenant's datamart count, in one commit; `false` when it is gone already.
  */
-export async function deleteDatamartRecord(
-  tenantId: number,
-  datamartId: number,
-  alongside: readonly TransactItem[],
-): Promise<boolean> {
+export async function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: Alongside): Promise<boolean> {
+  const tx = transaction<'datamart' | AlongsideName>()
+    .add('datamart', {
+      Delete: { TableName: tableName(), Key: keys.datamart(tenantId, datamartId), ConditionExpression: 'attribute_exists(pk)' },
+    })
+    .include(alongside);
   const outcome = await countedTransaction(
     datamartCount(tenantId),
     { delta: -1, max: noMaximum, counted: countDatamarts(tenantId) },
-    [
-      {
-        Delete: {
-          TableName: tableName(),
-          Key: keys.datamart(tenantId, datamartId),
-          ConditionExpression: 'attribute_exists(pk)',
-        },
-      },
-      ...alongside,
-    ],
+    tx,
   );
   return outcome.written;
 }
@@ -423,13 +430,16 @@ export async function replacePermissionRecords(
   for (let start = 0; start < writes.length; start += perCommit) {
     const chunk = writes.slice(start, start + perCommit);
     const delta = chunk.reduce((sum, write) => sum + write.delta, 0);
-    const outcome = await transactOrReasons([...chunk.map((write) => write.item), ...ledger.charge(subject, subjectId, delta)]);
-    if (!outcome.written) {
-      return { written: false, refused: outcome.failedConditions.some((index) => index < chunk.length) ? 'records' : 'subject' };
-    }
+    const tx = transaction<'record' | 'charge'>();
+    for (const write of chunk) tx.add('record', write.item);
+    const outcome = await tx.add('charge', ...ledger.charge(subject, subjectId, delta)).commit();
+    if (!outcome.written) return { written: false, refused: outcome.failed.has('record') ? 'records' : 'subject' };
   }
   return { written: true, stored };
 }
+
+/** Each record of a sweep's commit by its own name: the ones gone or changed since are left out of the next. */
+const recordName = (record: StoredPermission) => nameByKey('record', record);
 
 /** Charged records per commit, beside what gives their charges back. */
 const recordsPerRelease = maxTransactItems - 3;
@@ -454,16 +464,20 @@ async function deleteRecords(records: readonly StoredPermission[], ledger: Permi
       let pending = subjectRecords.slice(start, start + recordsPerRelease);
       let giveBack = true;
       while (pending.length > 0) {
-        const deletes = pending.map((record) => ({
-          Delete: { TableName: tableName(), Key: { pk: record.pk, sk: record.sk }, ...asRead(record) },
-        }));
+        const tx = transaction<ReturnType<typeof recordName> | 'release'>();
+        for (const record of pending) {
+          tx.add(recordName(record), {
+            Delete: { TableName: tableName(), Key: { pk: record.pk, sk: record.sk }, ...asRead(record) },
+          });
+        }
         const { subject, subjectId } = pending[0] as StoredPermission;
         const delta = -pending.reduce((sum, record) => sum + (record.charge ?? 0), 0);
-        const outcome = await transactOrReasons([...deletes, ...(giveBack ? ledger.release(subject, subjectId, delta) : [])]);
+        if (giveBack) tx.add('release', ...ledger.release(subject, subjectId, delta));
+        const outcome = await tx.commit();
         if (outcome.written) break;
-        const failed = new Set(outcome.failedConditions);
-        if (outcome.failedConditions.some((index) => index >= deletes.length)) giveBack = false;
-        pending = pending.filter((_, index) => !failed.has(index));
+        const { failed } = outcome;
+        if (failed.has('release')) giveBack = false;
+        pending = pending.filter((record) => !failed.has(recordName(record)));
       }
     }
   }

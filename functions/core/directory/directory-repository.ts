@@ -6,11 +6,18 @@ import {
   queryAll,
   queryList,
   tableName,
-  transactOrReasons,
   type TransactItem,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
+import {
+  type Alongside,
+  type AlongsideName,
+  type NamedItem,
+  nameByKey,
+  type Transaction,
+  transaction,
+} from '#functions/core/store/transaction.ts';
 
 /** A user of the BI, linked to one tenant. `login` is what the tenant backend knows them by. */
 export interface UserRecord {
@@ -61,12 +68,12 @@ async function countItems(tenantId: number, prefix: string): Promise<number> {
 /** A decrease is never refused: its count's quota does not matter. */
 const maxCount = Number.MAX_SAFE_INTEGER;
 
-/** Writes `items` with a change to one of the tenant's counts (store/counts.ts). */
-const countedWrite = (
+/** Commits `tx` with a change to one of the tenant's counts (store/counts.ts). */
+const countedWrite = <Name extends string>(
   tenantId: number,
   count: { name: CountName; delta: number; max: number; counted: () => Promise<number> },
-  items: readonly TransactItem[],
-) => countedTransaction(countKey(tenantId, count.name), count, items);
+  tx: Transaction<Name>,
+) => countedTransaction(countKey(tenantId, count.name), count, tx);
 
 /** The item that makes a login unique in its tenant and points at its user; it may take over the claim of a user that is gone (`staleOwner`). */
 const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?: number): TransactItem[] => [
@@ -113,21 +120,21 @@ const countUsers = (tenantId: number) => () => countItems(tenantId, keys.usersPr
  */
 export async function insertUser(
   user: UserRecord,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
   max: number,
   staleOwner?: number,
 ): Promise<'written' | 'login_taken' | 'limit'> {
-  const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max, counted: countUsers(user.tenantId) }, [
-    ...alongside,
-    {
+  const tx = transaction<'user' | 'loginClaim' | AlongsideName>()
+    .include(alongside)
+    .add('user', {
       Put: {
         TableName: tableName(),
         Item: { ...user, ...keys.user(user.tenantId, user.userId) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    ...loginClaim(user.tenantId, user.login, user.userId, staleOwner),
-  ]);
+    })
+    .add('loginClaim', ...loginClaim(user.tenantId, user.login, user.userId, staleOwner));
+  const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max, counted: countUsers(user.tenantId) }, tx);
   if (outcome.written) return 'written';
   return 'limit' in outcome ? 'limit' : 'login_taken';
 }
@@ -171,31 +178,28 @@ export async function replaceUser(
   const { tenantId, userId } = user;
   const loginMoved = keys.userLogin(tenantId, next.login).sk !== keys.userLogin(tenantId, user.login).sk;
   const release = loginMoved && options.releaseOld !== false;
-  const items: TransactItem[] = [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.user(tenantId, userId),
-        UpdateExpression: `SET #login = :login, #nome = :nome, #updatedAt = :now ${next.email === undefined ? 'REMOVE #email' : ', #email = :email'}`,
-        ConditionExpression: '#updatedAt = :seen',
-        ExpressionAttributeNames: { '#login': 'login', '#nome': 'nome', '#email': 'email', '#updatedAt': 'updatedAt' },
-        ExpressionAttributeValues: {
-          ':login': next.login,
-          ':nome': next.nome,
-          ':now': next.updatedAt,
-          ':seen': user.updatedAt,
-          ...(next.email === undefined ? {} : { ':email': next.email }),
-        },
+  const tx = transaction<'user' | 'loginClaim' | 'loginRelease'>().add('user', {
+    Update: {
+      TableName: tableName(),
+      Key: keys.user(tenantId, userId),
+      UpdateExpression: `SET #login = :login, #nome = :nome, #updatedAt = :now ${next.email === undefined ? 'REMOVE #email' : ', #email = :email'}`,
+      ConditionExpression: '#updatedAt = :seen',
+      ExpressionAttributeNames: { '#login': 'login', '#nome': 'nome', '#email': 'email', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeValues: {
+        ':login': next.login,
+        ':nome': next.nome,
+        ':now': next.updatedAt,
+        ':seen': user.updatedAt,
+        ...(next.email === undefined ? {} : { ':email': next.email }),
       },
     },
-    ...(loginMoved ? loginClaim(tenantId, next.login, userId, options.staleOwner) : []),
-    ...(release ? [loginRelease(tenantId, user.login, userId)] : []),
-  ];
-  const result = await transactOrReasons(items);
+  });
+  if (loginMoved) tx.add('loginClaim', ...loginClaim(tenantId, next.login, userId, options.staleOwner));
+  if (release) tx.add('loginRelease', loginRelease(tenantId, user.login, userId));
+  const result = await tx.commit();
   if (result.written) return { outcome: 'written', loginMoved };
-  const failed = new Set(result.failedConditions);
-  if (failed.has(0)) return { outcome: 'changed', loginMoved };
-  if (release && failed.has(items.length - 1)) return { outcome: 'claim_not_held', loginMoved };
+  if (result.failed.has('user')) return { outcome: 'changed', loginMoved };
+  if (result.failed.has('loginRelease')) return { outcome: 'claim_not_held', loginMoved };
   return { outcome: 'login_taken', loginMoved };
 }
 
@@ -210,24 +214,23 @@ export type DeleteUserOutcome = 'deleted' | 'changed' | 'claim_not_held';
  */
 export async function deleteUserAndLogin(
   user: UserRecord,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
   releaseClaim = true,
 ): Promise<DeleteUserOutcome> {
   const { tenantId } = user;
-  const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount, counted: countUsers(tenantId) }, [
-    {
-      Delete: {
-        TableName: tableName(),
-        Key: keys.user(tenantId, user.userId),
-        ConditionExpression: 'updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': user.updatedAt },
-      },
+  const tx = transaction<'user' | 'loginRelease' | AlongsideName>().add('user', {
+    Delete: {
+      TableName: tableName(),
+      Key: keys.user(tenantId, user.userId),
+      ConditionExpression: 'updatedAt = :seen',
+      ExpressionAttributeValues: { ':seen': user.updatedAt },
     },
-    ...(releaseClaim ? [loginRelease(tenantId, user.login, user.userId)] : []),
-    ...alongside,
-  ]);
+  });
+  if (releaseClaim) tx.add('loginRelease', loginRelease(tenantId, user.login, user.userId));
+  tx.include(alongside);
+  const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount, counted: countUsers(tenantId) }, tx);
   if (result.written) return 'deleted';
-  return 'failedConditions' in result && result.failedConditions.includes(0) ? 'changed' : 'claim_not_held';
+  return 'failed' in result && result.failed.has('user') ? 'changed' : 'claim_not_held';
 }
 
 /**
@@ -300,6 +303,9 @@ export async function findCount(tenantId: number, name: 'USERS' | 'GROUPS' | 'ME
 /** Memberships, in transactions of at most this many (with the count's item). */
 const membershipsPerTransaction = 99;
 
+/** Each membership of a sweep's transaction by its own name: the ones gone already are left out of the next. */
+const membershipName = (membership: { pk: string; sk: string }) => nameByKey('membership', membership);
+
 /** The tenant's memberships as the count counts them. */
 const countMemberships = (tenantId: number) => () => countItems(tenantId, keys.membershipsPrefix());
 
@@ -312,16 +318,20 @@ async function deleteCountedMemberships(tenantId: number, memberships: readonly 
   for (let start = 0; start < memberships.length; start += membershipsPerTransaction) {
     let pending = memberships.slice(start, start + membershipsPerTransaction);
     while (pending.length > 0) {
+      const tx = transaction<ReturnType<typeof membershipName>>();
+      for (const { pk, sk } of pending) {
+        tx.add(membershipName({ pk, sk }), {
+          Delete: { TableName: tableName(), Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' },
+        });
+      }
       const outcome = await countedWrite(
         tenantId,
         { name: 'MEMBERSHIPS', delta: -pending.length, max: maxCount, counted: countMemberships(tenantId) },
-        pending.map(({ pk, sk }) => ({
-          Delete: { TableName: tableName(), Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' },
-        })),
+        tx,
       );
       if (outcome.written || 'limit' in outcome) break;
-      const gone = new Set(outcome.failedConditions);
-      pending = pending.filter((_, index) => !gone.has(index));
+      const { failed } = outcome;
+      pending = pending.filter((membership) => !failed.has(membershipName(membership)));
     }
   }
 }
@@ -361,18 +371,21 @@ export function listDatamartOwners(tenantId: number): Promise<UserName[]> {
  * For the transaction that makes these users owners of a datamart: those not in the owners index yet
  * go in, if they still exist (a deleted user must not come back as an item with only index keys).
  */
-export function ownersIndexEntries(users: readonly UserRecord[]): TransactItem[] {
+export function ownersIndexEntries(users: readonly UserRecord[]): NamedItem<'ownersIndexEntry'>[] {
   return users
     .filter((user) => user.gsi1pk === undefined)
     .map((user) => {
       const entry = keys.datamartOwnersIndex(user.tenantId, user.userId);
       return {
-        Update: {
-          TableName: tableName(),
-          Key: keys.user(user.tenantId, user.userId),
-          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
+        name: 'ownersIndexEntry',
+        item: {
+          Update: {
+            TableName: tableName(),
+            Key: keys.user(user.tenantId, user.userId),
+            UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
+          },
         },
       };
     });
@@ -389,17 +402,17 @@ const countGroups = (tenantId: number) => () => countItems(tenantId, keys.groups
  * Writes the group, with `alongside`, and one more on the tenant's group count, together: `false`
  * when the tenant has `max` groups already (the count's condition, whatever runs at the same time).
  */
-export async function insertGroup(group: GroupRecord, alongside: readonly TransactItem[], max: number): Promise<boolean> {
-  const outcome = await countedWrite(group.tenantId, { name: 'GROUPS', delta: 1, max, counted: countGroups(group.tenantId) }, [
-    {
+export async function insertGroup(group: GroupRecord, alongside: Alongside, max: number): Promise<boolean> {
+  const tx = transaction<'group' | AlongsideName>()
+    .add('group', {
       Put: {
         TableName: tableName(),
         Item: { ...group, ...keys.group(group.tenantId, group.groupId) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside);
+  const outcome = await countedWrite(group.tenantId, { name: 'GROUPS', delta: 1, max, counted: countGroups(group.tenantId) }, tx);
   if (outcome.written) return true;
   if ('limit' in outcome) return false;
   throw new Error(`Group ${group.groupId} of tenant ${group.tenantId} already exists`);
@@ -439,22 +452,24 @@ export async function insertMembership(
   userId: number,
   max: number,
 ): Promise<'written' | 'exists' | 'missing' | 'limit'> {
-  const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: 1, max, counted: countMemberships(tenantId) }, [
-    { ConditionCheck: { TableName: tableName(), Key: keys.user(tenantId, userId), ConditionExpression: 'attribute_exists(pk)' } },
-    {
+  const tx = transaction<'user' | 'group' | 'membership'>()
+    .add('user', {
+      ConditionCheck: { TableName: tableName(), Key: keys.user(tenantId, userId), ConditionExpression: 'attribute_exists(pk)' },
+    })
+    .add('group', {
       ConditionCheck: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
-    },
-    {
+    })
+    .add('membership', {
       Put: {
         TableName: tableName(),
         Item: { ...keys.membership(tenantId, groupId, userId), tenantId, groupId, userId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-  ]);
+    });
+  const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: 1, max, counted: countMemberships(tenantId) }, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
-  return outcome.failedConditions.some((index) => index < 2) ? 'missing' : 'exists';
+  return outcome.failed.has('user') || outcome.failed.has('group') ? 'missing' : 'exists';
 }
 
 /** Deletes the membership, if there is one, and takes it off the tenant's count. */
@@ -467,11 +482,13 @@ export async function deleteMembership(tenantId: number, groupId: number, userId
  * Deletes the group's record, with `alongside`, and takes it off the tenant's group count,
  * together; `false` when it is gone already.
  */
-export async function deleteGroupRecord(tenantId: number, groupId: number, alongside: readonly TransactItem[]): Promise<boolean> {
-  const outcome = await countedWrite(tenantId, { name: 'GROUPS', delta: -1, max: maxCount, counted: countGroups(tenantId) }, [
-    { Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' } },
-    ...alongside,
-  ]);
+export async function deleteGroupRecord(tenantId: number, groupId: number, alongside: Alongside): Promise<boolean> {
+  const tx = transaction<'group' | AlongsideName>()
+    .add('group', {
+      Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
+    })
+    .include(alongside);
+  const outcome = await countedWrite(tenantId, { name: 'GROUPS', delta: -1, max: maxCount, counted: countGroups(tenantId) }, tx);
   return outcome.written;
 }
 

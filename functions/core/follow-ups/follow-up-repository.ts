@@ -1,5 +1,6 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, type Page, queryPage, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
+import { db, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
+import type { NamedItem } from '#functions/core/store/transaction.ts';
 import { keys } from '#functions/core/store/keys.ts';
 
 /**
@@ -32,14 +33,20 @@ export const followUpShards = 8;
 const followUpKey = ({ ownerId, kind, subjectId }: Omit<FollowUp, 'createdAt'>) =>
   keys.followUp(followUpShards, ownerId, kind, subjectId);
 
+/** An item a follow-up adds to another write's transaction: unconditional, so it never fails. */
+export type FollowUpItem = NamedItem<'followUp'>;
+
 /** For the transaction of the write that leaves the work. */
-export function recordFollowUp(followUp: Omit<FollowUp, 'createdAt'>, now = Date.now()): TransactItem {
-  return { Put: { TableName: tableName(), Item: { ...followUpKey(followUp), ...followUp, createdAt: now } } };
+export function recordFollowUp(followUp: Omit<FollowUp, 'createdAt'>, now = Date.now()): FollowUpItem {
+  return {
+    name: 'followUp',
+    item: { Put: { TableName: tableName(), Item: { ...followUpKey(followUp), ...followUp, createdAt: now } } },
+  };
 }
 
 /** For the transaction of the write that finishes the work. */
-export function clearFollowUp(followUp: Omit<FollowUp, 'createdAt'>): TransactItem {
-  return { Delete: { TableName: tableName(), Key: followUpKey(followUp) } };
+export function clearFollowUp(followUp: Omit<FollowUp, 'createdAt'>): FollowUpItem {
+  return { name: 'followUp', item: { Delete: { TableName: tableName(), Key: followUpKey(followUp) } } };
 }
 
 /** When the work's last step is not a transaction (a queue send, a batch of deletes). */

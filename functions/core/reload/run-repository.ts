@@ -1,8 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
-import { db, getItem, nextTenantId, type Page, queryPage, tableName, transact } from '#functions/core/store/dynamo.ts';
+import { db, getItem, nextTenantId, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 
 /** `dispatched` until the agent reports the others. */
 export type RunStatus = 'dispatched' | ReportRunBody['status'];
@@ -43,9 +44,9 @@ export function allocateRunId(tenantId: number): Promise<number> {
  * Writes the run on its agent's pending list and marks its load as recorded, together; `false`
  * when the load was recorded already.
  */
-export function insertRun(run: RunRecord, deduplicationId: string): Promise<boolean> {
-  return transact([
-    {
+export async function insertRun(run: RunRecord, deduplicationId: string): Promise<boolean> {
+  const outcome = await transaction<'recordedLoad' | 'run'>()
+    .add('recordedLoad', {
       Put: {
         TableName: tableName(),
         Item: {
@@ -55,8 +56,8 @@ export function insertRun(run: RunRecord, deduplicationId: string): Promise<bool
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    {
+    })
+    .add('run', {
       Put: {
         TableName: tableName(),
         Item: {
@@ -65,8 +66,9 @@ export function insertRun(run: RunRecord, deduplicationId: string): Promise<bool
           ...keys.agentPendingRunsIndex(run.tenantId, run.agentId, run.runId),
         },
       },
-    },
-  ]);
+    })
+    .commit();
+  return outcome.written;
 }
 
 /** The runs dispatched to an agent and not yet taken, oldest first. */

@@ -1,20 +1,9 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  db,
-  getAll,
-  getItem,
-  putAll,
-  queryAll,
-  queryPage,
-  tableName,
-  transactOrReasons,
-  type TransactItem,
-  writeIf,
-  mapPage,
-} from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, putAll, queryAll, queryPage, tableName, writeIf, mapPage } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import { isUtcInstant } from './instants.ts';
 import type { ScheduleFile } from './schedule-types.ts';
@@ -137,50 +126,47 @@ export async function writeSchedule(
   max: number,
 ): Promise<WriteOutcome | 'limit'> {
   const tenantItem = tenantGuard(record.tenantId, record.minuteTriggers, minuteCountChange);
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: scheduleItem(record),
-        ...(expectedVersion === undefined
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: 'version = :expected', ExpressionAttributeValues: { ':expected': expectedVersion } }),
-      },
+  const tx = transaction<'schedule' | 'tenant'>().add('schedule', {
+    Put: {
+      TableName: tableName(),
+      Item: scheduleItem(record),
+      ...(expectedVersion === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'version = :expected', ExpressionAttributeValues: { ':expected': expectedVersion } }),
     },
-    ...(tenantItem ? [tenantItem] : []),
-  ];
+  });
+  if (tenantItem) tx.add('tenant', tenantItem);
   const { tenantId } = record;
   const outcome =
     expectedVersion === undefined
-      ? await countedTransaction(scheduleCount(tenantId), { delta: 1, max, counted: countSchedules(tenantId) }, items)
-      : await transactOrReasons(items);
+      ? await countedTransaction(scheduleCount(tenantId), { delta: 1, max, counted: countSchedules(tenantId) }, tx)
+      : await tx.commit();
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
-  return outcome.failedConditions.includes(0) ? 'version_changed' : 'tenant_changed';
+  return outcome.failed.has('schedule') ? 'version_changed' : 'tenant_changed';
 }
 
 /** Deletes a schedule still at `expectedVersion`, keeping the tenant's Minute count and schedule count right. */
 export async function deleteScheduleRecord(record: ScheduleRecord): Promise<WriteOutcome> {
   const { tenantId } = record;
   const tenantItem = tenantGuard(tenantId, false, record.minuteTriggers ? -1 : 0);
+  const tx = transaction<'schedule' | 'tenant'>().add('schedule', {
+    Delete: {
+      TableName: tableName(),
+      Key: keys.schedule(tenantId, record.scheduleId),
+      ConditionExpression: 'version = :expected',
+      ExpressionAttributeValues: { ':expected': record.version },
+    },
+  });
+  if (tenantItem) tx.add('tenant', tenantItem);
   const outcome = await countedTransaction(
     scheduleCount(tenantId),
     { delta: -1, max: noMaximum, counted: countSchedules(tenantId) },
-    [
-      {
-        Delete: {
-          TableName: tableName(),
-          Key: keys.schedule(tenantId, record.scheduleId),
-          ConditionExpression: 'version = :expected',
-          ExpressionAttributeValues: { ':expected': record.version },
-        },
-      },
-      ...(tenantItem ? [tenantItem] : []),
-    ],
+    tx,
   );
   if (outcome.written) return 'written';
   if ('limit' in outcome) throw new Error('A decrease is never over its quota');
-  return outcome.failedConditions.includes(0) ? 'version_changed' : 'tenant_changed';
+  return outcome.failed.has('schedule') ? 'version_changed' : 'tenant_changed';
 }
 
 /** The tenant side of a schedule write: live, minute granularity when needed, Minute count kept. */

@@ -258,13 +258,22 @@ export async function writeIf(write: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
-/** One item of a TransactWriteItems. */
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type Operations = Required<
+  Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck' | 'Put' | 'Delete' | 'Update'>
+>;
 
 /**
- * Runs a transaction. Returns `false` when a condition check cancelled it (the caller decides what
- * that means: not found, conflict, retry; `transactOrReasons` also says which item), and rethrows
- * anything else.
+ * One item of a TransactWriteItems: exactly one of its four operations. (The SDK's own type takes
+ * any object, a named item of transaction.ts included, which DynamoDB would then refuse.)
+ */
+export type TransactItem = {
+  [Operation in keyof Operations]: Pick<Operations, Operation> & Partial<Record<Exclude<keyof Operations, Operation>, never>>;
+}[keyof Operations];
+
+/**
+ * Runs a transaction of raw items, for the store's own writes (replaceItems). Returns `false` when a
+ * condition check cancelled it, and rethrows anything else. Every other module writes through
+ * transaction.ts, which says which items failed by their names.
  */
 export async function transact(items: readonly TransactItem[]): Promise<boolean> {
   return (await transactOrReasons(items)).written;
@@ -274,7 +283,8 @@ export async function transact(items: readonly TransactItem[]): Promise<boolean>
 const conflictAttempts = 8;
 
 /**
- * Like `transact`, and on a failed condition the indexes of the items whose condition failed. An
+ * Like `transact`, and on a failed condition the indexes of the items whose condition failed: what
+ * transaction.ts turns into the names of those items (nothing else reads the indexes). An
  * idempotent request's own record failing its condition is not the operation's business: another
  * attempt of the same request took it over (this one outlived its deadline), so this one stops.
  *

@@ -1,4 +1,4 @@
-import type { TransactItem } from './dynamo.ts';
+import type { NamedItem, RequestRecord } from './transaction.ts';
 
 /**
  * What the caller of an operation adds to the operation's own transactions so that a retry of the
@@ -9,9 +9,9 @@ import type { TransactItem } from './dynamo.ts';
  */
 export interface Resumable<Result, Progress = never> {
   /** Items for the operation's last transaction, given the result it will return. */
-  finish(result: Result): TransactItem[];
+  finish(result: Result): NamedItem<RequestRecord>[];
   /** Items for the transaction of a step that a retry should resume after, recording what it needs to. */
-  checkpoint(progress: Progress): TransactItem[];
+  checkpoint(progress: Progress): NamedItem<RequestRecord>[];
   /** What the last checkpoint of an earlier attempt recorded, when this attempt resumes one that stopped. */
   resumeFrom: Progress | undefined;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { listAgents } from '#functions/core/agents/agent-repository.ts';
 import { conflict } from '#functions/core/errors.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
-import type { TransactItem } from '#functions/core/store/dynamo.ts';
+import type { Alongside } from '#functions/core/store/transaction.ts';
 import { type ReloadItem, reloadPlan } from '#functions/core/reload/plan.ts';
 import { tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { applyRefusal } from './apply-check.ts';
@@ -37,7 +37,7 @@ export interface ApplyOptions {
    */
   keepPlanPending?: boolean;
   /** Committed with the apply's last transaction (the creating request's answer). */
-  alongside?: readonly TransactItem[];
+  alongside?: Alongside;
 }
 
 /**

@@ -17,12 +17,11 @@ import {
   queryAll,
   queryPage,
   tableName,
-  transact,
-  transactOrReasons,
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
 import type { TemplateBundle } from './bundle.ts';
 import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { type IdCounter, idCounters, type ResourceType, type StoredOf, type StoredResource } from './tenant-resources.ts';
@@ -113,9 +112,9 @@ async function countTemplates(clientId: number): Promise<number> {
   return (await queryAll<{ pk: string }>(keys.client(clientId).pk, keys.templatesPrefix, { projection: 'pk' })).length;
 }
 
-/** Writes `items` with a change to the client's count of templates (clients/quotas.ts): +1 for a publication, -1 for a deletion. */
-const templatesWrite = (clientId: number, delta: 1 | -1, max: number, items: readonly TransactItem[]) =>
-  countedTransaction(clientCountKey(clientId, 'TEMPLATES'), { delta, max, counted: () => countTemplates(clientId) }, items);
+/** Commits `tx` with a change to the client's count of templates (clients/quotas.ts): +1 for a publication, -1 for a deletion. */
+const templatesWrite = <Name extends string>(clientId: number, delta: 1 | -1, max: number, tx: Transaction<Name>) =>
+  countedTransaction(clientCountKey(clientId, 'TEMPLATES'), { delta, max, counted: () => countTemplates(clientId) }, tx);
 
 /**
  * Version 1 of a new template, with its record, the claim on its name and `alongside`, in one
@@ -127,31 +126,31 @@ export async function insertTemplate(
   clientId: number,
   templateId: number,
   bundle: TemplateBundle,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
   max = maxTemplatesPerClient,
 ): Promise<'written' | 'name_taken' | 'limit'> {
   const record = newTemplateRecord(clientId, templateId, bundle);
-  const outcome = await templatesWrite(clientId, 1, max, [
-    nameClaim(clientId, templateId, bundle.nome),
-    {
+  const tx = transaction<'nameClaim' | 'template' | 'version' | AlongsideName>()
+    .add('nameClaim', nameClaim(clientId, templateId, bundle.nome))
+    .add('template', {
       Put: {
         TableName: tableName(),
         Item: { ...record, ...keys.template(clientId, templateId) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    {
+    })
+    .add('version', {
       Put: {
         TableName: tableName(),
         Item: versionItem(clientId, templateId, 1, bundle, record.createdAt),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside);
+  const outcome = await templatesWrite(clientId, 1, max, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
-  if (outcome.failedConditions.includes(0)) return 'name_taken';
+  if (outcome.failed.has('nameClaim')) return 'name_taken';
   throw new Error(`Template ${templateId} already exists`);
 }
 
@@ -170,14 +169,14 @@ export async function insertNextVersion(
   const now = new Date().toISOString();
   const version = template.latestVersion + 1;
   const renamed = nameKey(bundle.nome) !== nameKey(template.nome);
-  const outcome = await transactOrReasons([
-    ...(renamed
-      ? [
-          nameClaim(template.clientId, template.templateId, bundle.nome),
-          { Delete: { TableName: tableName(), Key: keys.templateName(template.clientId, nameKey(template.nome)) } },
-        ]
-      : []),
-    {
+  const tx = transaction<'nameClaim' | 'oldNameClaim' | 'template' | 'version'>();
+  if (renamed) {
+    tx.add('nameClaim', nameClaim(template.clientId, template.templateId, bundle.nome)).add('oldNameClaim', {
+      Delete: { TableName: tableName(), Key: keys.templateName(template.clientId, nameKey(template.nome)) },
+    });
+  }
+  const outcome = await tx
+    .add('template', {
       Update: {
         TableName: tableName(),
         Key: keys.template(template.clientId, template.templateId),
@@ -192,21 +191,21 @@ export async function insertNextVersion(
           ':now': now,
         },
       },
-    },
-    {
+    })
+    .add('version', {
       Put: {
         TableName: tableName(),
         Item: versionItem(template.clientId, template.templateId, version, bundle, now),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-  ]);
+    })
+    .commit();
   if (outcome.written) {
     return { ...template, nome: bundle.nome, latestVersion: version, bundleHash: bundleHashOf(bundle), updatedAt: now };
   }
   // The record's condition failed at the version read: that version is the last one a template may have.
-  if (outcome.failedConditions.includes(renamed ? 2 : 0) && template.latestVersion >= max) return 'limit';
-  return renamed && outcome.failedConditions.includes(0) ? 'name_taken' : 'version_taken';
+  if (outcome.failed.has('template') && template.latestVersion >= max) return 'limit';
+  return outcome.failed.has('nameClaim') ? 'name_taken' : 'version_taken';
 }
 
 /**
@@ -215,28 +214,28 @@ export async function insertNextVersion(
  * takes it off the client's count of templates (its place is free); `false` when it changed or
  * became the default meanwhile.
  */
-export async function deleteTemplateRecord(template: TemplateRecord, alongside: readonly TransactItem[]): Promise<boolean> {
+export async function deleteTemplateRecord(template: TemplateRecord, alongside: Alongside): Promise<boolean> {
   const { clientId, templateId } = template;
-  const outcome = await templatesWrite(clientId, -1, Number.MAX_SAFE_INTEGER, [
-    {
+  const tx = transaction<'notDefault' | 'template' | 'nameClaim' | AlongsideName>()
+    .add('notDefault', {
       ConditionCheck: {
         TableName: tableName(),
         Key: keys.client(clientId),
         ConditionExpression: 'attribute_not_exists(defaultTemplateId) OR defaultTemplateId <> :templateId',
         ExpressionAttributeValues: { ':templateId': templateId },
       },
-    },
-    {
+    })
+    .add('template', {
       Delete: {
         TableName: tableName(),
         Key: keys.template(clientId, templateId),
         ConditionExpression: 'latestVersion = :seen',
         ExpressionAttributeValues: { ':seen': template.latestVersion },
       },
-    },
-    { Delete: { TableName: tableName(), Key: keys.templateName(clientId, nameKey(template.nome)) } },
-    ...alongside,
-  ]);
+    })
+    .add('nameClaim', { Delete: { TableName: tableName(), Key: keys.templateName(clientId, nameKey(template.nome)) } })
+    .include(alongside);
+  const outcome = await templatesWrite(clientId, -1, Number.MAX_SAFE_INTEGER, tx);
   return outcome.written;
 }
 
@@ -288,20 +287,19 @@ export async function loadVersionBundle(
  * it. The template must still exist when it is set (a deletion meanwhile cannot leave a default
  * that names nothing): `false` otherwise.
  */
-export function storeDefaultTemplate(clientId: number, templateId: number | null): Promise<boolean> {
-  return transact([
-    ...(templateId === null
-      ? []
-      : [
-          {
-            ConditionCheck: {
-              TableName: tableName(),
-              Key: keys.template(clientId, templateId),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
-          },
-        ]),
-    {
+export async function storeDefaultTemplate(clientId: number, templateId: number | null): Promise<boolean> {
+  const tx = transaction<'template' | 'client'>();
+  if (templateId !== null) {
+    tx.add('template', {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: keys.template(clientId, templateId),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    });
+  }
+  const outcome = await tx
+    .add('client', {
       Update: {
         TableName: tableName(),
         Key: keys.client(clientId),
@@ -309,8 +307,9 @@ export function storeDefaultTemplate(clientId: number, templateId: number | null
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
       },
-    },
-  ]);
+    })
+    .commit();
+  return outcome.written;
 }
 
 /** A tenant's template apply in progress or last finished: its lock, and what it left pending. */
@@ -438,15 +437,15 @@ export async function findLatestVersion(
  * `alongside` commits (the caller's answer, the end of a follow-up), together; `false` when the
  * tenant is gone or deleted.
  */
-export function finishApplyJournal(
+export async function finishApplyJournal(
   tenantId: number,
   lockId: string,
   { templateId, version }: { templateId: number; version: number },
   stillPending: string[],
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
 ): Promise<boolean> {
-  return transact([
-    {
+  const outcome = await transaction<'tenant' | 'journal' | AlongsideName>()
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenantId),
@@ -459,8 +458,8 @@ export function finishApplyJournal(
           ':templateId': templateId,
         },
       },
-    },
-    {
+    })
+    .add('journal', {
       Update: {
         TableName: tableName(),
         Key: keys.applyJournal(tenantId),
@@ -469,9 +468,10 @@ export function finishApplyJournal(
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':done': 'done', ':pending': stillPending, ':zero': 0, ':lockId': lockId },
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside)
+    .commit();
+  return outcome.written;
 }
 
 /** Lets the next apply start at once, if the apply holding `lockId` still holds the lock (the journal stays in progress). */

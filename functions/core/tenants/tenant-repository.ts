@@ -7,20 +7,10 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
-import {
-  db,
-  getAll,
-  getItem,
-  nextId,
-  type Page,
-  queryAll,
-  queryPage,
-  tableName,
-  transact,
-  type TransactItem,
-} from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextId, type Page, queryAll, queryPage, tableName } from '#functions/core/store/dynamo.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { keys } from '#functions/core/store/keys.ts';
+import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
 
@@ -88,9 +78,9 @@ async function countLiveTenants(clientId: number): Promise<number> {
   return (await queryAll<{ pk: string }>(partition, '', { index: 'gsi1', projection: 'pk' })).length;
 }
 
-/** Writes `items` with a change to the client's count of live tenants (clients/quotas.ts): +1 for a creation, -1 for a deletion. */
-const liveTenantsWrite = (clientId: number, delta: 1 | -1, max: number, items: readonly TransactItem[]) =>
-  countedTransaction(clientCountKey(clientId, 'TENANTS'), { delta, max, counted: () => countLiveTenants(clientId) }, items);
+/** Commits `tx` with a change to the client's count of live tenants (clients/quotas.ts): +1 for a creation, -1 for a deletion. */
+const liveTenantsWrite = <Name extends string>(clientId: number, delta: 1 | -1, max: number, tx: Transaction<Name>) =>
+  countedTransaction(clientCountKey(clientId, 'TENANTS'), { delta, max, counted: () => countLiveTenants(clientId) }, tx);
 
 /** A deletion is never refused by the quota. */
 const noMaximum = Number.MAX_SAFE_INTEGER;
@@ -106,21 +96,21 @@ const noMaximum = Number.MAX_SAFE_INTEGER;
 export async function insertTenant(
   tenant: TenantRecord,
   token: string,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
   max = maxTenantsPerClient,
 ): Promise<'written' | 'limit'> {
-  const outcome = await liveTenantsWrite(tenant.clientId, 1, max, [
-    ...alongside,
-    ...(await defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt)),
-    {
+  const tx = transaction<'defaultAgent' | 'tenant' | 'token' | AlongsideName>()
+    .include(alongside)
+    .add('defaultAgent', ...(await defaultAgentItems(tenant.tenantId, tenant.clientId, tenant.createdAt)))
+    .add('tenant', {
       Put: {
         TableName: tableName(),
         Item: { ...tenant, ...tenantKeys(tenant) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-    newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-  ]);
+    })
+    .add('token', newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }));
+  const outcome = await liveTenantsWrite(tenant.clientId, 1, max, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
   throw new Error(`Tenant ${tenant.tenantId} or its token already exists`);
@@ -185,9 +175,9 @@ export async function claimDeletion(tenant: TenantRecord, until: number): Promis
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
   const agentTokens = await agentRevocationItems(tenant.tenantId);
-  const outcome = await liveTenantsWrite(tenant.clientId, -1, noMaximum, [
-    ...agentTokens,
-    {
+  const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'deletionRecord'>()
+    .add('agentTokens', ...agentTokens)
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
@@ -195,10 +185,10 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':deletedAt': deletedAt },
       },
-    },
+    })
     // Unconditional: the tenant's tokenHash condition above already pins which token this is.
-    tenantDeletedTokenWrite(tenant.tokenHash, deletedAt),
-    {
+    .add('tokenMark', tenantDeletedTokenWrite(tenant.tokenHash, deletedAt))
+    .add('deletionRecord', {
       Put: {
         TableName: tableName(),
         Item: {
@@ -211,8 +201,8 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
-    },
-  ]);
+    });
+  const outcome = await liveTenantsWrite(tenant.clientId, -1, noMaximum, tx);
   return outcome.written;
 }
 
@@ -221,9 +211,9 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
  * deletion claims the tenant (`claimDeletion`): the deletion marks the token it read, and rotations
  * in a loop would otherwise keep it re-reading. `false` when the tenant changed since it was read.
  */
-export function replaceTenantToken(tenant: TenantRecord, newToken: string, updatedAt: string): Promise<boolean> {
-  return transact([
-    {
+export async function replaceTenantToken(tenant: TenantRecord, newToken: string, updatedAt: string): Promise<boolean> {
+  const outcome = await transaction<'tenant' | 'oldToken' | 'newToken'>()
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
@@ -236,10 +226,11 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
           ':now': Date.now(),
         },
       },
-    },
-    revokeTokenWrite(tenant.tokenHash),
-    newTokenWrite(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }),
-  ]);
+    })
+    .add('oldToken', revokeTokenWrite(tenant.tokenHash))
+    .add('newToken', newTokenWrite(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }))
+    .commit();
+  return outcome.written;
 }
 
 /**
@@ -248,17 +239,17 @@ export function replaceTenantToken(tenant: TenantRecord, newToken: string, updat
  * also stamps `sessionsValidAfterMs` (the instant of `updatedAt`) and its second
  * `sessionsValidAfter`: what was issued until then stays void after a reactivation.
  */
-export function updateTenantActive(
+export async function updateTenantActive(
   tenant: TenantRecord,
   ativo: boolean,
   updatedAt: string,
-  alongside: readonly TransactItem[],
+  alongside: Alongside,
 ): Promise<boolean> {
   const at = Date.parse(updatedAt);
   const stamp = ativo ? {} : { ':stampMs': at, ':stamp': Math.floor(at / 1000) };
   const stamps = ativo ? '' : ', sessionsValidAfterMs = :stampMs, sessionsValidAfter = :stamp';
-  return transact([
-    {
+  const outcome = await transaction<'tenant' | AlongsideName>()
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
@@ -266,19 +257,20 @@ export function updateTenantActive(
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':ativo': ativo, ':updatedAt': updatedAt, ...stamp },
       },
-    },
-    ...alongside,
-  ]);
+    })
+    .include(alongside)
+    .commit();
+  return outcome.written;
 }
 
 /**
  * Drops the tenant's pending template (it was deleted before it could be applied), and the
  * follow-up that would apply it, with `alongside`, together.
  */
-export async function dropPendingTemplate(tenant: TenantRecord, alongside: readonly TransactItem[]): Promise<void> {
+export async function dropPendingTemplate(tenant: TenantRecord, alongside: Alongside): Promise<void> {
   const templateId = tenant.pendingTemplate?.templateId;
-  await transact([
-    {
+  await transaction<'tenant' | AlongsideName>()
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
@@ -286,10 +278,9 @@ export async function dropPendingTemplate(tenant: TenantRecord, alongside: reado
         ConditionExpression: 'pendingTemplate.templateId = :templateId',
         ExpressionAttributeValues: { ':templateId': templateId },
       },
-    },
-    clearFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId }),
-    ...alongside,
-  ]);
+    })
+    .include([clearFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId }), ...alongside])
+    .commit();
 }
 
 /**
@@ -297,10 +288,10 @@ export async function dropPendingTemplate(tenant: TenantRecord, alongside: reado
  * `next` has them, if the tenant is as read; going back to hours also needs no schedule with Minute
  * triggers (its count is kept with each schedule write). `false` otherwise.
  */
-export function updateTenantFields(tenant: TenantRecord, next: TenantRecord): Promise<boolean> {
+export async function updateTenantFields(tenant: TenantRecord, next: TenantRecord): Promise<boolean> {
   const toHours = next.schedulingGranularity === 'hours' && tenant.schedulingGranularity === 'minutes';
-  return transact([
-    {
+  const outcome = await transaction<'tenant'>()
+    .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: keys.tenant(tenant.tenantId),
@@ -320,6 +311,7 @@ export function updateTenantFields(tenant: TenantRecord, next: TenantRecord): Pr
           ...(toHours ? { ':zero': 0 } : {}),
         },
       },
-    },
-  ]);
+    })
+    .commit();
+  return outcome.written;
 }

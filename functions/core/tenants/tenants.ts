@@ -8,8 +8,9 @@ import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { applyTemplate } from '#functions/core/templates/apply.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
-import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
-import { mapPage, type Page, type TransactItem } from '#functions/core/store/dynamo.ts';
+import { type FollowUpItem, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { mapPage, type Page } from '#functions/core/store/dynamo.ts';
+import type { Alongside } from '#functions/core/store/transaction.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { defaultSchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
 import { refuseMinuteSchedules } from '#functions/core/schedules/schedules.ts';
@@ -166,7 +167,7 @@ const tenantQuotaReached = () =>
   );
 
 /** The follow-up that applies an active tenant's pending template if the request doing it stops. */
-const provisioning = (tenant: TenantRecord): TransactItem =>
+const provisioning = (tenant: TenantRecord): FollowUpItem =>
   recordFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId });
 
 async function resumeCreation(
@@ -210,11 +211,7 @@ async function provision(
  * the apply's last write; a pending template that was deleted since is dropped (with `alongside`).
  * The plan is not handed to anyone here: its tables stay pending for the tenant's next apply.
  */
-export async function applyPendingTemplate(
-  tenant: TenantRecord,
-  deadline: number,
-  alongside: readonly TransactItem[] = [],
-): Promise<void> {
+export async function applyPendingTemplate(tenant: TenantRecord, deadline: number, alongside: Alongside = []): Promise<void> {
   const pending = tenant.pendingTemplate;
   if (!pending || !tenant.ativo || tenant.deletedAt) return;
   if (!(await templateExists(tenant.clientId, pending.templateId))) {

@@ -1,0 +1,295 @@
+/**
+ * The entity layer's core: what an item of the table is, declared once (entity-declarations.ts).
+ * The vocabulary is ElectroDB's (entities, their facets, indexes and collections), without its
+ * package: its transactions cannot carry this service's idempotency, follow-up, count and claim
+ * items. A declaration is data: its key templates, made of literal text and typed facets, give the
+ * item's key, its index entries and the prefixes that query it; its claims, count and sweep say the
+ * rules the repositories keep.
+ */
+import type { FollowUpKind } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { foldedText, nameKey } from '#functions/core/names.ts';
+import { type IndexName, tableDefinition } from './table-definition.ts';
+
+/** How a facet's value is written into a key (`letter`: one letter per value, from `letters`). */
+export type FacetKind = 'decimal' | 'sortable' | 'text' | 'folded' | 'name-key' | 'letter';
+
+/**
+ * A named, typed value in a key template. Named as the records' attribute, so that a record is its
+ * own facets; a name has one type wherever the entity uses it (not always one kind: ids are
+ * `decimal` in partition keys and `sortable` in sort keys).
+ */
+export interface Facet<Name extends string = string, Value = never> {
+  readonly name: Name;
+  readonly kind: FacetKind;
+  readonly write: (value: Value) => string;
+  /** A `letter` facet's values and their letters. */
+  readonly letters?: Readonly<Record<string, string>>;
+}
+
+type AnyFacet = Facet<string, never>;
+
+/** An integer as it is written (`TENANT#7`). */
+export const decimal = <Name extends string>(name: Name): Facet<Name, number> => ({ name, kind: 'decimal', write: String });
+
+/** An integer zero-padded to 12 digits, so that keys order as numbers do (9 before 10). */
+export const sortable = <Name extends string>(name: Name): Facet<Name, number> => ({
+  name,
+  kind: 'sortable',
+  write: (value) => value.toString().padStart(12, '0'),
+});
+
+/** Text as it is (a hash, a slot, a name compared exactly). */
+export const text = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'text', write: (value) => value });
+
+/** Text as a reader sees it (names.ts `foldedText`): what must be unique as a reader tells names apart. */
+export const folded = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'folded', write: foldedText });
+
+/** A name as names compare where one must be unique (names.ts `nameKey`: folded, runs of spaces collapsed). */
+export const nameKeyed = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'name-key', write: nameKey });
+
+/** One of a few values, each written as its letter. */
+export const letter = <Name extends string, Value extends string>(
+  name: Name,
+  letters: Readonly<Record<Value, string>>,
+): Facet<Name, Value> => ({ name, kind: 'letter', letters, write: (value) => letters[value] });
+
+/** The values a list of facets takes, by name. */
+type ValuesOf<Facets extends readonly AnyFacet[]> = {
+  [F in Facets[number] as F['name']]: F extends Facet<string, infer Value> ? Value : never;
+};
+
+/** A key attribute's value, as literal text and facets in turn: `TENANT#${decimal('tenantId')}`. */
+export interface KeyTemplate<Values> {
+  readonly facets: readonly AnyFacet[];
+  /** The literal text before the first facet; all of it when the template has none. */
+  readonly constantPrefix: string;
+  /** The template with each facet written `{}`: the templates of one shape may name the same partition. */
+  readonly shape: string;
+  /** The value, every facet given. */
+  render(values: Values): string;
+  /**
+   * The value up to the first facet not given, for a Query's `begins_with`: the facets are taken in
+   * their order, so one given after one left out is an error (it would be silently ignored).
+   */
+  prefix(values: Partial<Values>): string;
+}
+
+type AnyTemplate = KeyTemplate<never>;
+type TemplateValues<T> = T extends KeyTemplate<infer Values> ? Values : never;
+
+/** A key template, written as a tagged template literal whose substitutions are facets. */
+export function keyTemplate<const Facets extends readonly AnyFacet[]>(
+  literals: TemplateStringsArray,
+  ...facets: Facets
+): KeyTemplate<ValuesOf<Facets>> {
+  type Values = Record<string, unknown>;
+  const valueOf = (values: Partial<Values>, facet: AnyFacet) => values[facet.name] as never;
+  const shape = literals.join('{}');
+  return {
+    facets,
+    constantPrefix: literals[0] ?? '',
+    shape,
+    render: (values: Values) =>
+      facets.reduce((written, facet, index) => {
+        if (valueOf(values, facet) === undefined) throw new Error(`The key ${shape} needs ${facet.name}`);
+        return `${written}${facet.write(valueOf(values, facet))}${literals[index + 1]}`;
+      }, literals[0] ?? ''),
+    prefix: (values: Partial<Values>) => {
+      let written = literals[0] ?? '';
+      for (const [index, facet] of facets.entries()) {
+        if (valueOf(values, facet) === undefined) {
+          const later = facets.slice(index + 1).find((next) => valueOf(values, next) !== undefined);
+          if (later) throw new Error(`A prefix of ${shape} takes its facets in order: ${later.name} without ${facet.name}`);
+          return written;
+        }
+        written += `${facet.write(valueOf(values, facet))}${literals[index + 1]}`;
+      }
+      return written;
+    },
+  } as KeyTemplate<ValuesOf<Facets>>;
+}
+
+/** An entry of an entity's items in a global index. */
+export interface IndexDeclaration {
+  readonly pk: AnyTemplate;
+  readonly sk: AnyTemplate;
+  /** Which items have an entry, when not all of them (a sparse index). */
+  readonly sparse?: string;
+  /** The aggregate whose writes give and take the entry, when it is not the entity's own. */
+  readonly writtenBy?: DeclaredEntity;
+}
+
+type IndexDeclarations = { readonly [Index in IndexName]?: IndexDeclaration };
+
+/**
+ * A uniqueness rule: an attribute unique within the claim's partition, kept by a claim item whose key
+ * is made from the attribute's value (written as the claim's facet says: folded, a name key, exact),
+ * put with `attribute_not_exists` in the holder's transaction.
+ */
+export interface UniqueClaim {
+  readonly attribute: string;
+  readonly claim: DeclaredEntity;
+  /** The claim's attribute that names its holder. */
+  readonly holder: string;
+  /**
+   * `never`: a claim found is taken. `when-holder-gone`: a claim left behind by a holder that no
+   * longer exists may be taken over, conditional on it still naming that holder and the holder still
+   * absent.
+   */
+  readonly takeover: 'never' | 'when-holder-gone';
+  /**
+   * How the claim goes when its holder is deleted or renamed. `never`: holders are neither.
+   * `with-holder`: deleted (a rename moves it) in the holder's transaction. `while-held`: the same,
+   * but only while it still names the holder, so a claim taken over stays with its new holder.
+   */
+  readonly release: 'never' | 'with-holder' | 'while-held';
+}
+
+/** How many of an entity there are, bounded in the transaction that creates one (the three mechanisms in use). */
+export type CountRule =
+  /** One `{ value }` item per name, changed and conditioned in each creation's and deletion's transaction (store/counts.ts). */
+  | { readonly kind: 'quota-count'; readonly item: DeclaredEntity; readonly name: string }
+  /** An item of its own, `{ value }`, started and conditioned by the entity's creations (the agents' `AGENTCOUNT`). */
+  | { readonly kind: 'own-count'; readonly item: DeclaredEntity }
+  /**
+   * An attribute of the parent's record, advanced with a condition on its maximum (a template's
+   * `latestVersion`). The parent is named through a function: its own declaration names this entity
+   * (what its deletion leaves), so it is declared after it.
+   */
+  | { readonly kind: 'parent-attribute'; readonly parent: () => DeclaredEntity; readonly attribute: string };
+
+/** What an item's deletion leaves, and the follow-up, written in the deleting transaction, that sweeps it. */
+export interface Sweep {
+  readonly followUp: FollowUpKind;
+  readonly leaves: readonly DeclaredEntity[];
+}
+
+export interface EntityDeclaration {
+  /** The name it is declared under in entity-declarations.ts `entities`. */
+  readonly name: string;
+  readonly key: { readonly pk: AnyTemplate; readonly sk: AnyTemplate };
+  readonly indexes?: IndexDeclarations;
+  /** Index entries an earlier version gave these items: read, never written, until stored data migrates. */
+  readonly legacyIndexes?: IndexDeclarations;
+  /** Set on an entity only an earlier version wrote: what replaced it. Read, never written. */
+  readonly legacy?: string;
+  readonly unique?: readonly UniqueClaim[];
+  readonly count?: CountRule;
+  readonly sweep?: Sweep;
+}
+
+/** What every entity answers, whatever its facets. */
+export interface DeclaredEntity {
+  readonly name: string;
+  readonly declaration: EntityDeclaration;
+  /** Every facet of its key and index entries. */
+  readonly facets: readonly AnyFacet[];
+}
+
+type KeyValues<D extends EntityDeclaration> = TemplateValues<D['key']['pk']> & TemplateValues<D['key']['sk']>;
+type IndexesOf<Declared> = Declared extends IndexDeclarations ? Declared : Record<never, never>;
+type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
+type IndexValues<Declared> = Declared extends IndexDeclaration
+  ? TemplateValues<Declared['pk']> & TemplateValues<Declared['sk']>
+  : never;
+type EntryValues<Indexes> = UnionToIntersection<{ [Index in keyof Indexes]-?: IndexValues<Indexes[Index]> }[keyof Indexes]>;
+type GlobalIndex = (typeof tableDefinition.globalIndexes)[number];
+type EntryAttributes<Index> = Extract<GlobalIndex, { indexName: Index }>['partitionKey' | 'sortKey'];
+type IndexEntry<Indexes> = { [Attribute in EntryAttributes<keyof Indexes>]: string };
+
+/** An entity's entry in one index, and what a Query of the index names. */
+export interface IndexKeys<Index, PkValues, SkValues> {
+  entry(values: PkValues & SkValues): IndexEntry<Record<Index & string, IndexDeclaration>>;
+  partition(values: PkValues): string;
+  /** The start of the entries' sort keys in their partition (facets in order, from none). */
+  keyPrefix(values: Partial<SkValues>): string;
+}
+
+type IndexKeysOf<Indexes> = {
+  readonly [Index in keyof Indexes]-?: NonNullable<Indexes[Index]> extends IndexDeclaration
+    ? IndexKeys<Index, TemplateValues<NonNullable<Indexes[Index]>['pk']>, TemplateValues<NonNullable<Indexes[Index]>['sk']>>
+    : never;
+};
+
+/** Every facet an entity's items take: their key's and their index entries'. */
+export type FacetValues<E> =
+  E extends Entity<infer D>
+    ? KeyValues<D> & EntryValues<IndexesOf<D['indexes']>> & EntryValues<IndexesOf<D['legacyIndexes']>>
+    : never;
+
+export interface Entity<D extends EntityDeclaration> extends DeclaredEntity {
+  readonly declaration: D;
+  /** The item's primary key. */
+  key(values: KeyValues<D>): { pk: string; sk: string };
+  /** Its partition key: the item collection it sits in. */
+  partition(values: TemplateValues<D['key']['pk']>): string;
+  /** The start of its partition keys, for telling them apart from other entities'. */
+  partitionPrefix(values: Partial<TemplateValues<D['key']['pk']>>): string;
+  /** The start of its sort keys in its partition, for a Query's `begins_with` (facets in order, from none). */
+  keyPrefix(values: Partial<TemplateValues<D['key']['sk']>>): string;
+  /** Its entry in each index it declares, for the item written with one. */
+  indexEntry(values: EntryValues<IndexesOf<D['indexes']>>): IndexEntry<IndexesOf<D['indexes']>>;
+  readonly indexes: IndexKeysOf<IndexesOf<D['indexes']>>;
+  readonly legacyIndexes: IndexKeysOf<IndexesOf<D['legacyIndexes']>>;
+}
+
+function indexKeys(declared: IndexDeclarations | undefined) {
+  return Object.fromEntries(
+    Object.entries(declared ?? {}).map(([index, { pk, sk }]) => {
+      const { partitionKey, sortKey } = tableDefinition.globalIndexes.find(({ indexName }) => indexName === index) as GlobalIndex;
+      const keys: IndexKeys<string, never, never> = {
+        entry: (values) => ({ [partitionKey]: pk.render(values), [sortKey]: sk.render(values) }) as never,
+        partition: (values) => pk.render(values),
+        keyPrefix: (values) => sk.prefix(values),
+      };
+      return [index, keys];
+    }),
+  );
+}
+
+/** An entity, from its declaration. */
+export function entity<const D extends EntityDeclaration>(declaration: D): Entity<D> {
+  const { pk, sk } = declaration.key;
+  const templates = [declaration.indexes, declaration.legacyIndexes].flatMap((declared) =>
+    Object.values(declared ?? {}).flatMap((index) => [index.pk, index.sk]),
+  );
+  const facets = [...new Map([pk, sk, ...templates].flatMap((each) => each.facets).map((facet) => [facet.name, facet])).values()];
+  const indexes = indexKeys(declaration.indexes);
+  return {
+    name: declaration.name,
+    declaration,
+    facets,
+    key: (values) => ({ pk: pk.render(values as never), sk: sk.render(values as never) }),
+    partition: (values) => pk.render(values as never),
+    partitionPrefix: (values) => pk.prefix(values as never),
+    keyPrefix: (values) => sk.prefix(values as never),
+    indexEntry: (values) => Object.assign({}, ...Object.values(indexes).map((index) => index.entry(values as never))),
+    indexes: indexes as never,
+    legacyIndexes: indexKeys(declaration.legacyIndexes) as never,
+  };
+}
+
+/**
+ * Entities whose items share a partition and are read together with one Query of a sort key prefix
+ * (ElectroDB's collections): the longest prefix their sort keys' literal starts have in common.
+ */
+export interface Collection {
+  readonly name: string;
+  readonly members: readonly DeclaredEntity[];
+  /** The partition template its members share. */
+  readonly pk: AnyTemplate;
+  readonly keyPrefix: string;
+}
+
+export function collection(name: string, members: readonly DeclaredEntity[]): Collection {
+  const [first, ...others] = members.map((member) => member.declaration.key);
+  if (!first || others.some((key) => key.pk.shape !== first.pk.shape)) {
+    throw new Error(`The collection ${name} needs members that share one partition`);
+  }
+  const keyPrefix = others.reduce((common, key) => {
+    let length = 0;
+    while (length < common.length && common[length] === key.sk.constantPrefix[length]) length++;
+    return common.slice(0, length);
+  }, first.sk.constantPrefix);
+  return { name, members, pk: first.pk, keyPrefix };
+}

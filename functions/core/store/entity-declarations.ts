@@ -1,0 +1,423 @@
+/**
+ * Every item of the table, declared once (entities.ts says how to read a declaration). Facets are
+ * named after the records' attributes. Numbers are zero-padded (`sortable`) where keys must order
+ * as numbers do, and written as they are (`decimal`) elsewhere, as the stored keys have them.
+ *
+ * These declarations and store/keys.ts agree byte for byte (test/unit/golden-keys.test.ts); the
+ * repositories still build their keys with keys.ts until they move here.
+ */
+import {
+  collection,
+  type DeclaredEntity,
+  decimal,
+  entity,
+  folded,
+  keyTemplate,
+  letter,
+  nameKeyed,
+  sortable,
+  text,
+} from './entities.ts';
+
+const tenantId = decimal('tenantId');
+const clientId = decimal('clientId');
+/** A tenant's partition: the tenant, and most of what it holds. */
+const tenantPartition = keyTemplate`TENANT#${tenantId}`;
+const clientPartition = keyTemplate`CLIENT#${clientId}`;
+/** A datamart's item collection: its record and the permission records on its tables, read whole with one Query. */
+const datamartPartition = keyTemplate`DATAMART#${tenantId}#${decimal('datamartId')}`;
+
+/** A permission record's subject, a user or a group, written `U` or `G`. */
+const subject = letter('subject', { user: 'U', group: 'G' });
+
+// Ids, counts and claims: what other entities' rules name.
+
+/** A global counter of ids: `client`, `tenant`, `template`. */
+export const idCounter = entity({
+  name: 'idCounter',
+  key: { pk: keyTemplate`COUNTER`, sk: keyTemplate`${text('name')}` },
+});
+
+/** A counter of ids scoped to one tenant: `agent`, `user`, `run`, a resource type, … */
+export const tenantIdCounter = entity({
+  name: 'tenantIdCounter',
+  key: { pk: tenantPartition, sk: keyTemplate`COUNTER#${text('name')}` },
+});
+
+/** A quota count of a client (store/counts.ts): `TENANTS` (live ones), `TEMPLATES`. */
+export const clientCount = entity({
+  name: 'clientCount',
+  key: { pk: clientPartition, sk: keyTemplate`COUNT#${text('name')}` },
+});
+
+/** A quota count of a tenant (store/counts.ts): `USERS`, `GROUPS`, `ALERTS`, …; `GROUPPERMBYTES` charges group records. */
+export const tenantCount = entity({
+  name: 'tenantCount',
+  key: { pk: tenantPartition, sk: keyTemplate`COUNT#${text('name')}` },
+});
+
+/** How many agents the tenant has, kept with each creation so that the limit holds under concurrency. */
+export const agentCount = entity({
+  name: 'agentCount',
+  key: { pk: tenantPartition, sk: keyTemplate`AGENTCOUNT` },
+});
+
+/** Makes a login unique in its tenant (as a reader sees it) and finds its user with one GetItem. */
+export const userLogin = entity({
+  name: 'userLogin',
+  key: { pk: tenantPartition, sk: keyTemplate`LOGIN#${folded('login')}` },
+});
+
+/** Makes an agent's name unique in its tenant, exactly as written (names are the slots connections refer to). */
+export const agentName = entity({
+  name: 'agentName',
+  key: { pk: tenantPartition, sk: keyTemplate`AGENTNAME#${text('nome')}` },
+});
+
+/** Makes a template's name unique among the client's templates (compared as names.ts `nameKey` does). */
+export const templateName = entity({
+  name: 'templateName',
+  key: { pk: clientPartition, sk: keyTemplate`TEMPLATENAME#${nameKeyed('nome')}` },
+});
+
+// Clients and tenants.
+
+/** Resolves a bearer token from its SHA-256 with one GetItem. */
+export const token = entity({
+  name: 'token',
+  key: { pk: keyTemplate`TOKEN#${text('tokenHash')}`, sk: keyTemplate`TOKEN` },
+});
+
+export const client = entity({
+  name: 'client',
+  key: { pk: clientPartition, sk: keyTemplate`CLIENT` },
+  /** Every client, for the admin CLI. */
+  indexes: { gsi1: { pk: keyTemplate`CLIENTS`, sk: keyTemplate`${sortable('clientId')}` } },
+});
+
+export const tenant = entity({
+  name: 'tenant',
+  key: { pk: tenantPartition, sk: keyTemplate`TENANT` },
+  /** A client's live tenants. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`CLIENT#${clientId}#TENANTS`,
+      sk: keyTemplate`${sortable('tenantId')}`,
+      sparse: 'while the tenant is not deleted: its deletion removes the entry',
+    },
+  },
+  count: { kind: 'quota-count', item: clientCount, name: 'TENANTS' },
+});
+
+/** Kept after a tenant's soft delete, for billing. */
+export const tenantDeletionRecord = entity({
+  name: 'tenantDeletionRecord',
+  key: { pk: tenantPartition, sk: keyTemplate`BILLING#DELETED` },
+});
+
+/** The tenant's settings (alert channels, webhook signing secrets). */
+export const tenantSettings = entity({
+  name: 'tenantSettings',
+  key: { pk: tenantPartition, sk: keyTemplate`SETTINGS` },
+});
+
+// Templates, and what applying one puts in a tenant.
+
+export const templateVersion = entity({
+  name: 'templateVersion',
+  key: { pk: clientPartition, sk: keyTemplate`TEMPLATEVERSION#${decimal('templateId')}#${sortable('version')}` },
+  count: { kind: 'parent-attribute', parent: (): DeclaredEntity => template, attribute: 'latestVersion' },
+});
+
+export const template = entity({
+  name: 'template',
+  key: { pk: clientPartition, sk: keyTemplate`TEMPLATE#${sortable('templateId')}` },
+  unique: [{ attribute: 'nome', claim: templateName, holder: 'templateId', takeover: 'never', release: 'with-holder' }],
+  count: { kind: 'quota-count', item: clientCount, name: 'TEMPLATES' },
+  sweep: { followUp: 'sweep-template', leaves: [templateVersion] },
+});
+
+/** A resource a template put in a tenant (desk, table, flow…), by type and integer id. */
+export const tenantResource = entity({
+  name: 'tenantResource',
+  key: { pk: tenantPartition, sk: keyTemplate`R#${text('type')}#${sortable('id')}` },
+});
+
+/** The tenant's template apply in progress or last finished (a lock and a journal). */
+export const applyJournal = entity({
+  name: 'applyJournal',
+  key: { pk: tenantPartition, sk: keyTemplate`APPLY` },
+});
+
+// Agents and their runs.
+
+export const agent = entity({
+  name: 'agent',
+  key: { pk: tenantPartition, sk: keyTemplate`AGENT#${sortable('agentId')}` },
+  unique: [{ attribute: 'nome', claim: agentName, holder: 'agentId', takeover: 'never', release: 'never' }],
+  count: { kind: 'own-count', item: agentCount },
+});
+
+export const run = entity({
+  name: 'run',
+  key: { pk: tenantPartition, sk: keyTemplate`RUN#${sortable('runId')}` },
+  /** An agent's runs waiting to be picked up. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`AGENT#${tenantId}#${decimal('agentId')}#PENDING`,
+      sk: keyTemplate`${sortable('runId')}`,
+      sparse: 'while the run waits: the agent taking it removes the entry',
+    },
+  },
+});
+
+/** Marks a queued load as recorded, so that a redelivered message never makes a second run. */
+export const recordedLoad = entity({
+  name: 'recordedLoad',
+  key: { pk: tenantPartition, sk: keyTemplate`LOAD#${text('deduplicationId')}` },
+});
+
+// Users, groups, datamarts and permissions.
+
+/** A user in a group. */
+export const membership = entity({
+  name: 'membership',
+  key: { pk: tenantPartition, sk: keyTemplate`MEMBER#${sortable('groupId')}#${sortable('userId')}` },
+  /** A user's memberships, so that deleting the user finds them. */
+  indexes: {
+    gsi1: { pk: keyTemplate`TENANT#${tenantId}#USER#${decimal('userId')}#GROUPS`, sk: keyTemplate`${sortable('groupId')}` },
+  },
+  count: { kind: 'quota-count', item: tenantCount, name: 'MEMBERSHIPS' },
+});
+
+/**
+ * A user's or group's permission record on one table of a datamart, in the datamart's item
+ * collection. Its index entry puts the tenant's records in one partition, by subject, then datamart,
+ * then table: a subject's records, a range of users' records and every group's records are each one Query.
+ */
+export const permission = entity({
+  name: 'permission',
+  key: {
+    pk: datamartPartition,
+    sk: keyTemplate`P#${subject}#${sortable('subjectId')}#${sortable('tableId')}`,
+  },
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`TENANT#${tenantId}#PERMS`,
+      sk: keyTemplate`${subject}#${sortable('subjectId')}#${sortable('datamartId')}#${sortable('tableId')}`,
+    },
+  },
+  /** Where an earlier version indexed them: one index partition per subject. */
+  legacyIndexes: {
+    gsi1: {
+      pk: keyTemplate`TENANT#${tenantId}#PERMS#${subject}#${decimal('subjectId')}`,
+      sk: keyTemplate`${sortable('datamartId')}#${sortable('tableId')}`,
+    },
+  },
+});
+
+/** A table of a datamart, as an item of its collection. */
+export const datamartTable = entity({
+  name: 'datamartTable',
+  key: { pk: datamartPartition, sk: keyTemplate`S#TABLE#${sortable('tableId')}` },
+  legacy: "the datamart record's table list",
+});
+
+/** An owner of a datamart, as an item of its collection, indexed by user so that deleting the user finds it. */
+export const datamartOwner = entity({
+  name: 'datamartOwner',
+  key: { pk: datamartPartition, sk: keyTemplate`S#OWNER#${sortable('userId')}` },
+  indexes: {
+    gsi1: { pk: keyTemplate`TENANT#${tenantId}#OWNER#${decimal('userId')}`, sk: keyTemplate`${sortable('datamartId')}` },
+  },
+  legacy: "the datamart record's owner list, and the owner's entry in the owners index",
+});
+
+/** A datamart's record, holding its table and owner lists; the first item of its collection. */
+export const datamart = entity({
+  name: 'datamart',
+  key: { pk: datamartPartition, sk: keyTemplate`S#DM` },
+  /** A tenant's datamarts: the records themselves, so that a page of them is one Query. */
+  indexes: { gsi1: { pk: keyTemplate`TENANT#${tenantId}#DATAMARTS`, sk: keyTemplate`${sortable('datamartId')}` } },
+  count: { kind: 'quota-count', item: tenantCount, name: 'DATAMARTS' },
+  sweep: { followUp: 'tidy-datamart', leaves: [permission, datamartTable, datamartOwner] },
+});
+
+export const user = entity({
+  name: 'user',
+  key: { pk: tenantPartition, sk: keyTemplate`USER#${sortable('userId')}` },
+  /** The tenant's datamart owners, with their names and logins (a projection DynamoDB keeps in step), in one Query. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`TENANT#${tenantId}#OWNERS`,
+      sk: keyTemplate`${sortable('userId')}`,
+      sparse: 'once the user has owned a datamart',
+      writtenBy: datamart,
+    },
+  },
+  unique: [{ attribute: 'login', claim: userLogin, holder: 'userId', takeover: 'when-holder-gone', release: 'while-held' }],
+  count: { kind: 'quota-count', item: tenantCount, name: 'USERS' },
+  sweep: { followUp: 'sweep-user', leaves: [membership, permission, datamartOwner] },
+});
+
+export const group = entity({
+  name: 'group',
+  key: { pk: tenantPartition, sk: keyTemplate`GROUP#${sortable('groupId')}` },
+  count: { kind: 'quota-count', item: tenantCount, name: 'GROUPS' },
+  sweep: { followUp: 'sweep-group', leaves: [membership, permission] },
+});
+
+// Schedules.
+
+/** One fire of a schedule; the key is the slot, so that a slot has one run however often it is written. */
+export const scheduleRun = entity({
+  name: 'scheduleRun',
+  key: { pk: tenantPartition, sk: keyTemplate`SCHEDRUN#${sortable('scheduleId')}#${text('slot')}` },
+});
+
+/** A schedule file of a tenant, by the id in its header. */
+export const schedule = entity({
+  name: 'schedule',
+  key: { pk: tenantPartition, sk: keyTemplate`SCHEDULE#${sortable('scheduleId')}` },
+  /**
+   * Its next fire time, on one of the due shards (schedule-repository.ts: dueIndexEntry). ISO
+   * instants sort as time; within one, by `turn`. The `t` before the turn keeps every key of the
+   * earlier shape (instant#tenant#schedule) from being a prefix of one of these.
+   */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`SCHEDULES#DUE#${decimal('shard')}`,
+      sk: keyTemplate`${text('nextFireAt')}#t${sortable('turn')}#${sortable('tenantId')}#${sortable('scheduleId')}`,
+      sparse: 'while the schedule is active',
+    },
+  },
+  count: { kind: 'quota-count', item: tenantCount, name: 'SCHEDULES' },
+});
+
+/** Where the dispatcher stopped listing a due shard when a tick ran out of time. */
+export const dispatchCursor = entity({
+  name: 'dispatchCursor',
+  key: { pk: keyTemplate`DISPATCHER`, sk: keyTemplate`CURSOR#${decimal('shard')}` },
+});
+
+/** The highest number of due shards any deployment has written to: the dispatcher lists them all. */
+export const dispatchShards = entity({
+  name: 'dispatchShards',
+  key: { pk: keyTemplate`DISPATCHER`, sk: keyTemplate`SHARDS` },
+});
+
+// Alerts and their webhook deliveries.
+
+export const alert = entity({
+  name: 'alert',
+  key: { pk: tenantPartition, sk: keyTemplate`ALERT#${sortable('alertId')}` },
+  count: { kind: 'quota-count', item: tenantCount, name: 'ALERTS' },
+});
+
+/** One delivery of an alert (its attempts). */
+export const delivery = entity({
+  name: 'delivery',
+  key: { pk: tenantPartition, sk: keyTemplate`DELIVERY#${sortable('deliveryId')}` },
+  /** An alert's deliveries. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`TENANT#${tenantId}#ALERT#${decimal('alertId')}#DELIVERIES`,
+      sk: keyTemplate`${sortable('deliveryId')}`,
+    },
+  },
+});
+
+/** A delivery's payload, when small enough for an item (else it is in the payload bucket). */
+export const deliveryBody = entity({
+  name: 'deliveryBody',
+  key: { pk: tenantPartition, sk: keyTemplate`DELIVERYBODY#${sortable('deliveryId')}` },
+});
+
+/** The tenant's webhook endpoint's circuit breaker (only while attempts time out or fail to connect). */
+export const webhookEndpoint = entity({
+  name: 'webhookEndpoint',
+  key: { pk: tenantPartition, sk: keyTemplate`WEBHOOK#ENDPOINT` },
+});
+
+/** One attempt slot of the tenant's webhook endpoint (a lease per attempt in flight). */
+export const webhookSlot = entity({
+  name: 'webhookSlot',
+  key: { pk: tenantPartition, sk: keyTemplate`WEBHOOK#SLOT#${sortable('slot')}` },
+});
+
+// What requests and writes leave behind them.
+
+/** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
+export const session = entity({
+  name: 'session',
+  key: { pk: keyTemplate`SESSION#${text('sessionHash')}`, sk: keyTemplate`SESSION` },
+});
+
+/**
+ * Work a write left to finish, written in the same transaction as that write; spread over shards by
+ * owner (`shard` = `ownerId` modulo the shard count, follow-up-repository.ts), which the sweeper reads.
+ */
+export const followUp = entity({
+  name: 'followUp',
+  key: {
+    pk: keyTemplate`FOLLOWUP#${decimal('shard')}`,
+    sk: keyTemplate`${text('kind')}#${sortable('ownerId')}#${sortable('subjectId')}`,
+  },
+});
+
+/** One per (caller, route, Idempotency-Key). */
+export const idempotency = entity({
+  name: 'idempotency',
+  key: { pk: keyTemplate`IDEMPOTENCY#${text('scope')}#${text('keyHash')}`, sk: keyTemplate`IDEMPOTENCY` },
+});
+
+/** Every entity, by the name it declares. */
+export const entities = {
+  idCounter,
+  tenantIdCounter,
+  clientCount,
+  tenantCount,
+  agentCount,
+  userLogin,
+  agentName,
+  templateName,
+  token,
+  client,
+  tenant,
+  tenantDeletionRecord,
+  tenantSettings,
+  templateVersion,
+  template,
+  tenantResource,
+  applyJournal,
+  agent,
+  run,
+  recordedLoad,
+  membership,
+  permission,
+  datamartTable,
+  datamartOwner,
+  datamart,
+  user,
+  group,
+  scheduleRun,
+  schedule,
+  dispatchCursor,
+  dispatchShards,
+  alert,
+  delivery,
+  deliveryBody,
+  webhookEndpoint,
+  webhookSlot,
+  session,
+  followUp,
+  idempotency,
+} as const;
+
+/** Items read together with one Query of a sort key prefix. */
+export const collections = {
+  /** A datamart's record and the items an earlier version kept its lists in (`S#`). */
+  datamartStructure: collection('datamartStructure', [datamart, datamartTable, datamartOwner]),
+  /** The webhook endpoint's breaker and its attempt slots (`WEBHOOK#`). */
+  webhookEndpoint: collection('webhookEndpoint', [webhookEndpoint, webhookSlot]),
+} as const;
