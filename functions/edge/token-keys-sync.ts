@@ -8,24 +8,18 @@
  * it always gets, failure included, so a deploy never hangs on it
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html).
  */
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { syncTokenKeysToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
-import { respondToCloudFormation } from '#functions/core/cloudformation-response.ts';
+import { customResourceHandler } from '#functions/core/cloudformation-response.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 
-export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
-  const kvsArn = String(event.ResourceProperties.KeyValueStoreArn);
-  let status: 'SUCCESS' | 'FAILED' = 'SUCCESS';
-  let reason = 'Token keys written';
-  try {
-    if (event.RequestType !== 'Delete') {
-      const { put } = await syncTokenKeysToKeyValueStore(kvsArn);
-      logger.info('Token keys written to the KeyValueStore', { kvsArn, put });
-    }
-  } catch (error) {
-    logger.error('Writing the token keys to the KeyValueStore failed', { kvsArn, error: error as Error });
-    status = 'FAILED';
-    reason = `Writing the token keys to ${kvsArn} failed: ${(error as Error).message}`;
-  }
-  await respondToCloudFormation(event, { status, reason, physicalResourceId: kvsArn });
-}
+export const handler = customResourceHandler({
+  physicalResourceId: (event) => String(event.ResourceProperties.KeyValueStoreArn),
+  async work(event) {
+    const kvsArn = String(event.ResourceProperties.KeyValueStoreArn);
+    const { put } = await syncTokenKeysToKeyValueStore(kvsArn);
+    logger.info('Token keys written to the KeyValueStore', { kvsArn, put });
+    return 'Token keys written';
+  },
+  deleteReason: 'Nothing to do: the KeyValueStore goes with its own deletion',
+  failure: 'Writing the token keys to the KeyValueStore',
+});

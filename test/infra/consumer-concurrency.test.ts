@@ -23,7 +23,7 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { HOT_ROUTES, routeClassOf } from '#lib/throttling.ts';
 import { testApp } from '../support/cdk-app.ts';
 import { functionsOf } from './throttle-model.ts';
-import { wholeTemplate } from '#test/support/whole-template.ts';
+import { liveEventSourceOf, wholeTemplate } from '#test/support/whole-template.ts';
 
 type Resource<P> = { Properties: P };
 type LambdaFunction = Resource<{ ReservedConcurrentExecutions?: number }>;
@@ -43,12 +43,7 @@ function concurrencyOf(template: Template): Map<string, { reserved?: number; max
         new RegExp(`^${consumerIdOf(consumer.handler)}[0-9A-F]{8}$`).test(logicalId),
       );
       // The event source feeds the function's live alias (lib/function-stacks.ts).
-      const aliases = template.findResources('AWS::Lambda::Alias', { Properties: { FunctionName: { Ref: id } } });
-      const mapping = mappings.find((candidate) =>
-        Object.keys(aliases).some((aliasId) =>
-          JSON.stringify(candidate.Properties.FunctionName).includes(`{"Ref":"${aliasId}"}`),
-        ),
-      );
+      const mapping = liveEventSourceOf<EventSourceMapping['Properties']>(template, id ?? '');
       return [
         consumer.handler,
         {

@@ -21,7 +21,7 @@ import {
 import { consumerIdOf } from '#lib/construct-ids.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { wholeTemplate } from '#test/support/whole-template.ts';
+import { liveEventSourceOf, wholeTemplate } from '#test/support/whole-template.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 const STAGE = 'test';
@@ -530,11 +530,7 @@ describe('ServiceStack operations', () => {
       const id = logicalIdOf(source, 'AWS::Lambda::Function', consumerIdOf(fireWorker?.handler ?? ''));
       const fn = resourcesOfType<LambdaFunction>(source, 'AWS::Lambda::Function')[id];
       // The event source feeds the function's live alias.
-      const aliasIds = Object.keys(source.findResources('AWS::Lambda::Alias', { Properties: { FunctionName: { Ref: id } } }));
-      const mapping = Object.values(resourcesOfType<EventSourceMapping>(source, 'AWS::Lambda::EventSourceMapping')).find(
-        (candidate) =>
-          aliasIds.some((aliasId) => JSON.stringify(candidate.Properties.FunctionName).includes(`{"Ref":"${aliasId}"}`)),
-      );
+      const mapping = liveEventSourceOf<EventSourceMapping['Properties']>(source, id);
       return {
         concurrency: fn?.Properties.ReservedConcurrentExecutions,
         maximum: mapping?.Properties.ScalingConfig?.MaximumConcurrency,

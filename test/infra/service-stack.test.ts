@@ -30,7 +30,7 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { createTableInput, ensureTable } from '#local/create-table.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { wholeTemplate } from '#test/support/whole-template.ts';
+import { refersTo, wholeTemplate } from '#test/support/whole-template.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 
@@ -121,9 +121,6 @@ function aliasLogicalIdOf(template: Template, functionLogicalId: string): string
   expect(aliases[id]?.Properties.Name).toBe(LIVE_ALIAS);
   return id;
 }
-
-/** Whether a property's value names the resource (a Ref to it, however joined or split). */
-const refersTo = (value: unknown, logicalId: string) => JSON.stringify(value).includes(JSON.stringify({ Ref: logicalId }));
 
 /** The function behind a live alias. */
 function functionOfAlias(template: Template, aliasLogicalId: string): string {

@@ -63,3 +63,18 @@ function wholeTemplateJson(stack: Stack): TemplateJson {
   }
   return whole;
 }
+
+/** Whether a property's value names the resource (a Ref to it, however joined or split). */
+export const refersTo = (value: unknown, logicalId: string) => JSON.stringify(value).includes(JSON.stringify({ Ref: logicalId }));
+
+/** The event source mapping that feeds a function, by the function's logical id: it names the function's live alias. */
+export function liveEventSourceOf<P extends { FunctionName: unknown }>(
+  template: Template,
+  functionLogicalId: string,
+): { Properties: P } | undefined {
+  const aliasIds = Object.keys(
+    template.findResources('AWS::Lambda::Alias', { Properties: { FunctionName: { Ref: functionLogicalId } } }),
+  );
+  const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: P }[];
+  return mappings.find((mapping) => aliasIds.some((aliasId) => refersTo(mapping.Properties.FunctionName, aliasId)));
+}
