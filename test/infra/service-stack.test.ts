@@ -25,7 +25,7 @@ import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { queueConsumers, type Route, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
 import { tableActions } from '#lib/function-roles.ts';
-import { LIVE_ALIAS } from '#lib/function-stacks.ts';
+import { LIVE_ALIAS, RELEASE_ERROR_PERCENT, RELEASE_LATENCY_SHARE, RELEASE_MIN_ERRORS } from '#lib/function-stacks.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { createTableInput, ensureTable } from '#local/create-table.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
@@ -243,6 +243,13 @@ describe('ServiceStack', () => {
       }>;
       const resources = template.toJSON().Resources as Record<string, AliasResource>;
       const groups = resourcesOfType<Group>(template, 'AWS::CodeDeploy::DeploymentGroup');
+      const symptomAlarmIds = Object.keys({
+        ...template.findResources('AWS::CloudWatch::Alarm'),
+        ...template.findResources('AWS::CloudWatch::CompositeAlarm'),
+      })
+        .filter((alarmId) => /^Monitoring(ApiErrorBudgetBurn|ApiLatency|ScheduleMisses)Alarm[0-9A-F]{8}$/.test(alarmId))
+        .sort();
+      expect(symptomAlarmIds).toHaveLength(3);
       for (const id of serviceFunctionIds(template)) {
         const update = resources[aliasLogicalIdOf(template, id)]?.UpdatePolicy?.CodeDeployLambdaAliasUpdate;
         const group = groups[update?.DeploymentGroupName.Ref ?? ''];
@@ -250,7 +257,29 @@ describe('ServiceStack', () => {
         // 10% of the traffic for 5 minutes, then all (an ephemeral stage shifts at once: below).
         expect(group?.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes');
         expect(group?.Properties.AlarmConfiguration.Enabled).toBe(true);
-        expect(group?.Properties.AlarmConfiguration.Alarms.length).toBeGreaterThanOrEqual(2);
+        const alarmIds = group?.Properties.AlarmConfiguration.Alarms.map((alarm) => (alarm as { Name: Ref }).Name.Ref) ?? [];
+        // Its own two: failures of its live alias, and its p99 near its time-out.
+        const own = alarmIds.filter((alarmId) => alarmId.startsWith(id.replace(/[0-9A-F]{8}$/, '')));
+        expect(own).toHaveLength(2);
+        const ownAlarms = own.map((alarmId) => template.toJSON().Resources[alarmId] as CfnResource<Record<string, unknown>>);
+        const errors = ownAlarms.find((alarm) => alarm.Properties.Metrics !== undefined);
+        expect(JSON.stringify(errors?.Properties.Metrics)).toContain(
+          `IF(errors >= ${RELEASE_MIN_ERRORS} AND 100 * errors > ${RELEASE_ERROR_PERCENT} * invocations, 1, 0)`,
+        );
+        const latency = ownAlarms.find((alarm) => alarm.Properties.Metrics === undefined);
+        const timeout = resourcesOfType<CfnResource<{ Timeout: number }>>(template, 'AWS::Lambda::Function')[id]?.Properties
+          .Timeout as number;
+        expect(latency?.Properties).toMatchObject({
+          ExtendedStatistic: 'p99',
+          Threshold: timeout * 1000 * RELEASE_LATENCY_SHARE,
+        });
+        // Both watch the live alias (Lambda's `Resource` dimension `<function>:live`), not every version of the function.
+        for (const alarm of ownAlarms) {
+          expect(refersTo(alarm.Properties, id)).toBe(true);
+          expect(JSON.stringify(alarm.Properties)).toContain(`":${LIVE_ALIAS}"`);
+        }
+        // And the service's paging symptoms, the same in every group: a release stops while users see them.
+        expect(alarmIds.filter((alarmId) => !own.includes(alarmId)).sort()).toEqual(symptomAlarmIds);
         expect(group?.Properties.AutoRollbackConfiguration.Enabled).toBe(true);
         expect(group?.Properties.AutoRollbackConfiguration.Events.sort()).toEqual(
           ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM', 'DEPLOYMENT_STOP_ON_REQUEST'].sort(),
