@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { median } from './round-trips.ts';
 
 export interface DynamoRequestCosts {
@@ -33,13 +33,19 @@ async function medianMs(operation: () => Promise<unknown>): Promise<number> {
  */
 export async function measureDynamoRequests(tenantToken: string, tenantId: number): Promise<DynamoRequestCosts> {
   const lookup = () =>
-    db().send(new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(tenantToken)), ConsistentRead: true }));
+    db().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: stored.token.key({ tokenHash: hashToken(tenantToken) }),
+        ConsistentRead: true,
+      }),
+    );
   const query = () =>
     db().send(
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk },
+        ExpressionAttributeValues: { ':pk': stored.tenant.partition({ tenantId }) },
         Limit: 20,
       }),
     );

@@ -1,7 +1,7 @@
 /**
  * What the items that grow with use weigh in DynamoDB: each one's size by DynamoDB's rules (what a
  * write and a read are billed on), and the storage it is billed for (100 bytes of overhead per item,
- * and again per index entry). Built from the records' own types and key builders, with the values of
+ * and again per index entry). Built from the records' own types and entity declarations, with the values of
  * a reference tenant (about 1 KB of development variables, 2 flows per schedule, a 1 KB alert
  * body). docs/operations.md, section Cost and storage, uses these numbers.
  * `npm run bench -- sizes` prints them; no twin is started.
@@ -11,7 +11,7 @@ import type { Attempt, DeliveryRecord } from '#functions/core/alerts/alert-repos
 import { maxAttemptsPerDelivery, maxResponseBodyBytes } from '#functions/core/alerts/webhook-config.ts';
 import type { RunRecord } from '#functions/core/reload/run-repository.ts';
 import type { ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 import { maxDevelopmentVariablesBytes } from '#functions/core/tenants/tenants.ts';
@@ -151,29 +151,30 @@ export const largestDeliveryItem = `delivery at its ${maxAttemptsPerDelivery} at
 export function itemSizes(): ItemSize[] {
   const typical = variablesOf(1024);
   const largest = variablesOf(maxDevelopmentVariablesBytes);
-  const pendingRun = { ...run, ...keys.run(tenantId, run.runId), ...keys.agentPendingRunsIndex(tenantId, 1, run.runId) };
+  const pendingRun = { ...run, ...stored.run.key(run), ...stored.run.indexEntry(run) };
+  const deliveryKeys = { ...stored.delivery.key(delivery(0)), ...stored.delivery.indexEntry(delivery(0)) };
   return [
     sized(`tenant (${Object.keys(typical).length} development variables, ~1 KB)`, {
       ...tenant(typical),
-      ...keys.tenant(tenantId),
-      ...keys.clientTenantsIndex(7, tenantId),
+      ...stored.tenant.key({ tenantId }),
+      ...stored.tenant.indexEntry({ clientId: 7, tenantId }),
     }),
     sized('tenant (variables at the 64 KiB cap)', {
       ...tenant(largest),
-      ...keys.tenant(tenantId),
-      ...keys.clientTenantsIndex(7, tenantId),
+      ...stored.tenant.key({ tenantId }),
+      ...stored.tenant.indexEntry({ clientId: 7, tenantId }),
     }),
     sized('run, pending (on its agent’s index)', pendingRun),
-    sized('run, taken (off the index)', { ...run, ...keys.run(tenantId, run.runId) }),
+    sized('run, taken (off the index)', { ...run, ...stored.run.key(run) }),
     sized('run as written before (copying ~1 KB of variables)', { ...pendingRun, variables: typical }),
     sized('run as written before (variables at the cap)', { ...pendingRun, variables: largest }),
-    sized('schedule run (2 flows)', { ...scheduleRun, ...keys.scheduleRun(tenantId, 17, scheduleRun.slot) }),
-    sized('delivery, queued', { ...delivery(0), ...keys.delivery(tenantId, 98_765, 12) }),
-    sized('delivery, failed after 8 attempts', { ...delivery(8), ...keys.delivery(tenantId, 98_765, 12) }),
+    sized('schedule run (2 flows)', { ...scheduleRun, ...stored.scheduleRun.key(scheduleRun) }),
+    sized('delivery, queued', { ...delivery(0), ...deliveryKeys }),
+    sized('delivery, failed after 8 attempts', { ...delivery(8), ...deliveryKeys }),
     sized('delivery, delivered at the first attempt (the receiver answering {"ok":true})', {
       ...delivery(1, { at: iso, url: timedOut.url, durationMs: 120, statusCode: 200, responseBody: '{"ok":true}' }),
       status: 'delivered',
-      ...keys.delivery(tenantId, 98_765, 12),
+      ...deliveryKeys,
     }),
     sized(largestDeliveryItem, {
       ...delivery(maxAttemptsPerDelivery, {
@@ -184,14 +185,14 @@ export function itemSizes(): ItemSize[] {
         responseBody: '\u00e9'.repeat(maxResponseBodyBytes / 2),
       }),
       failureReason: `A delivery makes at most ${maxAttemptsPerDelivery} attempts; this one has made them`,
-      ...keys.delivery(tenantId, 98_765, 12),
+      ...deliveryKeys,
     }),
     sized('delivery body (1 KB alert, inline)', {
-      ...keys.deliveryBody(tenantId, 98_765),
+      ...stored.deliveryBody.key({ tenantId, deliveryId: 98_765 }),
       body: 'x'.repeat(1024),
       expiresAt: expiresAt('deliveryRetentionDays', now),
     }),
-    sized('agent (each heartbeat rewrites it)', { ...agent, ...keys.agent(tenantId, 1) }),
+    sized('agent (each heartbeat rewrites it)', { ...agent, ...stored.agent.key(agent) }),
   ];
 }
 

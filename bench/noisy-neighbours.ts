@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dispatchDueSchedules } from '#functions/core/schedules/dispatcher.ts';
 import { type ScheduleRunRecord, scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
 import { putAll, queryAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { Twin } from '#local/twin.ts';
 import { median } from './round-trips.ts';
 import { fireQueueEmpty, percentile, scheduleRecord } from './schedules.ts';
@@ -198,7 +198,7 @@ export async function measureNoisySchedules(
     await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 });
     await fireQueueEmpty(twin);
     const runsOf = async (tenantId: number) =>
-      (await queryAll<ScheduleRunRecord>(keys.tenant(tenantId).pk, 'SCHEDRUN#')).filter(
+      (await queryAll<ScheduleRunRecord>(stored.scheduleRun.partition({ tenantId }), stored.scheduleRun.keyPrefix({}))).filter(
         (run) => run.slot === slotIso && run.status === 'fired',
       );
     const quietRuns = (await Promise.all(quiet.map((own) => runsOf(own.id)))).flat();

@@ -16,7 +16,7 @@ import {
 import { InvokeStore } from '@aws/lambda-invoke-store';
 import { config } from '#functions/core/config.ts';
 import { db } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { depthOf, type Interval } from './round-trips.ts';
 
 /** One request an operation sent, and when. */
@@ -44,7 +44,7 @@ export function levelsOf(requests: readonly RecordedRequest[]): RequestLevels {
 /** Whether a request is a bearer token's lookup: the first request of every authenticated route. */
 const isTokenLookup = (request: RecordedRequest) =>
   request.command === 'GetItemCommand' &&
-  ((request.input as { Key?: { pk?: { S?: string } } }).Key?.pk?.S ?? '').startsWith(keys.token('').pk);
+  ((request.input as { Key?: { pk?: { S?: string } } }).Key?.pk?.S ?? '').startsWith(stored.token.partitionPrefix({}));
 
 /**
  * Runs `operation` (one request to an authenticated route of the twin, started in this process)

@@ -9,7 +9,7 @@ import { type ScheduleRecord, type ScheduleRunRecord, scheduleItem } from '#func
 import type { Trigger } from '#functions/core/schedules/schedule-types.ts';
 import { nextFire } from '#functions/core/schedules/trigger-engine.ts';
 import { deleteAll, putAll, queryAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { Twin } from '#local/twin.ts';
 import { countingRoundTrips, median } from './round-trips.ts';
 import { twinData } from './twin-api.ts';
@@ -127,7 +127,11 @@ export async function measureBursts(
       });
       const fire = await measure(() => fireQueueEmpty(twin));
       const runs = (
-        await Promise.all(tenants.map((tenant) => queryAll<ScheduleRunRecord>(keys.tenant(tenant.id).pk, 'SCHEDRUN#')))
+        await Promise.all(
+          tenants.map((tenant) =>
+            queryAll<ScheduleRunRecord>(stored.scheduleRun.partition({ tenantId: tenant.id }), stored.scheduleRun.keyPrefix({})),
+          ),
+        )
       )
         .flat()
         .filter((run) => run.slot === slotIso && run.status === 'fired');
@@ -144,7 +148,7 @@ export async function measureBursts(
         latenessP50Ms: median(lateness),
         latenessP99Ms: percentile(lateness, 0.99),
       });
-      await deleteAll(schedules.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)));
+      await deleteAll(schedules.map((schedule) => stored.schedule.key(schedule)));
     }
     return results;
   });

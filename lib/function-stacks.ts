@@ -9,6 +9,7 @@ import {
 } from 'aws-cdk-lib/aws-codedeploy';
 import { type IRole, ManagedPolicy, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-lambda';
+import type { IDependable } from 'constructs';
 import type { ProjectFunction } from './project-function.ts';
 
 /**
@@ -95,6 +96,8 @@ export class FunctionStacks {
   /** Per nested stack and execution role: the statement that lets the role write its functions' log groups there. */
   private readonly logWriting = new Map<string, PolicyStatement>();
   private readonly deploymentGroups: LambdaDeploymentGroup[] = [];
+  /** What every nested stack waits for (waitFor). */
+  private readonly awaited: IDependable[] = [];
 
   constructor(
     private readonly stack: Stack,
@@ -121,9 +124,19 @@ export class FunctionStacks {
     let nested = this.stacks.get(area);
     if (!nested) {
       nested = new NestedStack(this.stack, area, { description: `The ${area} functions of ${this.stack.stackName}` });
+      for (const dependency of this.awaited) nested.node.addDependency(dependency);
       this.stacks.set(area, nested);
     }
     return nested;
+  }
+
+  /**
+   * Makes every nested stack, made already or later, wait for `dependency` (the stored data migration): no function
+   * version of a release is published, and no alias shifts, before it is done.
+   */
+  waitFor(dependency: IDependable): void {
+    this.awaited.push(dependency);
+    for (const nested of this.stacks.values()) nested.node.addDependency(dependency);
   }
 
   /** The nested stacks, by area. */

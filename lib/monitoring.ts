@@ -173,12 +173,15 @@ export const API_THROTTLED_MINIMUM = 20;
 
 /**
  * The operations the functions send to DynamoDB (functions/core/store): SystemErrors,
- * ThrottledRequests and latency have an Operation dimension and no total without it.
+ * ThrottledRequests and latency have an Operation dimension and no total without it. Scan is the
+ * stored data migration's alone, at deploy (functions/core/store/migrations.ts): watched as the others,
+ * since a throttled or failing Scan holds the release up.
  */
 export const DYNAMODB_OPERATIONS = [
   'GetItem',
   'BatchGetItem',
   'Query',
+  'Scan',
   'PutItem',
   'UpdateItem',
   'DeleteItem',

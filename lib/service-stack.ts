@@ -16,6 +16,7 @@ import { originAuthorizer } from './origin-secret.ts';
 import { ServiceQueues } from './service-queues.ts';
 import { ServiceTable } from './service-table.ts';
 import { SigningKeys } from './signing-keys.ts';
+import { StoredDataMigration } from './stored-data-migration.ts';
 import { TableBackup } from './table-backup.ts';
 import { ORIGIN_AUTHORIZER } from './throttling.ts';
 import { TimedWorkers } from './timed-workers.ts';
@@ -76,6 +77,8 @@ export class ServiceStack extends Stack {
     const table = new ServiceTable(this, { ephemeral: props.ephemeral ?? false, dispatch: settings, retention: settings });
     // Daily backups, kept 35 days and copied to another account or region by setting; a throwaway stage has none.
     if (!props.ephemeral) new TableBackup(this, 'TableBackup', table);
+    // Brings stored data to the shape this release reads, before any of its functions takes traffic (below).
+    const migration = new StoredDataMigration(this, table);
     // Every alarm of the service notifies one of these, the page or the ticket topic (their ARNs are outputs).
     const alarmTopics = new AlarmTopics(this, settings);
     const queues = new ServiceQueues(this, alarmTopics.ticket.action);
@@ -86,6 +89,8 @@ export class ServiceStack extends Stack {
     // Every route's and worker's function, in nested stacks by area, released through its live alias.
     const functionStacks = new FunctionStacks(this, { ephemeral: props.ephemeral ?? false });
     this.functionStacks = functionStacks;
+    // A version published or an alias shifted before the migration is done would read data of the earlier shape.
+    functionStacks.waitFor(migration.resource);
     // With the edge, an authorizer on every route lets through only what came through CloudFront.
     const origin = props.edge
       ? originAuthorizer(this, props.stage, reservedConcurrency(settings).get(ORIGIN_AUTHORIZER))

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { migrateStoredData } from '#functions/core/migrations/stored-data.ts';
 import { db } from '#functions/core/store/dynamo.ts';
 import { deadLetterUrlVariable, type QueueName, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { AUTHORIZER_CACHE_SECONDS, ORIGIN_HEADER } from '#functions/core/edge/origin-secret.ts';
@@ -168,6 +169,9 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     // below) hear of one only once it is on disk, so an answer sent on it survives a kill -9.
     const closeCommitBarrier = awaitTransactionCommits(db(), dynamo.endpoint);
     stops.push(async () => closeCommitBarrier());
+    // Data an earlier version stored is brought to the shape this one reads before anything serves (as a deploy does).
+    const migrated = await migrateStoredData(Date.now() + 10 * 60_000);
+    if (!migrated.done) throw new Error(`The stored data did not finish migrating (at version ${migrated.applied}): start again`);
     const local = await ensureLocalClient({
       stateFile: options.dataDir && join(options.dataDir, 'local-client.json'),
       preferredToken: options.clientToken,

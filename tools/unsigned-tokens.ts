@@ -5,7 +5,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { TokenOwner } from '#functions/core/auth/token-repository.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 
 /** A token item issued before tokens were signed, as `listUnsignedTokens` lists it. */
 export type UnsignedToken = TokenOwner & { createdAt?: string };
@@ -28,7 +28,7 @@ export async function listUnsignedTokens(): Promise<UnsignedToken[]> {
         ExpressionAttributeNames: Object.fromEntries(
           ['keyId', 'tenantDeleted', 'kind', 'clientId', 'tenantId', 'agentId', 'createdAt'].map((name) => [`#${name}`, name]),
         ),
-        ExpressionAttributeValues: { ':prefix': keys.token('').pk, ':sk': keys.token('').sk },
+        ExpressionAttributeValues: { ':prefix': stored.token.partitionPrefix({}), ':sk': stored.token.key({ tokenHash: '' }).sk },
         ExclusiveStartKey: startKey,
       }),
     );

@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { listDatamartPermissions, listIndexedPermissions } from '#functions/core/datamarts/datamart-repository.ts';
 import { findUser } from '#functions/core/directory/directory-repository.ts';
 import { getItem } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { tablePermission } from '#test/support/permissions.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
@@ -52,7 +52,7 @@ describe('a rename and a deletion of the same user at once', () => {
       expect([200, 404, 409]).toContain(renamed.status);
       const claims = await Promise.all(
         [`old${round}`, `new${round}`].map(async (login) => {
-          const holder = (await getItem<{ userId: number }>(keys.userLogin(tenant.id, login)))?.userId;
+          const holder = (await getItem<{ userId: number }>(stored.userLogin.key({ tenantId: tenant.id, login })))?.userId;
           return { login, holder, live: holder === undefined ? undefined : Boolean(await findUser(tenant.id, holder)) };
         }),
       );

@@ -1,18 +1,12 @@
 /**
  * The horizon through the twin (docs/schedules.md, Horizon): a start_when or period outside it is a
  * 400 at its field, never a stored `+010000-…` next fire or a 500; what the schedule routes answer
- * is within the contract (`format: date-time`, checked on every answer by test/support/api.ts); a
- * schedule an earlier version stored with a five-digit next fire is listed without one, and the
- * fire worker moves it out of the due index without firing or counting a miss. No tick here: the
- * fire worker is called on a message built here, and the legacy item is written without index keys,
- * so the dispatcher tests' ticks never list it.
+ * is within the contract (`format: date-time`, checked on every answer by test/support/api.ts).
+ * A schedule an earlier version stored with a five-digit next fire is migrated:
+ * test/integration/migration-schedules.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { fireDueSchedules } from '#functions/core/schedules/fire.ts';
-import { findSchedule } from '#functions/core/schedules/schedule-repository.ts';
 import type { Trigger } from '#functions/core/schedules/schedule-types.ts';
-import { putAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
 import { api, expectErrorEnvelope } from '#test/support/api.ts';
 import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
 
@@ -90,36 +84,5 @@ describe('schedule horizon', () => {
     ]);
     for (const fire of next.fires) expect(fire.local).toMatch(rfc3339);
     expect((await api('GET', '/tenant/schedules/2/next?count=100', { token: tenant.token })).body.data.fires).toEqual([]);
-  });
-
-  test('a schedule stored by an earlier version with next fire +010000-01-01: listed without one, moved out of the index by the worker', async () => {
-    const { tenant, flows } = await tenantWithFlows();
-    const file = scheduleFile(9, [flows['load-orders'] as number], [hourly('9999-12-31T23:30:00Z')]);
-    const legacy = {
-      tenantId: tenant.id,
-      scheduleId: 9,
-      file: { ...file, body: { ...file.body, version: 1, updatedAt: '2026-11-01T00:00:00.000Z' } },
-      version: 1,
-      minuteTriggers: false,
-      nextFireAt: '+010000-01-01T00:00:00.000Z',
-    };
-    await putAll([{ ...keys.schedule(tenant.id, 9), ...legacy }]);
-
-    const listed = (await api('GET', '/tenant/schedules', { token: tenant.token })).body.data;
-    expect(listed.map((schedule: { id: number; nextFireAt: string | null }) => [schedule.id, schedule.nextFireAt])).toEqual([
-      [9, null],
-    ]);
-    expect((await api('GET', '/tenant/schedules/9/next', { token: tenant.token })).body.data.fires).toEqual([]);
-
-    // What a tick that listed its index entry (sorting before every real instant) sent.
-    const now = Date.parse('2026-11-25T08:00:05Z');
-    const outcomes = await fireDueSchedules({
-      now,
-      startedAt: Date.now(),
-      schedules: [{ tenantId: tenant.id, scheduleId: 9, dueAt: legacy.nextFireAt }],
-    });
-    expect(outcomes).toEqual({ not_due: 1 });
-    expect((await findSchedule(tenant.id, 9))?.nextFireAt).toBeUndefined();
-    expect((await api('GET', `/tenant/schedules/9/runs`, { token: tenant.token })).body.data).toEqual([]);
   });
 });

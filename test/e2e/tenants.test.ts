@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
 import { hashToken, parseSignedToken, signedTokenPattern } from '#functions/core/auth/tokens.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import { tenantDeletionRecord } from '#functions/core/store/entity-declarations.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 import { publish } from '#test/support/templates.ts';
@@ -187,7 +187,9 @@ describe('deleting a tenant (spec 4.3)', () => {
     expect(expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 404).message).toBe('Tenant not found');
     const stored = await findTenant(tenant.id);
     expect(stored?.deletedAt).toBeTruthy();
-    const billing = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenantDeletionRecord(tenant.id) }));
+    const billing = await db().send(
+      new GetCommand({ TableName: tableName(), Key: tenantDeletionRecord.key({ tenantId: tenant.id }) }),
+    );
     expect(billing.Item).toMatchObject({ tenantId: tenant.id, clientId: client.clientId, deletedAt: stored?.deletedAt });
 
     const again = expectErrorEnvelope(await api(method, path, { token: client.token, body: { id: tenant.id } }), 404);

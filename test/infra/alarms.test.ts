@@ -45,7 +45,7 @@ import { accessLogFormat } from '#lib/service-api.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '../support/cdk-app.ts';
 import { synthesizeProduction } from '../support/stages.ts';
-import { wholeTemplate } from '../support/whole-template.ts';
+import { deployTimeFunctionIds, wholeTemplate } from '../support/whole-template.ts';
 
 const STAGE = 'staging';
 
@@ -105,15 +105,11 @@ describe('alarms for what breaks', () => {
   });
 
   it('put the stage on every function, and in every alarm on the service’s own metrics', () => {
-    // A custom resource's function runs at deploy and emits no metric of the service.
-    const customResourceFunctions = new Set(
-      Object.entries(template.toJSON().Resources as Record<string, { Type: string; Properties?: { ServiceToken?: unknown } }>)
-        .filter(([, resource]) => resource.Type.startsWith('Custom::'))
-        .map(([, resource]) => (resource.Properties?.ServiceToken as { 'Fn::GetAtt'?: [string] })['Fn::GetAtt']?.[0]),
-    );
+    // A function custom resources run at deploy emits no metric of the service.
+    const deployTime = deployTimeFunctionIds(template);
     const functions = Object.entries(
       template.findResources('AWS::Lambda::Function') as Resources<{ Environment?: { Variables?: Record<string, unknown> } }>,
-    ).filter(([id]) => !customResourceFunctions.has(id));
+    ).filter(([id]) => !deployTime.has(id));
     expect(functions.length).toBeGreaterThan(50);
     for (const [id, fn] of functions) expect(fn.Properties.Environment?.Variables?.[stageVariable], id).toBe(STAGE);
 

@@ -21,7 +21,7 @@ import {
 import { consumerIdOf } from '#lib/construct-ids.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { liveEventSourceOf, wholeTemplate } from '#test/support/whole-template.ts';
+import { deployTimeFunctionIds, liveEventSourceOf, referencedIds, wholeTemplate } from '#test/support/whole-template.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 const STAGE = 'test';
@@ -88,31 +88,16 @@ function logicalIdOf(template: Template, type: string, constructPath: string): s
   );
 }
 
-/** The logical ids a value refers to (Ref and Fn::GetAtt), anywhere inside it. */
-function referencedIds(value: unknown): string[] {
-  const text = JSON.stringify(value);
-  return [
-    ...[...text.matchAll(/\{"Ref":"([^"]+)"\}/g)].map((match) => match[1] as string),
-    ...[...text.matchAll(/\{"Fn::GetAtt":\["([^"]+)","[^"]+"\]\}/g)].map((match) => match[1] as string),
-  ];
-}
-
 const dimensionRef = (stat: MetricStat | undefined, name: string) =>
   (stat?.Metric.Dimensions?.find((dimension) => dimension.Name === name)?.Value as Ref | undefined)?.Ref;
 
 /**
- * The functions that serve the service (routes, consumers, timers): not those behind a custom resource, which
- * run only during a deploy and whose failure fails the deploy itself.
+ * The functions that serve the service (routes, consumers, timers): not those custom resources run, which run only
+ * during a deploy and whose failure fails the deploy itself.
  */
 function serviceFunctionIdsOf(source: Template): string[] {
-  const tokens = JSON.stringify(
-    Object.values(source.toJSON().Resources as Record<string, { Type: string; Properties?: { ServiceToken?: unknown } }>)
-      .filter((resource) => resource.Type.startsWith('Custom::') || resource.Type === 'AWS::CloudFormation::CustomResource')
-      .map((resource) => resource.Properties?.ServiceToken),
-  );
-  return Object.keys(source.findResources('AWS::Lambda::Function')).filter(
-    (id) => !tokens.includes(JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] })),
-  );
+  const deployTime = deployTimeFunctionIds(source);
+  return Object.keys(source.findResources('AWS::Lambda::Function')).filter((id) => !deployTime.has(id));
 }
 
 describe('ServiceStack operations', () => {

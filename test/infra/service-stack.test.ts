@@ -30,7 +30,7 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { createTableInput, ensureTable } from '#local/create-table.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { refersTo, wholeTemplate } from '#test/support/whole-template.ts';
+import { deployTimeFunctionIds, refersTo, wholeTemplate } from '#test/support/whole-template.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
 
@@ -131,7 +131,8 @@ function functionOfAlias(template: Template, aliasLogicalId: string): string {
 
 /**
  * The functions of the route table's rows (routes, the unmatched route, consumers, timers): the service's
- * stack also has functions of its own deployment (the origin authorizer, the first signing key, CDK's).
+ * stack also has functions of its own deployment (the origin authorizer, and those custom resources run at deploy:
+ * deployTimeFunctionIds).
  */
 function serviceFunctionIds(template: Template): string[] {
   return [
@@ -229,9 +230,20 @@ describe('ServiceStack', () => {
     it('builds exactly one Lambda function per route, for what no route matches, per queue consumer and per timed function, and no others', () => {
       const built = serviceFunctionIds(template);
       expect(new Set(built).size).toBe(routes.length + 1 + queueConsumers.length + timedFunctions.length);
-      // Besides them, only the deployment's own: the first signing key's custom resource.
+      // Besides them, only the deployment's own, run by custom resources: the first signing key's, and the stored data
+      // migration's two with the three of CDK's provider framework that call them.
       const others = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) => !built.includes(id));
-      expect(others.map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual(['FirstSigningKey']);
+      expect(others.sort()).toEqual([...deployTimeFunctionIds(template)].sort());
+      expect(others.map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
+        [
+          'FirstSigningKey',
+          'StoredDataMigrationStarted',
+          'StoredDataMigrationComplete',
+          'StoredDataMigrationProviderframeworkonEvent',
+          'StoredDataMigrationProviderframeworkisComplete',
+          'StoredDataMigrationProviderframeworkonTimeout',
+        ].sort(),
+      );
     });
 
     it('publishes every function and invokes it through its live alias, which CodeDeploy shifts and rolls back', () => {
@@ -296,8 +308,15 @@ describe('ServiceStack', () => {
           Environment: { Variables: { TABLE_NAME: { Ref: tableId } } },
         },
       });
+      // And the stored data migration's isComplete function, which migrates the table at deploy.
+      const migration = single(
+        Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
+          isLogicalIdOf('StoredDataMigrationComplete', id),
+        ),
+        'stored data migration function',
+      );
       // Comparing id sets (not counts) names the offending function when one drifts.
-      expect(Object.keys(conforming).sort()).toEqual(serviceFunctionIds(template).sort());
+      expect(Object.keys(conforming).sort()).toEqual([...serviceFunctionIds(template), migration].sort());
     });
 
     it('gives every route function the tenant base domain', () => {
@@ -329,9 +348,13 @@ describe('ServiceStack', () => {
         [statement.Action ?? []].flat().filter((action) => action.startsWith('logs:'));
       const executionRoles = new Set(serviceFunctionIds(template).map((id) => functions[id]?.Properties.Role['Fn::GetAtt'][0]));
       for (const roleId of Object.keys(roles)) {
-        const ownGroups = Object.values(functions)
-          .filter((fn) => fn.Properties.Role['Fn::GetAtt'][0] === roleId)
-          .map((fn) => ({ 'Fn::GetAtt': [fn.Properties.LoggingConfig?.LogGroup?.Ref, 'Arn'] }));
+        // Distinct: functions sharing a role may share a log group too (CDK's provider framework's isComplete and onTimeout).
+        const ownGroupIds = new Set(
+          Object.values(functions)
+            .filter((fn) => fn.Properties.Role['Fn::GetAtt'][0] === roleId)
+            .map((fn) => fn.Properties.LoggingConfig?.LogGroup?.Ref),
+        );
+        const ownGroups = [...ownGroupIds].map((logGroupId) => ({ 'Fn::GetAtt': [logGroupId, 'Arn'] }));
         const statements = policies
           .filter((policy) => policy.Properties.Roles.some((role) => (role as Ref).Ref === roleId))
           .flatMap((policy) => policy.Properties.PolicyDocument.Statement)

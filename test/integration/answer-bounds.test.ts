@@ -42,7 +42,7 @@ import { recordDispatchedRun } from '#functions/core/reload/runs.ts';
 import { putRuns, scheduleItem, type ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
 import type { ScheduleFile } from '#functions/core/schedules/schedule-types.ts';
 import { putAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { resourceBytes, tenantLimits } from '#functions/core/templates/apply-check.ts';
 import { writeResources } from '#functions/core/templates/template-repository.ts';
 import type { StoredResource } from '#functions/core/templates/tenant-resources.ts';
@@ -809,8 +809,8 @@ worstCase(
     const now = new Date().toISOString();
     await putAll(
       legacy.map((tenantId) => ({
-        ...keys.tenant(tenantId),
-        ...keys.clientTenantsIndex(client.clientId, tenantId),
+        ...stored.tenant.key({ tenantId }),
+        ...stored.tenant.indexEntry({ clientId: client.clientId, tenantId }),
         tenantId,
         clientId: client.clientId,
         nome: denseText,

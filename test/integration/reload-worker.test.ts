@@ -4,7 +4,7 @@ import { describe, expect, inject, test } from 'vitest';
 import type { LoadMessage } from '#functions/core/reload/reload.ts';
 import { listRuns } from '#functions/core/reload/runs.ts';
 import { getItem } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { retentionSettingLimits } from '#functions/core/store/retention.ts';
 import { handler } from '#functions/workers/reload-worker.ts';
 import { newClient, newTenant } from '#test/support/api.ts';
@@ -68,7 +68,7 @@ describe('reload worker', () => {
     const before = Math.floor(Date.now() / 1000);
     await handler({ Records: [record(load(tenant.id, 41), 'g')] } as SQSEvent, context);
     const [run] = (await listRuns(tenant.id, 50, undefined)).items;
-    const item = await getItem(keys.run(tenant.id, run?.id ?? 0));
+    const item = await getItem(stored.run.key({ tenantId: tenant.id, runId: run?.id ?? 0 }));
     expect(item).toMatchObject({ flowId: 41, status: 'dispatched' });
     expect(item).not.toHaveProperty('variables');
     const retention = retentionSettingLimits.runRetentionDays.fallback * 86_400;

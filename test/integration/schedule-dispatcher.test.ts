@@ -19,7 +19,7 @@ import {
   shardOf,
 } from '#functions/core/schedules/schedule-repository.ts';
 import { deleteAll, getItem, putAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { putSchedule } from '#functions/core/schedules/schedules.ts';
 import type { ScheduleFile, Trigger } from '#functions/core/schedules/schedule-types.ts';
 import { api } from '#test/support/api.ts';
@@ -303,7 +303,18 @@ describe('a burst of due schedules', () => {
     const record = await findSchedule(schedules.tenant.id, 1);
     if (!record?.nextFireAt) throw new Error('the schedule has no next fire');
     const higherShard = configured + 3;
-    await putAll([{ ...scheduleItem(record), ...keys.dueSchedulesIndex(higherShard, record.nextFireAt, 1, record.tenantId, 1) }]);
+    await putAll([
+      {
+        ...scheduleItem(record),
+        ...stored.schedule.indexEntry({
+          shard: higherShard,
+          nextFireAt: record.nextFireAt,
+          turn: 1,
+          tenantId: record.tenantId,
+          scheduleId: 1,
+        }),
+      },
+    ]);
     try {
       // That deployment raised the count it recorded; this one, configured lower, keeps it.
       expect(await dispatchShardCount(configured + 8)).toBe(configured + 8);
@@ -311,11 +322,11 @@ describe('a burst of due schedules', () => {
       await tickAndFire(tick + 1_000);
       expect((await schedules.runsOf(1)).map((run) => run.status)).toEqual(['fired']);
       // Once fired, its entry moved to the shard this deployment computes.
-      const moved = await getItem(keys.schedule(record.tenantId, 1));
+      const moved = await getItem(stored.schedule.key({ tenantId: record.tenantId, scheduleId: 1 }));
       expect(moved?.nextFireAt).not.toBe(record.nextFireAt);
-      expect(moved?.gsi1pk).toBe(keys.dueSchedulesShard(shardOf(record.tenantId, 1)));
+      expect(moved?.gsi1pk).toBe(stored.schedule.indexes.gsi1.partition({ shard: shardOf(record.tenantId, 1) }));
     } finally {
-      await deleteAll([keys.dispatchShards()]);
+      await deleteAll([stored.dispatchShards.key({})]);
     }
   });
 
@@ -373,7 +384,7 @@ describe('a burst of due schedules', () => {
       expect(small).toHaveLength(3);
       expect(lastSmall).toBeLessThan(ours.indexOf(bigEleventh as DueSchedule));
     } finally {
-      await deleteAll(records.map((one) => keys.schedule(one.tenantId, one.scheduleId)));
+      await deleteAll(records.map((one) => stored.schedule.key({ tenantId: one.tenantId, scheduleId: one.scheduleId })));
     }
   });
 });

@@ -11,7 +11,7 @@ import { insertSession } from '#functions/core/sso/session-repository.ts';
 import { readSession } from '#functions/core/sso/sessions.ts';
 import { currentKeyring, jwksOf, newSigningKey } from '#functions/core/sso/signing-keys.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 
@@ -303,7 +303,7 @@ describe('tokens, sessions and stamps from before milliseconds keep their meanin
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.user(tenant.id, subject.userId),
+        Key: stored.user.key({ tenantId: tenant.id, userId: subject.userId }),
         UpdateExpression: 'SET revokedBefore = :revokedBefore',
         ExpressionAttributeValues: { ':revokedBefore': stamp },
       }),
@@ -323,7 +323,7 @@ describe('tokens, sessions and stamps from before milliseconds keep their meanin
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.tenant(tenant.id),
+        Key: stored.tenant.key({ tenantId: tenant.id }),
         UpdateExpression: 'SET sessionsValidAfter = :stamp',
         ExpressionAttributeValues: { ':stamp': stamp },
       }),

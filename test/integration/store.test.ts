@@ -7,7 +7,7 @@ import { findClient, listClients } from '#functions/core/clients/client-reposito
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
 import { getAll, getItem, nextId, nextTenantId } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
 
@@ -38,8 +38,8 @@ describe('batch reads', () => {
   test('a key asked for twice is read once (BatchGetItem refuses duplicate keys); missing keys are left out', async () => {
     const name = `test-${crypto.randomUUID()}`;
     await nextId(name);
-    const counter = keys.counter(name);
-    const items = await getAll<{ value: number }>([counter, { ...counter }, keys.counter(`${name}-missing`)]);
+    const counter = stored.idCounter.key({ name });
+    const items = await getAll<{ value: number }>([counter, { ...counter }, stored.idCounter.key({ name: `${name}-missing` })]);
     expect(items).toEqual([expect.objectContaining({ ...counter, value: 1 })]);
   });
 });
@@ -48,8 +48,8 @@ describe('clients and their tokens', () => {
   test('a client token resolves to its client with one lookup; only its hash is stored', async () => {
     const { client, token } = await createClient('Integrator');
     expect(await authenticate(`Bearer ${token}`, ['client'])).toEqual({ kind: 'client', clientId: client.clientId });
-    const stored = await getItem(keys.token(hashToken(token)));
-    expect(stored).toMatchObject({ kind: 'client', clientId: client.clientId });
+    const tokenItem = await getItem(stored.token.key({ tokenHash: hashToken(token) }));
+    expect(tokenItem).toMatchObject({ kind: 'client', clientId: client.clientId });
     expect(JSON.stringify(await findClient(client.clientId))).not.toContain(token);
     expect((await listClients()).map((listed) => listed.clientId)).toContain(client.clientId);
   });
@@ -87,7 +87,7 @@ describe('tenant writes hold together', () => {
     };
     await expect(insertTenant(tenant, takenToken, [])).rejects.toThrow();
     expect(await findTenant(tenantId)).toBeUndefined();
-    expect((await getItem(keys.token(hashToken(takenToken))))?.kind).toBe('client');
+    expect((await getItem(stored.token.key({ tokenHash: hashToken(takenToken) })))?.kind).toBe('client');
   });
 });
 
@@ -121,7 +121,9 @@ describe('idempotency', () => {
     const key = crypto.randomUUID();
     const secret = await newToken('tenant', { clientId: 1, tenantId: 1 });
     await withIdempotency(call(key), async () => ({ status: 201, body: { token: secret } }));
-    const item = await getItem(keys.idempotency(scope, createHash('sha256').update(`key:${key}`).digest('hex')));
+    const item = await getItem(
+      stored.idempotency.key({ scope, keyHash: createHash('sha256').update(`key:${key}`).digest('hex') }),
+    );
     expect(item?.state).toBe('done');
     expect(JSON.stringify(item)).not.toContain(secret);
     expect(JSON.stringify(item)).not.toContain(key);

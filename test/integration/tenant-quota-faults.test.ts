@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { createClient } from '#functions/core/clients/clients.ts';
 import { getItem, queryAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type FaultMode, inParallel, installFaultInjection, invocationTrace, newTrace, traced } from '#test/support/faults.ts';
 import { type Answer, type Call, callRoute } from '#test/support/in-process.ts';
 import { scheduleFile } from '#test/support/schedules.ts';
@@ -48,7 +48,7 @@ interface Kind {
 }
 
 const inPartition = (prefix: string) => async (tenantId: number) =>
-  (await queryAll(keys.tenant(tenantId).pk, prefix, { projection: 'pk' })).length;
+  (await queryAll(stored.tenant.partition({ tenantId }), prefix, { projection: 'pk' })).length;
 
 const kinds: Record<string, Kind> = {
   users: {
@@ -60,7 +60,7 @@ const kinds: Record<string, Kind> = {
       body: { login: `u${index}@q.io`, nome: 'U' },
     }),
     remove: ({ token }, created) => ({ method: 'DELETE', path: `/tenant/users/${created.body.data.id}`, token }),
-    stored: inPartition(keys.usersPrefix),
+    stored: inPartition(stored.user.keyPrefix({})),
   },
   datamarts: {
     count: 'COUNT#DATAMARTS',
@@ -72,7 +72,7 @@ const kinds: Record<string, Kind> = {
     }),
     remove: ({ token }, created) => ({ method: 'DELETE', path: `/tenant/datamart/${created.body.data.id}`, token }),
     stored: async (tenantId) =>
-      (await queryAll(keys.datamartsIndex(tenantId, 0).gsi1pk, '', { index: 'gsi1', projection: 'pk' })).length,
+      (await queryAll(stored.datamart.indexes.gsi1.partition({ tenantId }), '', { index: 'gsi1', projection: 'pk' })).length,
   },
   alerts: {
     count: 'COUNT#ALERTS',
@@ -83,7 +83,7 @@ const kinds: Record<string, Kind> = {
       body: { nome: `A${index}`, channels: { webhook: false }, content: [] },
     }),
     remove: ({ token }, created) => ({ method: 'DELETE', path: `/tenant/alerts/${created.body.data.id}`, token }),
-    stored: inPartition(keys.alertsPrefix),
+    stored: inPartition(stored.alert.keyPrefix({})),
   },
   schedules: {
     count: 'COUNT#SCHEDULES',
@@ -94,7 +94,7 @@ const kinds: Record<string, Kind> = {
       body: scheduleFile(index, [flowId]),
     }),
     remove: ({ token }, _created, index) => ({ method: 'DELETE', path: `/tenant/schedules/${index}`, token }),
-    stored: inPartition(keys.schedulesPrefix),
+    stored: inPartition(stored.schedule.keyPrefix({})),
   },
 };
 
@@ -121,7 +121,8 @@ async function runCase(kind: Kind, step: 'create' | 'remove', plan?: { mode: Fau
     await new Promise((resolve) => setTimeout(resolve, failedTimeoutMs + 10));
     answer = await attempt();
   }
-  const count = (await getItem<{ value: number }>({ pk: keys.tenant(tenant.tenantId).pk, sk: kind.count }))?.value;
+  const count = (await getItem<{ value: number }>({ pk: stored.tenant.partition({ tenantId: tenant.tenantId }), sk: kind.count }))
+    ?.value;
   return { status: answer?.status, count, stored: await kind.stored(tenant.tenantId), writes: first.writes };
 }
 

@@ -5,8 +5,8 @@
  * quotas.test.ts, each runs against DynamoDB Local with a small maximum (the domain functions take
  * one; the routes pass the real limit): many creations at once at the edge give exactly the
  * maximum and a 409 naming it for the rest, deletions free room, and the count stays equal to what
- * is stored through deletions that run beside creations, and for a tenant whose items were written
- * before the count was kept.
+ * is stored through deletions that run beside creations. (A tenant whose items an earlier version
+ * wrote before the count was kept: migration-counts.test.ts.)
  */
 import { describe, expect, test } from 'vitest';
 import { deleteAlert, createAlert } from '#functions/core/alerts/alerts.ts';
@@ -18,8 +18,8 @@ import { createUser, deleteUser } from '#functions/core/directory/users.ts';
 import { deleteSchedule, putSchedule } from '#functions/core/schedules/schedules.ts';
 import { findScheduleCount } from '#functions/core/schedules/schedule-repository.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { putAll, queryAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import { queryAll } from '#functions/core/store/dynamo.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { unrecorded } from '#functions/core/store/resumable.ts';
 import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
 
@@ -55,17 +55,11 @@ interface Kind {
   remove: (tenantId: number, id: number) => Promise<void>;
   /** The ids stored. */
   stored: (tenantId: number) => Promise<number[]>;
-  /** The tenant's count (undefined before it is kept). */
-  count: (tenantId: number) => Promise<number | undefined>;
-  /** Writes `ids` as an earlier version did, without the count. */
-  seed: (tenantId: number, ids: readonly number[]) => Promise<void>;
+  /** The tenant's count. */
+  count: (tenantId: number) => Promise<number>;
   /** The refusal past `max`, as `outcome` reads it. */
   refusal: (max: number) => string;
 }
-
-const at2020 = '2020-01-01T00:00:00.000Z';
-/** Ids of items written before the count: far above those the tests' creations take. */
-const seeded = [9_001, 9_002, 9_003, 9_004];
 
 const kinds: Record<string, Kind> = {
   users: {
@@ -75,18 +69,6 @@ const kinds: Record<string, Kind> = {
     remove: deleteUser,
     stored: async (tenantId) => (await listUsers(tenantId, undefined, undefined)).items.map((user) => user.userId),
     count: (tenantId) => findCount(tenantId, 'USERS'),
-    seed: (tenantId, ids) =>
-      putAll(
-        ids.map((userId) => ({
-          ...keys.user(tenantId, userId),
-          userId,
-          tenantId,
-          login: `seeded-${userId}`,
-          nome: 'Seeded',
-          createdAt: at2020,
-          updatedAt: at2020,
-        })),
-      ),
     refusal: (max) => `409 user_limit: A tenant has at most ${max} users`,
   },
   datamarts: {
@@ -97,21 +79,6 @@ const kinds: Record<string, Kind> = {
     stored: async (tenantId) =>
       (await listDatamartRecords(tenantId, undefined, undefined)).items.map((datamart) => datamart.datamartId),
     count: findDatamartCount,
-    seed: (tenantId, ids) =>
-      putAll(
-        ids.map((datamartId) => ({
-          ...keys.datamart(tenantId, datamartId),
-          ...keys.datamartsIndex(tenantId, datamartId),
-          datamartId,
-          tenantId,
-          nome: 'Seeded',
-          tableIds: [],
-          ownerIds: [],
-          tenantIndexed: true,
-          createdAt: at2020,
-          updatedAt: at2020,
-        })),
-      ),
     refusal: (max) => `409 datamart_limit: A tenant has at most ${max} datamarts`,
   },
   alerts: {
@@ -120,21 +87,10 @@ const kinds: Record<string, Kind> = {
       (await createAlert(tenantId, { nome: `Alert ${index}`, channels: { webhook: false }, content: [] }, unrecorded(), max)).id,
     remove: deleteAlert,
     stored: async (tenantId) =>
-      (await queryAll<{ alertId: number }>(keys.tenant(tenantId).pk, keys.alertsPrefix)).map((alert) => alert.alertId),
-    count: findAlertCount,
-    seed: (tenantId, ids) =>
-      putAll(
-        ids.map((alertId) => ({
-          ...keys.alert(tenantId, alertId),
-          alertId,
-          tenantId,
-          nome: 'Seeded',
-          channels: { webhook: false },
-          content: [],
-          createdAt: at2020,
-          updatedAt: at2020,
-        })),
+      (await queryAll<{ alertId: number }>(stored.tenant.partition({ tenantId }), stored.alert.keyPrefix({}))).map(
+        (alert) => alert.alertId,
       ),
+    count: findAlertCount,
     refusal: (max) => `409 alert_limit: A tenant has at most ${max} alerts`,
   },
   schedules: {
@@ -150,21 +106,10 @@ const kinds: Record<string, Kind> = {
     },
     remove: (tenantId, id) => deleteSchedule(tenantId, id, undefined),
     stored: async (tenantId) =>
-      (await queryAll<{ scheduleId: number }>(keys.tenant(tenantId).pk, keys.schedulesPrefix)).map(
+      (await queryAll<{ scheduleId: number }>(stored.tenant.partition({ tenantId }), stored.schedule.keyPrefix({}))).map(
         (schedule) => schedule.scheduleId,
       ),
     count: findScheduleCount,
-    seed: (tenantId, ids) =>
-      putAll(
-        ids.map((scheduleId) => ({
-          ...keys.schedule(tenantId, scheduleId),
-          tenantId,
-          scheduleId,
-          file: scheduleFile(scheduleId, []),
-          version: 1,
-          minuteTriggers: false,
-        })),
-      ),
     refusal: (max) => `409 schedule_limit: A tenant has at most ${max} schedules: replace or delete one`,
   },
 };
@@ -206,26 +151,6 @@ describe.each(Object.keys(kinds))('%s per tenant', (name) => {
     expect(stored.length).toBeLessThanOrEqual(10);
     expect(stored).toHaveLength(5 + split(created).ids.length);
     expect(await kind.count(tenantId)).toBe(stored.length);
-  });
-
-  test('a tenant with items written before the count: the first creations count them once, whatever runs at once', async () => {
-    const tenant = await kind.tenant();
-    const { tenantId } = tenant;
-    await kind.seed(tenantId, seeded);
-    expect(await kind.count(tenantId)).toBeUndefined();
-    const { ids, refusals } = split(await at(20, (index) => outcome(kind.create(tenant, 300 + index, 10))));
-    expect(ids).toHaveLength(6);
-    expect(refusals).toEqual({ [kind.refusal(10)]: 14 });
-    expect(await kind.count(tenantId)).toBe(10);
-  });
-
-  test('a deletion in a tenant with items written before the count starts it from them', async () => {
-    const tenant = await kind.tenant();
-    const { tenantId } = tenant;
-    await kind.seed(tenantId, seeded);
-    await kind.remove(tenantId, seeded[1] as number);
-    expect(await kind.count(tenantId)).toBe(3);
-    expect(await kind.stored(tenantId)).toHaveLength(3);
   });
 });
 

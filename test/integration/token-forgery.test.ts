@@ -9,7 +9,7 @@ import { authenticate } from '#functions/core/auth/principals.ts';
 import { hashToken, newToken, parseSignedToken, tokenMac } from '#functions/core/auth/tokens.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { db, tableName, transact } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 
 let requests = 0;
 /** Runs once per request sent to DynamoDB (the deserialize step is below the retries). */
@@ -91,7 +91,7 @@ describe('a forged signed token', () => {
       {
         Put: {
           TableName: tableName(),
-          Item: { ...keys.token(hashToken(token)), kind: 'client', clientId: client.clientId + 1_000_000 },
+          Item: { ...stored.token.key({ tokenHash: hashToken(token) }), kind: 'client', clientId: client.clientId + 1_000_000 },
         },
       },
     ]);

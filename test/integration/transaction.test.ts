@@ -7,7 +7,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, expectTypeOf, test } from 'vitest';
 import { countedTransaction } from '#functions/core/store/counts.ts';
 import { db, getItem, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type AlongsideName, requestRecord, transaction, type TransactionOutcome } from '#functions/core/store/transaction.ts';
 
 type Key = { pk: string; sk: string };
@@ -68,8 +68,11 @@ describe('named transaction items', () => {
 
   test("a counted transaction adds its count under the reserved name `count`: the caller hears of its own items' failures, and `limit` for the count's", async () => {
     const count = freshKey();
-    const counting = (delta: number, max: number) => ({ delta, max, counted: () => Promise.resolve(0) });
-    // The first write starts the count (none was kept), the next ones change it.
+    const counting = (delta: number, max: number) => ({ delta, max });
+    // A count that does not exist counts nothing: a decrease of it is refused, the first growth starts it.
+    await expect(
+      countedTransaction(count, counting(-1, 2), transaction<'item'>().add('item', create(freshKey()))),
+    ).rejects.toThrow(/does not exist/);
     expect(await countedTransaction(count, counting(1, 2), transaction<'item'>().add('item', create(freshKey())))).toEqual({
       written: true,
     });
@@ -93,7 +96,7 @@ describe('named transaction items', () => {
   });
 
   test("a request's record that fails its condition is no caller's answer: another attempt took the request over (409)", async () => {
-    const slot = keys.idempotency('transaction-test', crypto.randomUUID());
+    const slot = stored.idempotency.key({ scope: 'transaction-test', keyHash: crypto.randomUUID() });
     const written = freshKey();
     const takenOver = {
       Update: {

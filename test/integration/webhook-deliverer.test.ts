@@ -11,7 +11,7 @@ import { type Attempt, type DeliveryRecord, findDelivery, findSettings } from '#
 import { finishDelivery, messageText } from '#functions/core/alerts/deliveries.ts';
 import { maxAttemptsPerDelivery, maxResponseBodyBytes, webhookConfig } from '#functions/core/alerts/webhook-config.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { deadLetterUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { handler } from '#functions/workers/webhook-deliverer.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
@@ -52,7 +52,12 @@ async function pendingDelivery(
     createdAt: now.toISOString(),
     expiresAt: Math.floor(now.getTime() / 1000) + 86_400,
   };
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.delivery(tenant.id, 1, 1), ...record } }));
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...stored.delivery.key(record), ...stored.delivery.indexEntry(record), ...record },
+    }),
+  );
   return record;
 }
 
@@ -125,7 +130,7 @@ describe('webhook deliverer', () => {
     const delivery = await pendingDelivery('/late-copy', 0);
     receiver.replyWith(() => ({ status: 200 }));
     // The late copy's first read of the delivery is held until the other copy has delivered and let its slot go.
-    const deliveryKey = keys.delivery(delivery.tenantId, delivery.deliveryId, delivery.alertId);
+    const deliveryKey = stored.delivery.key(delivery);
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -189,7 +194,7 @@ describe('webhook deliverer', () => {
   test('a copy that comes back before the retry its delivery waits for posts nothing and waits for it too', async () => {
     const delivery = await pendingDelivery('/early-copy', 1);
     const nextAttemptAt = new Date(Date.now() + 60_000).toISOString();
-    const key = keys.delivery(delivery.tenantId, delivery.deliveryId, delivery.alertId);
+    const key = { ...stored.delivery.key(delivery), ...stored.delivery.indexEntry(delivery) };
     await db().send(new PutCommand({ TableName: tableName(), Item: { ...key, ...delivery, nextAttemptAt } }));
     receiver.replyWith(() => ({ status: 200 }));
     const copy = sqsRecord(delivery);

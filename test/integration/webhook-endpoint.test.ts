@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { disableAfterMs, stallsToOpen } from '#functions/core/alerts/endpoint.ts';
 import { putAll } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { eventually } from '#test/support/templates.ts';
 import { startReceiver } from '#test/support/webhook-receiver.ts';
@@ -137,7 +137,7 @@ describe('circuit breaker', () => {
     const longAgo = Date.now() - disableAfterMs - 3_600_000;
     await putAll([
       {
-        ...keys.webhookEndpoint(tenant.id),
+        ...stored.webhookEndpoint.key({ tenantId: tenant.id }),
         tenantId: tenant.id,
         url: receiver.url(path),
         stalls: 40,
@@ -196,7 +196,7 @@ describe('attempts in flight per endpoint', () => {
     // The only slot, as a worker that died mid-attempt left it: held for another second and a half.
     await putAll([
       {
-        ...keys.webhookSlot(tenant.id, 0),
+        ...stored.webhookSlot.key({ tenantId: tenant.id, slot: 0 }),
         tenantId: tenant.id,
         slot: 0,
         claimId: 'dead-worker',

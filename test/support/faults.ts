@@ -1,6 +1,6 @@
 /**
- * Fault injection for in-process invocations: every AWS SDK call this test process makes (the
- * table, the queues, the payload bucket) goes through one middleware, which, inside a `traced`
+ * Fault injection for in-process invocations: every AWS call this test process makes (the table
+ * and the queues through the SDK, the payload bucket through store/signed-fetch.ts) goes through one check, which, inside a `traced`
  * scope, records what the scope wrote and, when a fault plan is set, fails the k-th write (`fail`:
  * the store errs once, the code goes on) or stops the function right before its (k+1)-th write
  * (`kill`: that call and every later one fail, as if the process died there, so no clean-up runs).
@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { db } from '#functions/core/store/dynamo.ts';
 import { s3 } from '#functions/core/store/payloads.ts';
+import type { SignedFetch } from '#functions/core/store/signed-fetch.ts';
 import { sqs } from '#functions/core/store/queues.ts';
 
 export type FaultMode = 'kill' | 'fail';
@@ -43,8 +44,6 @@ const writeCommands = new Set([
   'BatchWriteItemCommand',
   'SendMessageCommand',
   'SendMessageBatchCommand',
-  'PutObjectCommand',
-  'DeleteObjectCommand',
 ]);
 
 /** A key attribute as the document client or the low-level client gives it. */
@@ -91,14 +90,12 @@ function record(trace: Trace, commandName: string, input: Record<string, unknown
 
 type Handler = (args: { input: object }) => Promise<unknown>;
 
-/** An initialize-step middleware, the same for the three clients (hence the casts where it is added). */
-const faultInjection = (next: Handler, context: { commandName?: string }) => async (args: { input: object }) => {
+/** Runs `call` (a write when `isWrite`) as the scope's plan says: counted, failed, or never after the stop. */
+async function underPlan<T>(isWrite: boolean, call: () => Promise<T>, recordWrite: (trace: Trace) => void): Promise<T> {
   const trace = scopes.getStore();
-  if (!trace) return next(args);
+  if (!trace) return call();
   if (trace.dead) throw new InjectedFault('the function was stopped');
-  const name = context.commandName ?? '';
-  if (!writeCommands.has(name)) return next(args);
-  const input = args.input as Record<string, unknown>;
+  if (!isWrite) return call();
   if (trace.plan) {
     trace.writes += 1;
     if (trace.plan.mode === 'kill' && trace.writes > trace.plan.at) {
@@ -107,10 +104,32 @@ const faultInjection = (next: Handler, context: { commandName?: string }) => asy
     }
     if (trace.plan.mode === 'fail' && trace.writes === trace.plan.at) throw new InjectedFault('the store failed');
   }
-  const result = await next(args);
-  record(trace, name, input);
+  const result = await call();
+  recordWrite(trace);
   return result;
+}
+
+/** An initialize-step middleware, the same for the SDK's clients (hence the casts where it is added). */
+const faultInjection = (next: Handler, context: { commandName?: string }) => (args: { input: object }) => {
+  const name = context.commandName ?? '';
+  return underPlan(
+    writeCommands.has(name),
+    () => next(args),
+    (trace) => record(trace, name, args.input as Record<string, unknown>),
+  );
 };
+
+/** The payload bucket's requests (store/signed-fetch.ts): a PUT or DELETE is a write. */
+function faultInjectedFetch(fetch: SignedFetch['fetch']): SignedFetch['fetch'] {
+  return (input, init) => {
+    const method = init.method;
+    return underPlan(
+      method === 'PUT' || method === 'DELETE',
+      () => fetch(input, init),
+      () => undefined,
+    );
+  };
+}
 
 let installed = false;
 
@@ -121,7 +140,8 @@ export function installFaultInjection(): void {
   const options = { step: 'initialize', name: 'faultInjection', priority: 'high' } as const;
   db().middlewareStack.add(faultInjection as never, options);
   sqs().middlewareStack.add(faultInjection as never, options);
-  s3().middlewareStack.add(faultInjection as never, options);
+  const bucket = s3();
+  bucket.fetch = faultInjectedFetch(bucket.fetch.bind(bucket));
 }
 
 export const newTrace = (): Trace => ({ keys: new Map(), sent: [], writes: 0, dead: false });

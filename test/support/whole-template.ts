@@ -78,3 +78,43 @@ export function liveEventSourceOf<P extends { FunctionName: unknown }>(
   const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: P }[];
   return mappings.find((mapping) => aliasIds.some((aliasId) => refersTo(mapping.Properties.FunctionName, aliasId)));
 }
+
+/** The logical ids a value refers to (Ref and Fn::GetAtt), anywhere inside it. */
+export function referencedIds(value: unknown): string[] {
+  const text = JSON.stringify(value);
+  return [
+    ...[...text.matchAll(/\{"Ref":"([^"]+)"\}/g)].map((match) => match[1] as string),
+    ...[...text.matchAll(/\{"Fn::GetAtt":\["([^"]+)","[^"]+"\]\}/g)].map((match) => match[1] as string),
+  ];
+}
+
+/**
+ * What one deploy-time function calls another through, naming it in its properties: a function (in its environment)
+ * or a state machine (in its definition).
+ */
+const callers = new Set(['AWS::Lambda::Function', 'AWS::StepFunctions::StateMachine']);
+const isCustomResource = (type: string) => type.startsWith('Custom::') || type === 'AWS::CloudFormation::CustomResource';
+
+/**
+ * The functions that run only during a deploy: the one each custom resource's ServiceToken names, and every function
+ * that one reaches through functions and state machines. CDK's provider framework (lib/stored-data-migration.ts) is
+ * such a chain: its entry function names ours in its environment (USER_ON_EVENT_FUNCTION_ARN,
+ * USER_IS_COMPLETE_FUNCTION_ARN) and its waiter state machine, whose definition names the framework's isComplete and
+ * onTimeout functions. Following references rather than names keeps a new custom resource, or a framework version that
+ * renames its functions, in this class. They take no traffic and emit no metric of the service, and their failure fails
+ * the deploy itself.
+ */
+export function deployTimeFunctionIds(template: Template): Set<string> {
+  const { Resources: resources } = template.toJSON() as TemplateJson;
+  const reached = new Set<string>();
+  const follow = (value: unknown) => {
+    for (const id of referencedIds(value)) {
+      const resource = resources[id];
+      if (reached.has(id) || !resource || !callers.has(resource.Type)) continue;
+      reached.add(id);
+      follow(resource.Properties);
+    }
+  };
+  for (const resource of Object.values(resources)) if (isCustomResource(resource.Type)) follow(resource.Properties?.ServiceToken);
+  return new Set([...reached].filter((id) => resources[id]?.Type === 'AWS::Lambda::Function'));
+}

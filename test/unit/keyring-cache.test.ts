@@ -6,8 +6,7 @@
  */
 import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, test } from 'vitest';
-import { acceptedValues } from '#functions/core/edge/origin-secret.ts';
-import { secretsClientFor } from '#functions/core/keyrings/json-secret.ts';
+import { acceptedValues, secretsClientFor } from '#functions/core/edge/origin-secret.ts';
 import { KeyringCache, KeyringUnsure } from '#functions/core/keyrings/keyring-cache.ts';
 
 describe('KeyringCache', () => {

@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, test } from 'vitest';
-import { slotsAt } from '#functions/core/schedules/fire.ts';
 import {
   horizonEnd as engineHorizonEnd,
   horizonStart as engineHorizonStart,
@@ -17,9 +16,8 @@ import {
   maxWindowPeriod,
 } from '#functions/core/schedules/instants.ts';
 import { scheduleFileErrors } from '#functions/core/schedules/schedule-file.ts';
-import { dueIndexEntry, type ScheduleRecord } from '#functions/core/schedules/schedule-repository.ts';
+import { dueIndexEntry } from '#functions/core/schedules/schedule-repository.ts';
 import type { ScheduleFile, Trigger, WindowTrigger } from '#functions/core/schedules/schedule-types.ts';
-import { summarizeSchedule } from '#functions/core/schedules/schedules.ts';
 import { nextFire, nextFires } from '#functions/core/schedules/trigger-engine.ts';
 
 const DAY = 86_400_000;
@@ -184,29 +182,6 @@ describe('computed instants stay within the horizon', () => {
       expect(() => dueIndexEntry(1, 1, bad), bad).toThrow();
     }
     expect(dueIndexEntry(1, 1, '2099-12-31T23:59:00.000Z').gsi1sk.startsWith('2099-12-31T23:59:00.000Z#')).toBe(true);
-  });
-});
-
-describe('a schedule stored before the horizon (next fire +010000-01-01)', () => {
-  const record: ScheduleRecord = {
-    tenantId: 7,
-    scheduleId: 1,
-    file: {
-      ...file([windowTrigger('9999-12-31T23:30:00Z')]),
-      body: { ...file([]).body, triggers: [windowTrigger('9999-12-31T23:30:00Z')], updatedAt: '2026-11-01T00:00:00.000Z' },
-    },
-    version: 1,
-    minuteTriggers: false,
-    nextFireAt: '+010000-01-01T00:00:00.000Z',
-  };
-
-  test('is listed with no next fire (null), not a five-digit year', () => {
-    const summary = summarizeSchedule(record);
-    expect(summary.nextFireAt).toBeNull();
-  });
-
-  test('a tick that lists it fires nothing and moves it out of the index (no next fire)', () => {
-    expect(slotsAt(record, at('2026-11-25T08:00Z'))).toEqual({});
   });
 });
 

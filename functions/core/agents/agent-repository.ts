@@ -1,8 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import { db, getAll, getItem, nextTenantId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
@@ -32,7 +33,7 @@ const defaultAgentName = 'default';
 const tenantStaysLive = (tenantId: number): TransactItem => ({
   ConditionCheck: {
     TableName: tableName(),
-    Key: keys.tenant(tenantId),
+    Key: stored.tenant.key({ tenantId }),
     ConditionExpression:
       'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)',
     ExpressionAttributeValues: { ':now': Date.now() },
@@ -46,7 +47,7 @@ function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, toke
     {
       Put: {
         TableName: tableName(),
-        Item: { ...record, ...keys.agent(agent.tenantId, agent.agentId) },
+        Item: { ...record, ...stored.agent.key(agent) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -58,7 +59,7 @@ function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, toke
 const nameClaim = (tenantId: number, nome: string, agentId: number): TransactItem => ({
   Put: {
     TableName: tableName(),
-    Item: { ...keys.agentName(tenantId, nome), agentId },
+    Item: { ...stored.agentName.key({ tenantId, nome }), agentId },
     ConditionExpression: 'attribute_not_exists(pk)',
   },
 });
@@ -72,18 +73,18 @@ export async function defaultAgentItems(tenantId: number, clientId: number, crea
   const token = await newToken('agent', { clientId, tenantId, agentId: 1 });
   return [
     ...newAgentItems({ agentId: 1, tenantId, clientId, nome: defaultAgentName, isDefault: true }, token, createdAt),
-    { Put: { TableName: tableName(), Item: { ...keys.tenantCounter(tenantId, 'agent'), value: 1 } } },
-    { Put: { TableName: tableName(), Item: { ...keys.agentCount(tenantId), value: 1 } } },
+    { Put: { TableName: tableName(), Item: { ...stored.tenantIdCounter.key({ tenantId, name: 'agent' }), value: 1 } } },
+    { Put: { TableName: tableName(), Item: { ...stored.agentCount.key({ tenantId }), value: 1 } } },
     nameClaim(tenantId, defaultAgentName, 1),
   ];
 }
 
 export function listAgents(tenantId: number): Promise<AgentRecord[]> {
-  return queryAll<AgentRecord>(keys.tenant(tenantId).pk, keys.agentsPrefix);
+  return queryAll<AgentRecord>(stored.agent.partition({ tenantId }), stored.agent.keyPrefix({}));
 }
 
 export async function findAgent(tenantId: number, agentId: number): Promise<AgentRecord | undefined> {
-  return getItem<AgentRecord>(keys.agent(tenantId, agentId));
+  return getItem<AgentRecord>(stored.agent.key({ tenantId, agentId }));
 }
 
 /** The next agent id of the tenant (ids are never reused). */
@@ -91,64 +92,58 @@ export function allocateAgentId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'agent');
 }
 
-/** The tenant's agent count; undefined for a tenant made before the count was kept. */
-export async function findAgentCount(tenantId: number): Promise<number | undefined> {
-  return (await getItem<{ value: number }>(keys.agentCount(tenantId)))?.value;
+/**
+ * For a tenant of an earlier version, which kept neither its agent count nor its agents' name
+ * claims (migration 5, migrations/counts-kept.ts): starts the count from its agents, read now, and
+ * claims their names, in one commit conditional on none of them existing, as the release before
+ * this one still does with the tenant's next agent; `false` when one does (that release started
+ * them first). Two agents an earlier version let share a name both stay, and the claim goes to the
+ * one listed last (the higher id), as that release's start gives it: nothing reads whom a claim
+ * names, only that the name is taken.
+ */
+export async function startAgentCount(tenantId: number): Promise<boolean> {
+  const agents = await listAgents(tenantId);
+  const outcome = await transaction<'agentCount' | 'nameClaims'>()
+    .add('agentCount', {
+      Put: {
+        TableName: tableName(),
+        Item: { ...stored.agentCount.key({ tenantId }), value: agents.length },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    })
+    .add(
+      'nameClaims',
+      ...[...new Map(agents.map((agent) => [agent.nome, agent.agentId]))].map(([nome, agentId]) =>
+        nameClaim(tenantId, nome, agentId),
+      ),
+    )
+    .commit();
+  return outcome.written;
 }
 
 /**
- * Writes a new agent, its token, the claim on its name and the tenant's agent count, with
- * `alongside`, together, if the tenant is live (`tenant_gone` when it is deleted or being deleted).
- * The name claim and the count's condition are what keep names unique and the count within `max`
- * whatever runs at the same time; the count is also what a deletion racing this creation sees
- * change. For a tenant made before the count and the claims were kept, `existing` (its agents,
- * read just before) starts them in the same commit; `recount` when another creation started them
- * first.
+ * Writes a new agent, its token, the claim on its name and one more on the tenant's agent count,
+ * with `alongside`, together, if the tenant is live (`tenant_gone` when it is deleted or being
+ * deleted). The name claim and the count's condition are what keep names unique and the count
+ * within `max` whatever runs at the same time; the count is also what a deletion racing this
+ * creation sees change.
  */
 export async function insertAgent(
   agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>,
   token: string,
-  limit: { max: number; existing?: readonly AgentRecord[] },
+  max: number,
   alongside: Alongside,
-): Promise<'written' | 'name_taken' | 'limit_reached' | 'recount' | 'tenant_gone'> {
-  const countKey = keys.agentCount(agent.tenantId);
-  const tx = transaction<'tenant' | 'nameClaim' | 'agentCount' | 'existingNameClaims' | 'agent' | AlongsideName>()
+): Promise<'written' | 'name_taken' | 'limit_reached' | 'tenant_gone'> {
+  const tx = transaction<'tenant' | 'nameClaim' | 'agent' | AlongsideName>()
     .add('tenant', tenantStaysLive(agent.tenantId))
-    .add('nameClaim', nameClaim(agent.tenantId, agent.nome, agent.agentId));
-  if (limit.existing) {
-    tx.add('agentCount', {
-      Put: {
-        TableName: tableName(),
-        Item: { ...countKey, value: limit.existing.length + 1 },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    }).add(
-      'existingNameClaims',
-      ...[...new Map(limit.existing.map((old) => [old.nome, old.agentId]))].map(([nome, agentId]) =>
-        nameClaim(agent.tenantId, nome, agentId),
-      ),
-    );
-  } else {
-    tx.add('agentCount', {
-      Update: {
-        TableName: tableName(),
-        Key: countKey,
-        UpdateExpression: 'ADD #value :one',
-        ConditionExpression: '#value < :max',
-        ExpressionAttributeNames: { '#value': 'value' },
-        ExpressionAttributeValues: { ':one': 1, ':max': limit.max },
-      },
-    });
-  }
-  tx.add('agent', ...newAgentItems(agent, token, new Date().toISOString())).include(alongside);
-  if (limit.existing && limit.existing.length >= limit.max) return 'limit_reached';
-  const outcome = await tx.commit();
+    .add('nameClaim', nameClaim(agent.tenantId, agent.nome, agent.agentId))
+    .add('agent', ...newAgentItems(agent, token, new Date().toISOString()))
+    .include(alongside);
+  const outcome = await countedTransaction(stored.agentCount.key(agent), { delta: 1, max }, tx);
   if (outcome.written) return 'written';
+  if ('limit' in outcome) return 'limit_reached';
   if (outcome.failed.has('tenant')) return 'tenant_gone';
   if (outcome.failed.has('nameClaim')) return 'name_taken';
-  // Another creation started the count (and the claims) first: read it again.
-  if (limit.existing) return 'recount';
-  if (outcome.failed.has('agentCount')) return 'limit_reached';
   throw new Error(`Agent ${agent.agentId} of tenant ${agent.tenantId} or its token already exists`);
 }
 
@@ -163,7 +158,7 @@ export async function replaceAgentToken(agent: AgentRecord, token: string): Prom
     .add('agent', {
       Update: {
         TableName: tableName(),
-        Key: keys.agent(agent.tenantId, agent.agentId),
+        Key: stored.agent.key(agent),
         UpdateExpression: 'SET tokenHash = :newHash',
         ConditionExpression: 'tokenHash = :oldHash',
         ExpressionAttributeValues: { ':newHash': hashToken(token), ':oldHash': agent.tokenHash },
@@ -182,40 +177,33 @@ export async function replaceAgentToken(agent: AgentRecord, token: string): Prom
 /**
  * For the tenant's deletion: the items that revoke every token of its agents, read now, and hold
  * the transaction to what was read. An agent created since makes the count differ from the one
- * read (or its absence, for a tenant made before the count was kept); a token rotated since is
+ * read (every tenant has it: its default agent's creation starts it); a token rotated since is
  * gone, so its delete's condition fails. Either way the deletion reads again; an agent token
  * made after it committed, or after it claimed the tenant, is refused by `tenantStaysLive`. At most
  * 50 agents: one item each, and the count.
  */
 export async function agentRevocationItems(tenantId: number): Promise<TransactItem[]> {
   // The count first, the agents after: an agent created in between is listed, and the count read is still its own.
-  const count = await getItem<{ value?: number }>(keys.agentCount(tenantId));
+  const count = await readCount(stored.agentCount.key({ tenantId }));
   const agents = await listAgents(tenantId);
   const tokens = new Set(
-    (await getAll<{ pk: string }>(agents.map((agent) => keys.token(agent.tokenHash)))).map((item) => item.pk),
+    (await getAll<{ pk: string }>(agents.map((agent) => stored.token.key({ tokenHash: agent.tokenHash })))).map(
+      (item) => item.pk,
+    ),
   );
   const countAsRead: TransactItem = {
     ConditionCheck: {
       TableName: tableName(),
-      Key: keys.agentCount(tenantId),
-      ...(!count
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : count.value === undefined
-          ? {
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#value)',
-              ExpressionAttributeNames: { '#value': 'value' },
-            }
-          : {
-              ConditionExpression: 'attribute_exists(pk) AND #value = :value',
-              ExpressionAttributeNames: { '#value': 'value' },
-              ExpressionAttributeValues: { ':value': count.value },
-            }),
+      Key: stored.agentCount.key({ tenantId }),
+      ConditionExpression: '#value = :value',
+      ExpressionAttributeNames: { '#value': 'value' },
+      ExpressionAttributeValues: { ':value': count },
     },
   };
   return [
     countAsRead,
     ...agents.map((agent): TransactItem => {
-      const tokenKey = keys.token(agent.tokenHash);
+      const tokenKey = stored.token.key({ tokenHash: agent.tokenHash });
       if (tokens.has(tokenKey.pk)) {
         return { Delete: { TableName: tableName(), Key: tokenKey, ConditionExpression: 'attribute_exists(pk)' } };
       }
@@ -223,7 +211,7 @@ export async function agentRevocationItems(tenantId: number): Promise<TransactIt
       return {
         ConditionCheck: {
           TableName: tableName(),
-          Key: keys.agent(tenantId, agent.agentId),
+          Key: stored.agent.key({ tenantId, agentId: agent.agentId }),
           ConditionExpression: 'tokenHash = :tokenHash',
           ExpressionAttributeValues: { ':tokenHash': agent.tokenHash },
         },
@@ -237,7 +225,7 @@ export async function recordHeartbeat(tenantId: number, agentId: number, at: str
   await db().send(
     new UpdateCommand({
       TableName: tableName(),
-      Key: keys.agent(tenantId, agentId),
+      Key: stored.agent.key({ tenantId, agentId }),
       UpdateExpression: 'SET lastSeenAt = :at',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':at': at },

@@ -1,15 +1,7 @@
 import { newToken } from '#functions/core/auth/tokens.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
-import {
-  type AgentRecord,
-  allocateAgentId,
-  findAgent,
-  findAgentCount,
-  insertAgent,
-  listAgents,
-  replaceAgentToken,
-} from './agent-repository.ts';
+import { type AgentRecord, allocateAgentId, findAgent, insertAgent, replaceAgentToken } from './agent-repository.ts';
 
 export const maxAgentsPerTenant = 50;
 /** An agent is online when its last heartbeat is this recent (DESIGN 7). */
@@ -63,24 +55,19 @@ export async function createAgent(
   nome: string,
   record: Resumable<AgentCreated> = unrecorded(),
 ): Promise<AgentCreated> {
-  for (;;) {
-    const counted = (await findAgentCount(tenantId)) !== undefined;
-    const existing = counted ? undefined : await listAgents(tenantId);
-    if (existing?.some((agent) => agent.nome === nome)) throw nameTaken(nome);
-    const agentId = await allocateAgentId(tenantId);
-    const token = await newToken('agent', { clientId, tenantId, agentId });
-    const created: AgentCreated = { id: agentId, nome, token };
-    const outcome = await insertAgent(
-      { agentId, tenantId, clientId, nome, isDefault: false },
-      token,
-      { max: maxAgentsPerTenant, existing },
-      record.finish(created),
-    );
-    if (outcome === 'written') return created;
-    if (outcome === 'name_taken') throw nameTaken(nome);
-    if (outcome === 'limit_reached') throw limitReached();
-    if (outcome === 'tenant_gone') throw tenantNotFound();
-  }
+  const agentId = await allocateAgentId(tenantId);
+  const token = await newToken('agent', { clientId, tenantId, agentId });
+  const created: AgentCreated = { id: agentId, nome, token };
+  const outcome = await insertAgent(
+    { agentId, tenantId, clientId, nome, isDefault: false },
+    token,
+    maxAgentsPerTenant,
+    record.finish(created),
+  );
+  if (outcome === 'written') return created;
+  if (outcome === 'name_taken') throw nameTaken(nome);
+  if (outcome === 'limit_reached') throw limitReached();
+  throw tenantNotFound();
 }
 
 /**

@@ -2,8 +2,8 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
-import { db, getItem, nextTenantId, type Page, queryAll, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 // Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
@@ -20,17 +20,13 @@ export function allocateAlertId(tenantId: number): Promise<number> {
 }
 
 /** How many alerts the tenant has (alerts.ts `maxAlertsPerTenant`): `COUNT#ALERTS` in its partition. */
-const alertCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'ALERTS');
-
-/** The tenant's alerts as the count counts them (a consistent Query of their keys), for a tenant whose count was not kept yet. */
-const countAlerts = (tenantId: number) => async () =>
-  (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, keys.alertsPrefix, { projection: 'pk' })).length;
+const alertCount = (tenantId: number): CountKey => stored.tenantCount.key({ tenantId, name: 'ALERTS' });
 
 /** A decrease is never refused: its count's quota does not matter. */
 const noMaximum = Number.MAX_SAFE_INTEGER;
 
-/** The tenant's alert count (undefined before it is kept). */
-export function findAlertCount(tenantId: number): Promise<number | undefined> {
+/** The tenant's alert count. */
+export function findAlertCount(tenantId: number): Promise<number> {
   return readCount(alertCount(tenantId));
 }
 
@@ -45,23 +41,28 @@ export async function insertAlert(record: AlertRecord, alongside: Alongside, max
     .add('alert', {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.alert(tenantId, record.alertId), ...record },
+        Item: { ...stored.alert.key(record), ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
     .include(alongside);
-  const outcome = await countedTransaction(alertCount(tenantId), { delta: 1, max, counted: countAlerts(tenantId) }, tx);
+  const outcome = await countedTransaction(alertCount(tenantId), { delta: 1, max }, tx);
   if (outcome.written) return true;
   if ('limit' in outcome) return false;
   throw new Error(`Alert ${record.alertId} of tenant ${tenantId} already exists`);
 }
 
 export async function findAlertRecord(tenantId: number, alertId: number): Promise<AlertRecord | undefined> {
-  return getItem<AlertRecord>(keys.alert(tenantId, alertId));
+  return getItem<AlertRecord>(stored.alert.key({ tenantId, alertId }));
 }
 
 export function listAlertsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<AlertRecord>> {
-  return queryPage<AlertRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.alertsPrefix, limit, cursor });
+  return queryPage<AlertRecord>({
+    partition: stored.alert.partition({ tenantId }),
+    prefix: stored.alert.keyPrefix({}),
+    limit,
+    cursor,
+  });
 }
 
 /** Replaces the fields given, in one conditional write; the alert as written, or `undefined` when it does not exist. */
@@ -83,7 +84,7 @@ export async function updateAlertFields(
     const result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.alert(tenantId, alertId),
+        Key: stored.alert.key({ tenantId, alertId }),
         UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
         ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
@@ -99,13 +100,9 @@ export async function updateAlertFields(
 /** Deletes the alert and takes it off the tenant's alert count, in one commit; `false` when there was no such alert. */
 export async function deleteAlertRecord(tenantId: number, alertId: number): Promise<boolean> {
   const tx = transaction<'alert'>().add('alert', {
-    Delete: { TableName: tableName(), Key: keys.alert(tenantId, alertId), ConditionExpression: 'attribute_exists(pk)' },
+    Delete: { TableName: tableName(), Key: stored.alert.key({ tenantId, alertId }), ConditionExpression: 'attribute_exists(pk)' },
   });
-  const outcome = await countedTransaction(
-    alertCount(tenantId),
-    { delta: -1, max: noMaximum, counted: countAlerts(tenantId) },
-    tx,
-  );
+  const outcome = await countedTransaction(alertCount(tenantId), { delta: -1, max: noMaximum }, tx);
   return outcome.written;
 }
 
@@ -136,7 +133,7 @@ export interface SettingsRecord {
 
 /** The tenant's settings; a tenant that never set any has none (and an empty `updatedAt`). */
 export async function findSettings(tenantId: number): Promise<SettingsRecord> {
-  return (await getItem<SettingsRecord>(keys.tenantSettings(tenantId))) ?? { tenantId, updatedAt: '' };
+  return (await getItem<SettingsRecord>(stored.tenantSettings.key({ tenantId }))) ?? { tenantId, updatedAt: '' };
 }
 
 /** Writes the record if nobody changed it since `seen` was read; false otherwise. */
@@ -145,7 +142,7 @@ export function replaceSettings(record: SettingsRecord, seen: SettingsRecord): P
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.tenantSettings(record.tenantId), ...record },
+        Item: { ...stored.tenantSettings.key(record), ...record },
         ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
         ExpressionAttributeValues: { ':seen': seen.updatedAt },
       }),
@@ -159,7 +156,7 @@ export async function disableWebhook(tenantId: number, url: string, reason: stri
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.tenantSettings(tenantId),
+        Key: stored.tenantSettings.key({ tenantId }),
         UpdateExpression:
           'SET webhook.enabled = :false, webhook.disabledAt = :now, webhook.disabledReason = :reason, updatedAt = :now',
         // Only the channel that answered 410: a URL changed since is left alone.
@@ -235,7 +232,7 @@ export async function insertDelivery(
   const tx = transaction<'delivery' | 'body' | AlongsideName>().add('delivery', {
     Put: {
       TableName: tableName(),
-      Item: { ...keys.delivery(record.tenantId, record.deliveryId, record.alertId), ...record },
+      Item: { ...stored.delivery.key(record), ...stored.delivery.indexEntry(record), ...record },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   });
@@ -243,7 +240,7 @@ export async function insertDelivery(
     tx.add('body', {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.deliveryBody(record.tenantId, record.deliveryId), body: inlineBody, expiresAt: record.expiresAt },
+        Item: { ...stored.deliveryBody.key(record), body: inlineBody, expiresAt: record.expiresAt },
       },
     });
   }
@@ -252,7 +249,7 @@ export async function insertDelivery(
 }
 
 export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
-  return getItem<DeliveryRecord>(keys.deliveryKey(tenantId, deliveryId));
+  return getItem<DeliveryRecord>(stored.delivery.key({ tenantId, deliveryId }));
 }
 
 /** A page of the deliveries of one alert, newest first. */
@@ -264,7 +261,7 @@ export function listAlertDeliveriesPage(
 ): Promise<Page<DeliveryRecord>> {
   return queryPage<DeliveryRecord>({
     index: 'gsi1',
-    partition: keys.alertDeliveriesIndex(tenantId, alertId),
+    partition: stored.delivery.indexes.gsi1.partition({ tenantId, alertId }),
     limit,
     cursor,
     newestFirst: true,
@@ -272,12 +269,14 @@ export function listAlertDeliveriesPage(
 }
 
 export async function findDeliveryBody(tenantId: number, deliveryId: number): Promise<string | undefined> {
-  const result = await db().send(new GetCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
+  const result = await db().send(
+    new GetCommand({ TableName: tableName(), Key: stored.deliveryBody.key({ tenantId, deliveryId }) }),
+  );
   return result.Item?.body as string | undefined;
 }
 
 export async function deleteDeliveryBody(tenantId: number, deliveryId: number): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.deliveryBody(tenantId, deliveryId) }));
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: stored.deliveryBody.key({ tenantId, deliveryId }) }));
 }
 
 /**
@@ -294,7 +293,7 @@ export async function requeueDelivery(
     .add('delivery', {
       Update: {
         TableName: tableName(),
-        Key: keys.deliveryKey(tenantId, deliveryId),
+        Key: stored.delivery.key({ tenantId, deliveryId }),
         UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
         ConditionExpression: '#status = :failed',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -339,7 +338,7 @@ export function updateDeliveryState(
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        Key: stored.delivery.key(record),
         // An attempt ends any hold by the endpoint's breaker.
         UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason, attemptingUntil${nextAttemptAt ? '' : ', nextAttemptAt'}`,
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
@@ -361,7 +360,7 @@ export function claimAttempt(record: DeliveryRecord, until: number, now: number)
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        Key: stored.delivery.key(record),
         UpdateExpression: 'SET attemptingUntil = :until',
         ConditionExpression:
           'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts AND ' +
@@ -384,7 +383,7 @@ export async function releaseAttempt(record: DeliveryRecord, until: number): Pro
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        Key: stored.delivery.key(record),
         UpdateExpression: 'REMOVE attemptingUntil',
         ConditionExpression: 'attemptingUntil = :until',
         ExpressionAttributeValues: { ':until': until },
@@ -403,7 +402,7 @@ export function holdDelivery(record: DeliveryRecord, nextAttemptAt: string, reas
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.deliveryKey(record.tenantId, record.deliveryId),
+        Key: stored.delivery.key(record),
         UpdateExpression: 'SET nextAttemptAt = :next, heldReason = :reason, heldSince = if_not_exists(heldSince, :now)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
         ExpressionAttributeNames: { '#status': 'status' },

@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, queryAll, tableName, writeIf } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 
 // The tenant's webhook endpoint: its circuit breaker and its attempt slots (alerts/endpoint.ts says
 // how they are used). Both are leases or counters that a crashed holder leaves to expire.
@@ -41,9 +41,12 @@ const expiresAt = (now: number) => Math.floor(now / 1000) + retentionSeconds;
 
 /** The breaker and the slots of the tenant's endpoint: one consistent Query of a few items. */
 export async function findEndpointState(tenantId: number): Promise<EndpointState> {
-  const items = await queryAll<Record<string, unknown>>(keys.tenant(tenantId).pk, keys.webhookEndpointPrefix);
-  const breaker = items.find((item) => item.sk === keys.webhookEndpoint(tenantId).sk) as BreakerRecord | undefined;
-  const slots = items.filter((item) => item.sk !== keys.webhookEndpoint(tenantId).sk) as unknown as SlotRecord[];
+  const items = await queryAll<Record<string, unknown>>(
+    stored.webhookEndpoint.partition({ tenantId }),
+    stored.collections.webhookEndpoint.keyPrefix,
+  );
+  const breaker = items.find((item) => item.sk === stored.webhookEndpoint.key({ tenantId }).sk) as BreakerRecord | undefined;
+  const slots = items.filter((item) => item.sk !== stored.webhookEndpoint.key({ tenantId }).sk) as unknown as SlotRecord[];
   return { ...(breaker ? { breaker } : {}), slots };
 }
 
@@ -53,7 +56,7 @@ export function claimSlot(tenantId: number, slot: number, claimId: string, claim
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.webhookSlot(tenantId, slot), tenantId, slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
+        Item: { ...stored.webhookSlot.key({ tenantId, slot }), tenantId, slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
         ConditionExpression: 'attribute_not_exists(pk) OR claimedUntil <= :now',
         ExpressionAttributeValues: { ':now': now },
       }),
@@ -67,7 +70,7 @@ export function releaseSlot(tenantId: number, slot: number, claimId: string) {
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.webhookSlot(tenantId, slot),
+        Key: stored.webhookSlot.key({ tenantId, slot }),
         UpdateExpression: 'SET claimedUntil = :free REMOVE claimId',
         ConditionExpression: 'claimId = :claimId',
         ExpressionAttributeValues: { ':free': 0, ':claimId': claimId },
@@ -87,7 +90,7 @@ export async function countStall(tenantId: number, url: string, now: number): Pr
       const result = await db().send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: keys.webhookEndpoint(tenantId),
+          Key: stored.webhookEndpoint.key({ tenantId }),
           UpdateExpression: 'SET tenantId = :tenantId, #url = :url, expiresAt = :expiresAt ADD stalls :one',
           ConditionExpression: 'attribute_not_exists(pk) OR #url = :url',
           ExpressionAttributeNames: { '#url': 'url' },
@@ -103,7 +106,7 @@ export async function countStall(tenantId: number, url: string, now: number): Pr
       db().send(
         new PutCommand({
           TableName: tableName(),
-          Item: { ...keys.webhookEndpoint(tenantId), tenantId, url, stalls: 0, expiresAt: expiresAt(now) },
+          Item: { ...stored.webhookEndpoint.key({ tenantId }), tenantId, url, stalls: 0, expiresAt: expiresAt(now) },
           ConditionExpression: '#url <> :url',
           ExpressionAttributeNames: { '#url': 'url' },
           ExpressionAttributeValues: { ':url': url },
@@ -123,7 +126,7 @@ export function openBreaker(tenantId: number, url: string, threshold: number, op
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.webhookEndpoint(tenantId),
+        Key: stored.webhookEndpoint.key({ tenantId }),
         UpdateExpression:
           'SET openUntil = :openUntil, openedAt = if_not_exists(openedAt, :now), opens = if_not_exists(opens, :zero) + :one',
         ConditionExpression: '#url = :url AND attribute_not_exists(openUntil) AND stalls >= :threshold',
@@ -147,7 +150,7 @@ export function claimProbe(tenantId: number, url: string, probeId: string, probe
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.webhookEndpoint(tenantId),
+        Key: stored.webhookEndpoint.key({ tenantId }),
         UpdateExpression: 'SET probeId = :probeId, probeUntil = :probeUntil',
         ConditionExpression: '#url = :url AND openUntil <= :now AND (attribute_not_exists(probeUntil) OR probeUntil <= :now)',
         ExpressionAttributeNames: { '#url': 'url' },
@@ -164,7 +167,7 @@ export async function reopenBreaker(tenantId: number, probeId: string, openUntil
     const result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.webhookEndpoint(tenantId),
+        Key: stored.webhookEndpoint.key({ tenantId }),
         UpdateExpression: 'SET openUntil = :openUntil ADD opens :one, stalls :one REMOVE probeId, probeUntil',
         ConditionExpression: 'probeId = :probeId',
         ExpressionAttributeValues: { ':probeId': probeId, ':openUntil': openUntil, ':one': 1 },
@@ -182,7 +185,7 @@ export function closeBreaker(tenantId: number, url: string) {
     db().send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: keys.webhookEndpoint(tenantId),
+        Key: stored.webhookEndpoint.key({ tenantId }),
         ConditionExpression: '#url = :url',
         ExpressionAttributeNames: { '#url': 'url' },
         ExpressionAttributeValues: { ':url': url },

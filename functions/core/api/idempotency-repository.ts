@@ -1,7 +1,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { type NamedItem, type RequestRecord, requestRecord } from '#functions/core/store/transaction.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 
 /** One Idempotency-Key of one caller on one route: the scope names both, the key is stored only as a hash. */
 export interface IdempotencySlot {
@@ -9,7 +9,7 @@ export interface IdempotencySlot {
   keyHash: string;
 }
 
-const itemKey = ({ scope, keyHash }: IdempotencySlot) => keys.idempotency(scope, keyHash);
+const itemKey = ({ scope, keyHash }: IdempotencySlot) => stored.idempotency.key({ scope, keyHash });
 
 /** Who holds a slot, and until when. */
 export interface Claim {

@@ -1,5 +1,5 @@
 import { getItem, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { hashToken, parseSignedToken, type TokenSubject } from './tokens.ts';
 
 /** Who a token belongs to. */
@@ -16,7 +16,7 @@ export const deletedTenantTokenDays = 90;
  * A deleted tenant's token stays, marked, so that the tenant's routes can say the tenant is gone.
  */
 export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | undefined> {
-  return getItem<TokenOwner>(keys.token(tokenHash));
+  return getItem<TokenOwner>(stored.token.key({ tokenHash }));
 }
 
 /**
@@ -25,7 +25,7 @@ export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | un
  * agent request, so that a token that outlived its tenant all the same opens nothing.
  */
 export async function agentTenantLive(tenantId: number): Promise<boolean> {
-  const tenant = await getItem<{ deletedAt?: string }>(keys.tenant(tenantId));
+  const tenant = await getItem<{ deletedAt?: string }>(stored.tenant.key({ tenantId }));
   return tenant !== undefined && tenant.deletedAt === undefined;
 }
 
@@ -44,7 +44,7 @@ export function newTokenWrite(token: string, owner: TokenOwner) {
     Put: {
       TableName: tableName(),
       Item: {
-        ...keys.token(hashToken(token)),
+        ...stored.token.key({ tokenHash: hashToken(token) }),
         ...owner,
         // The key that signed it (what `tokens unsigned` tells apart: an unsigned token has none).
         ...(signed ? { keyId: Number(signed.keyId) } : {}),
@@ -70,7 +70,7 @@ export function tenantDeletedTokenWrite(tokenHash: string, deletedAt: string) {
   return {
     Update: {
       TableName: tableName(),
-      Key: keys.token(tokenHash),
+      Key: stored.token.key({ tokenHash }),
       UpdateExpression: 'SET tenantDeleted = :true, expiresAt = :expiresAt',
       ExpressionAttributeValues: {
         ':true': true,
@@ -82,5 +82,5 @@ export function tenantDeletedTokenWrite(tokenHash: string, deletedAt: string) {
 
 /** For a caller's transaction: revokes the token of this hash. */
 export function revokeTokenWrite(tokenHash: string) {
-  return { Delete: { TableName: tableName(), Key: keys.token(tokenHash) } };
+  return { Delete: { TableName: tableName(), Key: stored.token.key({ tokenHash }) } };
 }

@@ -2,7 +2,7 @@ import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repo
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { readCount } from '#functions/core/store/counts.ts';
 import { getItem, nextId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
@@ -24,10 +24,10 @@ export const allocateClientId = () => nextId('client');
  * that create and delete what they count.
  */
 export type ClientCountName = 'TENANTS' | 'TEMPLATES';
-export const clientCountKey = (clientId: number, name: ClientCountName) => keys.clientCount(clientId, name);
+export const clientCountKey = (clientId: number, name: ClientCountName) => stored.clientCount.key({ clientId, name });
 
-/** How many of a quota's count the client has used (undefined before the count is kept: a client made before it). */
-export function findClientCount(clientId: number, name: ClientCountName): Promise<number | undefined> {
+/** How many of a quota's count the client has used. */
+export function findClientCount(clientId: number, name: ClientCountName): Promise<number> {
   return readCount(clientCountKey(clientId, name));
 }
 
@@ -47,7 +47,7 @@ export async function insertClient(client: ClientRecord, token: string): Promise
     .add('client', {
       Put: {
         TableName: tableName(),
-        Item: { ...client, ...keys.client(client.clientId), ...keys.clientsIndex(client.clientId) },
+        Item: { ...client, ...stored.client.key(client), ...stored.client.indexEntry(client) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
@@ -58,12 +58,12 @@ export async function insertClient(client: ClientRecord, token: string): Promise
 }
 
 export async function findClient(clientId: number): Promise<ClientRecord | undefined> {
-  return getItem<ClientRecord>(keys.client(clientId));
+  return getItem<ClientRecord>(stored.client.key({ clientId }));
 }
 
 /** Every client, oldest first (an operator's listing; clients are few). */
 export function listClients(): Promise<ClientRecord[]> {
-  return queryAll<ClientRecord>(keys.clientsIndex(0).gsi1pk, '', { index: 'gsi1' });
+  return queryAll<ClientRecord>(stored.client.indexes.gsi1.partition({}), '', { index: 'gsi1' });
 }
 
 /** Gives the client the token `token` and revokes its old one, together; `false` when its token changed since it was read. */
@@ -72,7 +72,7 @@ export async function replaceClientToken(client: ClientRecord, token: string): P
     .add('client', {
       Update: {
         TableName: tableName(),
-        Key: keys.client(client.clientId),
+        Key: stored.client.key(client),
         UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :now',
         ConditionExpression: 'tokenHash = :oldHash',
         ExpressionAttributeValues: {

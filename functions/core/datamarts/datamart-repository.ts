@@ -2,6 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   deleteAll,
+  getItem,
   maxTransactItems,
   nextTenantId,
   type Page,
@@ -12,8 +13,9 @@ import {
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
-import { keys, type PermissionSubject } from '#functions/core/store/keys.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
+import type { FacetValues } from '#functions/core/store/entities.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import {
   type Alongside,
   type AlongsideName,
@@ -23,19 +25,23 @@ import {
 } from '#functions/core/store/transaction.ts';
 import { type PermissionRecord, permissionCharge } from './effective-permissions.ts';
 
+/** Whose a permission record is: a user's or a group's (the permission declaration's `subject`). */
+export type PermissionSubject = FacetValues<typeof stored.permission>['subject'];
+
 export interface DatamartRecord {
   datamartId: number;
   tenantId: number;
   nome: string;
   /** Its tables and owners, in order: the record is the whole datamart, written in one commit. */
-  tableIds?: number[];
-  ownerIds?: number[];
+  tableIds: number[];
+  ownerIds: number[];
   /**
-   * Everything of it is in the tenant-wide indexes: its owners in the owners index, its permission
-   * records in the permission index. Set on creation; a datamart of an earlier version gets it once
-   * its next change has moved them there (until then its readers take its records from its collection).
+   * Everything of it is in the tenant-wide indexes (its owners in the owners index, its permission
+   * records in the permission index): true of every record since migration 1
+   * (migrations/datamarts-in-tenant-indexes.ts). Still written, and never read: the release before
+   * that migration reads a record without it the slow way.
    */
-  tenantIndexed?: true;
+  tenantIndexed: true;
   createdAt: string;
   updatedAt: string;
 }
@@ -56,11 +62,8 @@ export interface StoredPermission extends PermissionRecord {
   datamartId: number;
   subject: PermissionSubject;
   subjectId: number;
-  /**
-   * The answer bytes it is charged to its subject's quota (effective-permissions.ts permissionCharge,
-   * directory/quotas.ts); a record of an earlier version has none, and was never charged.
-   */
-  charge?: number;
+  /** The answer bytes it is charged to its subject's quota (effective-permissions.ts permissionCharge, directory/quotas.ts). */
+  charge: number;
 }
 
 /**
@@ -80,47 +83,20 @@ function asRead(
   record: StoredPermission | undefined,
 ): Pick<NonNullable<TransactItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'> {
   if (record === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
-  if (record.charge === undefined) return { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(charge)' };
   return { ConditionExpression: 'charge = :charge', ExpressionAttributeValues: { ':charge': record.charge } };
 }
 
-type CollectionItem = { sk: string; tableId?: number; userId?: number } & Partial<DatamartRecord>;
+/** The structure a record holds. */
+export const structureOf = (record: DatamartRecord): DatamartStructure => ({
+  record,
+  tableIds: record.tableIds,
+  ownerIds: record.ownerIds,
+});
 
-/**
- * The datamart's structure from the items of its collection; `undefined` without a record. A
- * record written by an earlier version has no lists: its tables and owners are items of its
- * collection (`S#TABLE#`, `S#OWNER#`).
- */
-function structureFrom(items: readonly CollectionItem[]): DatamartStructure | undefined {
-  const record = items.find((item) => item.sk === keys.datamart(0, 0).sk) as DatamartRecord | undefined;
-  if (!record) return undefined;
-  return {
-    record,
-    tableIds: record.tableIds ?? items.filter((item) => item.sk.startsWith('S#TABLE#')).map((item) => item.tableId as number),
-    ownerIds: record.ownerIds ?? items.filter((item) => item.sk.startsWith('S#OWNER#')).map((item) => item.userId as number),
-  };
-}
-
-/** The structure of a record that holds its lists (one of this version), without reading its collection. */
-export const holdsItsLists = (record: DatamartRecord) => record.tableIds !== undefined && record.ownerIds !== undefined;
-
-/** The datamart's record and structure (one Query of its `S#` items); `undefined` when there is none. */
+/** The datamart's record and structure (one GetItem); `undefined` when there is none. */
 export async function findStructure(tenantId: number, datamartId: number): Promise<DatamartStructure | undefined> {
-  return structureFrom(
-    await queryAll<CollectionItem>(keys.datamartPartition(tenantId, datamartId), keys.datamartStructurePrefix),
-  );
-}
-
-/** The whole collection of a datamart: its structure and every permission record on it (one Query). */
-export async function findCollection(
-  tenantId: number,
-  datamartId: number,
-): Promise<{ structure: DatamartStructure | undefined; permissions: StoredPermission[] }> {
-  const items = await queryAll<CollectionItem & StoredPermission>(keys.datamartPartition(tenantId, datamartId), '');
-  return {
-    structure: structureFrom(items),
-    permissions: items.filter((item) => item.sk.startsWith(keys.permissionsPrefix())),
-  };
+  const record = await getItem<DatamartRecord>(stored.datamart.key({ tenantId, datamartId }));
+  return record && structureOf(record);
 }
 
 export function allocateDatamartId(tenantId: number): Promise<number> {
@@ -129,8 +105,8 @@ export function allocateDatamartId(tenantId: number): Promise<number> {
 
 const recordItem = (record: DatamartRecord) => ({
   ...record,
-  ...keys.datamart(record.tenantId, record.datamartId),
-  ...keys.datamartsIndex(record.tenantId, record.datamartId),
+  ...stored.datamart.key(record),
+  ...stored.datamart.indexEntry(record),
 });
 
 /** What a datamart's write found: written, or the record or an owner (`alongside`) not as read. */
@@ -149,21 +125,13 @@ async function commit(tx: Transaction<DatamartItemName>): Promise<DatamartWrite>
 }
 
 /** How many datamarts the tenant has (directory/quotas.ts `maxDatamartsPerTenant`): `COUNT#DATAMARTS` in its partition. */
-const datamartCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'DATAMARTS');
+const datamartCount = (tenantId: number): CountKey => stored.tenantCount.key({ tenantId, name: 'DATAMARTS' });
 
 /** A decrease is never refused: its count's quota does not matter. */
 const noMaximum = Number.MAX_SAFE_INTEGER;
 
-/**
- * The tenant's datamarts as the count counts them, for a tenant whose count was not kept yet: the
- * index listing them (eventually consistent, but what it counts was written before the count was
- * kept, by an earlier version: every write since goes through the count).
- */
-const countDatamarts = (tenantId: number) => async () =>
-  (await queryAll<{ pk: string }>(keys.datamartsIndex(tenantId, 0).gsi1pk, '', { index: 'gsi1', projection: 'pk' })).length;
-
-/** The tenant's datamart count (undefined before it is kept). */
-export function findDatamartCount(tenantId: number): Promise<number | undefined> {
+/** The tenant's datamart count. */
+export function findDatamartCount(tenantId: number): Promise<number> {
   return readCount(datamartCount(tenantId));
 }
 
@@ -184,7 +152,7 @@ export async function insertDatamart(
       Put: { TableName: tableName(), Item: recordItem(record), ConditionExpression: 'attribute_not_exists(pk)' },
     })
     .include(alongside);
-  const outcome = await countedTransaction(datamartCount(tenantId), { delta: 1, max, counted: countDatamarts(tenantId) }, tx);
+  const outcome = await countedTransaction(datamartCount(tenantId), { delta: 1, max }, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
   if (outcome.failed.has('datamart')) throw new Error(`Datamart ${record.datamartId} of tenant ${tenantId} already exists`);
@@ -221,55 +189,51 @@ export function replaceDatamart(
 export async function deleteDatamartRecord(tenantId: number, datamartId: number, alongside: Alongside): Promise<boolean> {
   const tx = transaction<'datamart' | AlongsideName>()
     .add('datamart', {
-      Delete: { TableName: tableName(), Key: keys.datamart(tenantId, datamartId), ConditionExpression: 'attribute_exists(pk)' },
+      Delete: {
+        TableName: tableName(),
+        Key: stored.datamart.key({ tenantId, datamartId }),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
     })
     .include(alongside);
-  const outcome = await countedTransaction(
-    datamartCount(tenantId),
-    { delta: -1, max: noMaximum, counted: countDatamarts(tenantId) },
-    tx,
-  );
+  const outcome = await countedTransaction(datamartCount(tenantId), { delta: -1, max: noMaximum }, tx);
   return outcome.written;
 }
 
 /**
  * Brings the datamart's collection in line with its record: deletes everything when the record
- * is gone; otherwise the structure items of an earlier version once the record holds the lists,
- * and the permission records on tables that are no longer in it (giving their charges back); then
- * moves the records an earlier version indexed by subject into the tenant's permission index and
- * marks the record `tenantIndexed`.
- * Each step is the same when repeated, so a retry or the sweeper finishes it.
+ * is gone, otherwise the permission records on tables that are no longer in it (giving their
+ * charges back). Each step is the same when repeated, so a retry or the sweeper finishes it.
  */
 export async function tidyCollection(tenantId: number, datamartId: number, ledger: PermissionLedger): Promise<void> {
-  const partition = keys.datamartPartition(tenantId, datamartId);
-  const items = await queryAll<CollectionItem & StoredPermission>(partition, '');
-  const record = items.find((item) => item.sk === keys.datamart(tenantId, datamartId).sk);
-  const tables = record?.tableIds && new Set(record.tableIds);
-  const isPermission = (item: CollectionItem) => item.sk.startsWith(keys.permissionsPrefix());
-  const unaccounted = (item: CollectionItem) =>
-    !record ||
-    (tables !== undefined &&
-      (item.sk.startsWith('S#TABLE#') ||
-        item.sk.startsWith('S#OWNER#') ||
-        (isPermission(item) && !tables.has(item.tableId as number))));
-  const leftOver = items.filter(unaccounted);
+  const items = await queryAll<{ pk: string; sk: string } & Partial<DatamartRecord & StoredPermission>>(
+    stored.datamart.partition({ tenantId, datamartId }),
+    '',
+  );
+  const record = items.find((item) => item.sk === stored.datamart.keyPrefix({}));
+  const tables = new Set(record?.tableIds);
+  const isPermission = (item: { sk: string }) => item.sk.startsWith(stored.permission.keyPrefix({}));
+  const leftOver = items.filter((item) => !record || (isPermission(item) && !tables.has(item.tableId as number)));
   await Promise.all([
-    deleteRecords(leftOver.filter(isPermission), ledger),
+    deleteRecords(leftOver.filter(isPermission) as StoredPermission[], ledger),
     deleteAll(leftOver.filter((item) => !isPermission(item)).map(({ pk, sk }) => ({ pk, sk }))),
   ]);
-  if (!record || record.tenantIndexed || !tables) return;
-  const indexPartition = keys.tenantPermissionsPartition(tenantId);
-  const unmoved = items.filter((item) => isPermission(item) && !unaccounted(item) && item.gsi1pk !== indexPartition);
-  // One update per record, only of its index keys, and only while it exists: a record replaced or
-  // deleted meanwhile keeps what that write gave it.
+}
+
+/**
+ * Gives each record its entry in the tenant's permission index (migration 1 moves there the records
+ * an earlier version indexed by subject): only its index keys, and only while it exists, so a record
+ * replaced or deleted meanwhile keeps what that write gave it.
+ */
+export async function indexPermissionRecords(records: readonly StoredPermission[]): Promise<void> {
   await Promise.all(
-    unmoved.map((item) => {
-      const entry = keys.permissionIndex(tenantId, datamartId, item.subject, item.subjectId, item.tableId);
+    records.map((record) => {
+      const entry = stored.permission.indexEntry(record);
       return writeIf(() =>
         db().send(
           new UpdateCommand({
             TableName: tableName(),
-            Key: { pk: item.pk, sk: item.sk },
+            Key: { pk: record.pk, sk: record.sk },
             UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
@@ -278,11 +242,15 @@ export async function tidyCollection(tenantId: number, datamartId: number, ledge
       );
     }),
   );
+}
+
+/** Marks the datamart's record `tenantIndexed` while it exists: the last step of migration 1. */
+export async function markTenantIndexed(tenantId: number, datamartId: number): Promise<void> {
   await writeIf(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.datamart(tenantId, datamartId),
+        Key: stored.datamart.key({ tenantId, datamartId }),
         UpdateExpression: 'SET tenantIndexed = :true',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':true': true },
@@ -297,16 +265,19 @@ export function listDatamartRecords(
   limit: number | undefined,
   cursor: string | undefined,
 ): Promise<Page<DatamartRecord>> {
-  return queryList<DatamartRecord>({ index: 'gsi1', partition: keys.datamartsIndex(tenantId, 0).gsi1pk, limit, cursor });
+  return queryList<DatamartRecord>({
+    index: 'gsi1',
+    partition: stored.datamart.indexes.gsi1.partition({ tenantId }),
+    limit,
+    cursor,
+  });
 }
 
-/** Every datamart of the tenant: which tables each has, and whether its records are in the permission index. */
-export function listDatamartTables(
-  tenantId: number,
-): Promise<Array<Pick<DatamartRecord, 'datamartId' | 'tableIds' | 'tenantIndexed'>>> {
-  return queryAll(keys.datamartsIndex(tenantId, 0).gsi1pk, '', {
+/** Every datamart of the tenant, and which tables each has. */
+export function listDatamartTables(tenantId: number): Promise<Array<Pick<DatamartRecord, 'datamartId' | 'tableIds'>>> {
+  return queryAll(stored.datamart.indexes.gsi1.partition({ tenantId }), '', {
     index: 'gsi1',
-    projection: 'datamartId, tableIds, tenantIndexed',
+    projection: 'datamartId, tableIds',
   });
 }
 
@@ -317,7 +288,10 @@ export function listDatamartPermissions(
   subject: PermissionSubject,
   subjectId?: number,
 ): Promise<StoredPermission[]> {
-  return queryAll<StoredPermission>(keys.datamartPartition(tenantId, datamartId), keys.permissionsPrefix(subject, subjectId));
+  return queryAll<StoredPermission>(
+    stored.datamart.partition({ tenantId, datamartId }),
+    stored.permission.keyPrefix({ subject, subjectId }),
+  );
 }
 
 /** The records of one kind of subject on a datamart: all, or a page of `limit`. */
@@ -329,8 +303,8 @@ export function listDatamartPermissionsPage(
   cursor: string | undefined,
 ): Promise<Page<StoredPermission>> {
   return queryList<StoredPermission>({
-    partition: keys.datamartPartition(tenantId, datamartId),
-    prefix: keys.permissionsPrefix(subject),
+    partition: stored.datamart.partition({ tenantId, datamartId }),
+    prefix: stored.permission.keyPrefix({ subject }),
     limit,
     cursor,
   });
@@ -338,7 +312,7 @@ export function listDatamartPermissionsPage(
 
 /**
  * Records in the tenant's permission index: one subject's, every subject's of a kind, or those of
- * the users from `subjectId` to `lastSubjectId`. Records of a datamart not `tenantIndexed` may be missing.
+ * the users from `subjectId` to `lastSubjectId`.
  */
 export function listIndexedPermissions(
   tenantId: number,
@@ -346,29 +320,15 @@ export function listIndexedPermissions(
   subjectId?: number,
   lastSubjectId?: number,
 ): Promise<StoredPermission[]> {
-  const partition = keys.tenantPermissionsPartition(tenantId);
+  const partition = stored.permission.indexes.gsi1.partition({ tenantId });
   if (subjectId === undefined || lastSubjectId === undefined) {
-    return queryAll<StoredPermission>(partition, keys.tenantPermissionsPrefix(subject, subjectId), { index: 'gsi1' });
+    return queryAll<StoredPermission>(partition, stored.permission.indexes.gsi1.keyPrefix({ subject, subjectId }), {
+      index: 'gsi1',
+    });
   }
-  const from = keys.tenantPermissionsPrefix(subject, subjectId);
-  const to = `${keys.tenantPermissionsPrefix(subject, lastSubjectId)}\uffff`;
+  const from = stored.permission.indexes.gsi1.keyPrefix({ subject, subjectId });
+  const to = `${stored.permission.indexes.gsi1.keyPrefix({ subject, subjectId: lastSubjectId })}\uffff`;
   return queryBetween<StoredPermission>(partition, from, to, { index: 'gsi1' });
-}
-
-/**
- * Every record of a subject, on every datamart: those in the tenant's permission index and those an
- * earlier version indexed by subject (two index queries, in parallel).
- */
-async function listSubjectPermissions(
-  tenantId: number,
-  subject: PermissionSubject,
-  subjectId: number,
-): Promise<StoredPermission[]> {
-  const [indexed, legacy] = await Promise.all([
-    listIndexedPermissions(tenantId, subject, subjectId),
-    queryAll<StoredPermission>(keys.legacySubjectPermissionsIndex(tenantId, subject, subjectId), '', { index: 'gsi1' }),
-  ]);
-  return [...indexed, ...legacy];
 }
 
 /** What a replace found when it did not finish: a record changed since it was read, or the subject's charge refused (gone, or over its quota). */
@@ -392,7 +352,7 @@ export async function replacePermissionRecords(
 ): Promise<ReplaceOutcome> {
   const kept = new Set(records.map((record) => record.tableId));
   const before = new Map(existing.map((record) => [record.tableId, record]));
-  const stored: StoredPermission[] = records.map((record) => {
+  const asStored: StoredPermission[] = records.map((record) => {
     const fields = {
       tableId: record.tableId,
       allowed: record.allowed,
@@ -401,8 +361,10 @@ export async function replacePermissionRecords(
       hidden_columns: [...new Set(record.hidden_columns)],
       filters: record.filters.map(({ column, operator, value }) => ({ column, operator, value })),
     };
+    const facets = { tenantId, datamartId, subject, subjectId, tableId: record.tableId };
     return {
-      ...keys.permission(tenantId, datamartId, subject, subjectId, record.tableId),
+      ...stored.permission.key(facets),
+      ...stored.permission.indexEntry(facets),
       tenantId,
       datamartId,
       subject,
@@ -416,13 +378,13 @@ export async function replacePermissionRecords(
       .filter((record) => !kept.has(record.tableId))
       .map((record) => ({
         item: { Delete: { TableName: tableName(), Key: { pk: record.pk, sk: record.sk }, ...asRead(record) } },
-        delta: -(record.charge ?? 0),
+        delta: -record.charge,
       })),
-    ...stored.map((record) => {
+    ...asStored.map((record) => {
       const old = before.get(record.tableId);
       return {
         item: { Put: { TableName: tableName(), Item: record, ...asRead(old) } },
-        delta: (record.charge ?? 0) - (old?.charge ?? 0),
+        delta: record.charge - (old?.charge ?? 0),
       };
     }),
   ].sort((a, b) => a.delta - b.delta);
@@ -435,7 +397,7 @@ export async function replacePermissionRecords(
     const outcome = await tx.add('charge', ...ledger.charge(subject, subjectId, delta)).commit();
     if (!outcome.written) return { written: false, refused: outcome.failed.has('record') ? 'records' : 'subject' };
   }
-  return { written: true, stored };
+  return { written: true, stored: asStored };
 }
 
 /** Each record of a sweep's commit by its own name: the ones gone or changed since are left out of the next. */
@@ -449,13 +411,11 @@ const recordsPerRelease = maxTransactItems - 3;
  * records of one subject at a time, each record only while it is as read: two sweeps that meet on a
  * record (a user's and a datamart's) give it back once. A record gone or changed since is left out
  * (whoever did it accounted for it) and the rest go again; a user who is gone gets nothing back
- * (their charges went with them). Records of an earlier version, never charged, go as before.
+ * (their charges went with them).
  */
 async function deleteRecords(records: readonly StoredPermission[], ledger: PermissionLedger): Promise<void> {
-  await deleteAll(records.filter((record) => record.charge === undefined).map(({ pk, sk }) => ({ pk, sk })));
   const bySubject = new Map<string, StoredPermission[]>();
   for (const record of records) {
-    if (record.charge === undefined) continue;
     const key = `${record.subject}:${record.subjectId}`;
     bySubject.set(key, [...(bySubject.get(key) ?? []), record]);
   }
@@ -471,7 +431,7 @@ async function deleteRecords(records: readonly StoredPermission[], ledger: Permi
           });
         }
         const { subject, subjectId } = pending[0] as StoredPermission;
-        const delta = -pending.reduce((sum, record) => sum + (record.charge ?? 0), 0);
+        const delta = -pending.reduce((sum, record) => sum + record.charge, 0);
         if (giveBack) tx.add('release', ...ledger.release(subject, subjectId, delta));
         const outcome = await tx.commit();
         if (outcome.written) break;
@@ -483,21 +443,52 @@ async function deleteRecords(records: readonly StoredPermission[], ledger: Permi
   }
 }
 
-/**
- * Deletes every permission record of a subject, on every datamart (giving their charges back), and
- * for a user every datamart ownership an earlier version kept as items.
- */
+/** Deletes every permission record of a subject, on every datamart, giving their charges back. */
 export async function deleteSubjectRecords(
   tenantId: number,
   subject: PermissionSubject,
   subjectId: number,
   ledger: PermissionLedger,
 ): Promise<void> {
-  const [records, owned] = await Promise.all([
-    listSubjectPermissions(tenantId, subject, subjectId),
-    subject === 'user'
-      ? queryAll<{ pk: string; sk: string }>(keys.ownerIndex(tenantId, subjectId), '', { index: 'gsi1' })
-      : Promise.resolve([]),
-  ]);
-  await Promise.all([deleteRecords(records, ledger), deleteAll(owned.map(({ pk, sk }) => ({ pk, sk })))]);
+  await deleteRecords(await listIndexedPermissions(tenantId, subject, subjectId), ledger);
+}
+
+/** A permission record as an earlier version stored it: never charged to its subject's quota. */
+export type UnchargedPermission = Omit<StoredPermission, 'charge'>;
+
+/**
+ * Migration 6 (migrations/permission-records-charged.ts): gives a record an earlier version stored
+ * its `charge`, and charges its subject the same (`subjectCharge`, which fails when the subject is
+ * gone), in one commit, only while the record is as read: still uncharged, with the hidden columns
+ * and filters its charge measures. A record changed or deleted meanwhile was accounted for by
+ * whoever did it; a record whose subject is gone is deleted instead (while still as read), as the
+ * subject's sweep would, with nothing to give back.
+ */
+export async function chargeStoredRecord(
+  record: UnchargedPermission,
+  charge: number,
+  subjectCharge: readonly TransactItem[],
+): Promise<void> {
+  const key = { pk: record.pk, sk: record.sk };
+  const asRead = {
+    ConditionExpression:
+      'attribute_exists(pk) AND attribute_not_exists(charge) AND hidden_columns = :hidden AND filters = :filters',
+    ExpressionAttributeValues: { ':hidden': record.hidden_columns, ':filters': record.filters },
+  };
+  const outcome = await transaction<'record' | 'subject'>()
+    .add('record', {
+      Update: {
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: 'SET charge = :charge',
+        ConditionExpression: asRead.ConditionExpression,
+        ExpressionAttributeValues: { ...asRead.ExpressionAttributeValues, ':charge': charge },
+      },
+    })
+    .add('subject', ...subjectCharge)
+    .commit();
+  if (outcome.written || outcome.failed.has('record')) return;
+  await transaction<'record'>()
+    .add('record', { Delete: { TableName: tableName(), Key: key, ...asRead } })
+    .commit();
 }

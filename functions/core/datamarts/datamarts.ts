@@ -3,7 +3,6 @@ import type { UpdateDatamartBody } from '#functions/core/api/validators/update-d
 import {
   findUsers,
   listDatamartOwners,
-  listUserNames,
   ownersIndexEntries,
   type UserName,
   type UserRecord,
@@ -23,10 +22,10 @@ import {
   type DatamartWrite,
   deleteDatamartRecord,
   findStructure,
-  holdsItsLists,
   insertDatamart,
   listDatamartRecords,
   replaceDatamart,
+  structureOf,
   tidyCollection,
 } from './datamart-repository.ts';
 import { permissionLedger } from './ledger.ts';
@@ -130,7 +129,7 @@ export async function createDatamart(
   const view = withinAnswer(describeDatamart(structureOf(datamart), context.tables, context.users));
   const outcome = await insertDatamart(
     datamart,
-    [...record.finish(view), ...ownerEntries(datamart.ownerIds ?? [], context.users)],
+    [...record.finish(view), ...ownerEntries(datamart.ownerIds, context.users)],
     max,
   );
   if (outcome === 'limit') throw datamartLimit(max);
@@ -139,16 +138,8 @@ export async function createDatamart(
 }
 
 const unique = (ids: readonly number[]) => [...new Set(ids)];
-const structureOf = (record: DatamartRecord): DatamartStructure => ({
-  record,
-  tableIds: record.tableIds ?? [],
-  ownerIds: record.ownerIds ?? [],
-});
 
-/**
- * The follow-up that deletes what a datamart's record no longer accounts for, and moves the records
- * of a datamart of an earlier version into the tenant's permission index (tidyCollection).
- */
+/** The follow-up that deletes what a datamart's record no longer accounts for (tidyCollection). */
 const tidying = (tenantId: number, datamartId: number) => ({
   kind: 'tidy-datamart' as const,
   ownerId: tenantId,
@@ -159,9 +150,7 @@ const tidying = (tenantId: number, datamartId: number) => ({
  * PATCH /tenant/datamart/{id}: a new name, table list or owner list, in one commit of the record
  * (with its owners' entries in the owners index). The permission records on a table taken out
  * (there may be more than a transaction holds) are ignored by readers from that commit on, and
- * deleted right after it (by the follow-up sweeper, if this request stops first); a datamart of an
- * earlier version has its structure items deleted and its records moved into the tenant's
- * permission index the same way.
+ * deleted right after it (by the follow-up sweeper, if this request stops first).
  */
 export async function updateDatamart(tenantId: number, datamartId: number, changes: UpdateDatamartBody): Promise<DatamartView> {
   const current = await loadStructure(tenantId, datamartId);
@@ -173,16 +162,12 @@ export async function updateDatamart(tenantId: number, datamartId: number, chang
     ownerIds: changes.owners === undefined ? current.ownerIds : unique(changes.owners),
     updatedAt: new Date().toISOString(),
   };
-  // A record of an earlier version (its structure in items, its records indexed by subject) also
-  // leaves those behind.
-  const leavesItems = !current.record.tenantIndexed || current.tableIds.some((id) => !next.tableIds?.includes(id));
+  const leavesItems = current.tableIds.some((id) => !next.tableIds.includes(id));
   const followUps = leavesItems ? [recordFollowUp(tidying(tenantId, datamartId))] : [];
   const described = describeDatamart(structureOf(next), context.tables, context.users);
   // Checked when its tables change: a rename of a datamart a template widened since is no refusal.
   const view = changes.tables === undefined ? described : withinAnswer(described);
-  requireWritten(
-    await replaceDatamart(current.record, next, [...followUps, ...ownerEntries(next.ownerIds ?? [], context.users)]),
-  );
+  requireWritten(await replaceDatamart(current.record, next, [...followUps, ...ownerEntries(next.ownerIds, context.users)]));
   if (leavesItems) await tidyDatamart(tenantId, datamartId);
   return view;
 }
@@ -245,29 +230,6 @@ function describeContext(tenantId: number) {
 }
 
 /**
- * The structures of records read from the index, and the names of their owners. A record of this
- * version holds its lists and its owners are in the owners index; one of an earlier version may
- * keep its lists in its collection and have owners the index lacks: those are read now, one level
- * after the records (its collection, and the tenant's users).
- */
-async function withOwners(
-  tenantId: number,
-  records: readonly DatamartRecord[],
-  owners: readonly UserName[],
-): Promise<{ structures: DatamartStructure[]; users: Map<number, UserName> }> {
-  const users = new Map(owners.map((user) => [user.userId, user]));
-  const earlier = records.some((record) => !record.tenantIndexed);
-  const [structures, everyone] = await Promise.all([
-    Promise.all(
-      records.map((record) => (holdsItsLists(record) ? structureOf(record) : findStructure(tenantId, record.datamartId))),
-    ),
-    earlier ? listUserNames(tenantId) : [],
-  ]);
-  for (const user of everyone) users.set(user.userId, user);
-  return { structures: structures.filter((structure): structure is DatamartStructure => structure !== undefined), users };
-}
-
-/**
  * GET /tenant/datamart (spec 4.7): every datamart, or a page of `limit`. One Query of the index
  * (its entries are the records, lists included), beside the tenant's tables and the owners index.
  */
@@ -277,17 +239,18 @@ export async function listDatamarts(
   cursor: string | undefined,
 ): Promise<Omit<Page<DatamartView>, 'cursorAfter'>> {
   const [page, [tables, owners]] = await Promise.all([listDatamartRecords(tenantId, limit, cursor), describeContext(tenantId)]);
-  const { structures, users } = await withOwners(tenantId, page.items, owners);
+  const users = new Map(owners.map((user) => [user.userId, user]));
   const tableMap = new Map(tables.map((table) => [table.id, table]));
-  return { items: structures.map((structure) => describeDatamart(structure, tableMap, users)), nextCursor: page.nextCursor };
+  return {
+    items: page.items.map((record) => describeDatamart(structureOf(record), tableMap, users)),
+    nextCursor: page.nextCursor,
+  };
 }
 
-/** GET /tenant/datamart/{id}: its record (and an earlier version's structure items), beside the tables and the owners index. */
+/** GET /tenant/datamart/{id}: its record, beside the tables and the owners index. */
 export async function describeOneDatamart(tenantId: number, datamartId: number): Promise<DatamartView> {
   const [structure, [tables, owners]] = await Promise.all([findStructure(tenantId, datamartId), describeContext(tenantId)]);
   if (!structure) throw datamartNotFound();
   const users = new Map(owners.map((user) => [user.userId, user]));
-  const missing = structure.record.tenantIndexed ? [] : structure.ownerIds.filter((userId) => !users.has(userId));
-  for (const user of await (missing.length > 0 ? findUsers(tenantId, missing) : [])) users.set(user.userId, user);
   return describeDatamart(structure, new Map(tables.map((table) => [table.id, table])), users);
 }

@@ -13,18 +13,17 @@ import { maxGroupPermissionBytes, maxUserPermissionBytes } from '#functions/core
 import { requireUser } from '#functions/core/directory/users.ts';
 import { badRequest, conflict, type FieldError } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
-import type { PermissionSubject } from '#functions/core/store/keys.ts';
 import { loadResourcesOfType } from '#functions/core/templates/template-repository.ts';
 import type { StoredOf } from '#functions/core/templates/tenant-resources.ts';
 import {
   type DatamartRecord,
   type DatamartStructure,
-  findCollection,
   findStructure,
   listDatamartPermissions,
   listDatamartPermissionsPage,
   listDatamartTables,
   listIndexedPermissions,
+  type PermissionSubject,
   replacePermissionRecords,
   type StoredPermission,
 } from './datamart-repository.ts';
@@ -131,12 +130,12 @@ async function writeRecords(
   for (let attempt = 0; attempt < replaceAttempts; attempt++) {
     const [named, existing] = read;
     const quota = await quotaOf(tenantId, subject, named);
-    const before = new Map(existing.map((record) => [record.tableId, record.charge ?? 0]));
+    const before = new Map(existing.map((record) => [record.tableId, record.charge]));
     const delta =
       records.reduce((sum, record) => sum + permissionCharge(datamartId, record) - (before.get(record.tableId) ?? 0), 0) -
       existing
         .filter((record) => !records.some((next) => next.tableId === record.tableId))
-        .reduce((sum, record) => sum + (record.charge ?? 0), 0);
+        .reduce((sum, record) => sum + record.charge, 0);
     if (delta > 0 && quota.used + delta > quota.max) throw overQuota(quota, delta);
     const outcome = await replacePermissionRecords(
       tenantId,
@@ -291,7 +290,7 @@ export type DatamartPermission = EffectivePermission & { datamartId: number };
 export interface AccessContext {
   groups: GroupRecord[];
   groupRecords: StoredPermission[];
-  datamarts: Array<Pick<DatamartRecord, 'datamartId' | 'tableIds' | 'tenantIndexed'>>;
+  datamarts: Array<Pick<DatamartRecord, 'datamartId' | 'tableIds'>>;
 }
 
 export async function readAccessContext(tenantId: number): Promise<AccessContext> {
@@ -301,20 +300,6 @@ export async function readAccessContext(tenantId: number): Promise<AccessContext
     listDatamartTables(tenantId),
   ]);
   return { groups, groupRecords, datamarts };
-}
-
-/**
- * The collections of the datamarts an earlier version wrote whose records are not all in the
- * permission index yet (none once each has changed since): their structure and records, read whole.
- */
-export type EarlierCollections = Awaited<ReturnType<typeof findCollection>>[];
-
-export function readEarlierCollections(tenantId: number, context: AccessContext): Promise<EarlierCollections> {
-  return Promise.all(
-    context.datamarts
-      .filter((datamart) => !datamart.tenantIndexed)
-      .map((datamart) => findCollection(tenantId, datamart.datamartId)),
-  );
 }
 
 /**
@@ -328,22 +313,10 @@ export function effectiveAccess(
   userRecords: readonly StoredPermission[],
   memberships: readonly MembershipRecord[],
   context: AccessContext,
-  earlier: EarlierCollections,
   now = new Date(),
 ): (userId: number) => DatamartPermission[] {
-  const tablesOf = new Map<number, ReadonlySet<number>>();
-  for (const datamart of context.datamarts) {
-    if (datamart.tenantIndexed) tablesOf.set(datamart.datamartId, new Set(datamart.tableIds));
-  }
-  for (const { structure } of earlier) {
-    if (structure) tablesOf.set(structure.record.datamartId, new Set(structure.tableIds));
-  }
-  const indexed = new Set(context.datamarts.filter((datamart) => datamart.tenantIndexed).map((datamart) => datamart.datamartId));
-  // Each record once: from the index for a datamart whose records are all there, else from its collection.
-  const live = [...userRecords, ...context.groupRecords]
-    .filter((record) => indexed.has(record.datamartId))
-    .concat(earlier.flatMap((collection) => collection.permissions))
-    .filter((record) => tablesOf.get(record.datamartId)?.has(record.tableId));
+  const tablesOf = new Map(context.datamarts.map((datamart) => [datamart.datamartId, new Set(datamart.tableIds)]));
+  const live = [...userRecords, ...context.groupRecords].filter((record) => tablesOf.get(record.datamartId)?.has(record.tableId));
   const bySubject = groupBy(live, (record) => `${record.subject}:${record.subjectId}`);
   const groupIds = new Set(context.groups.map((group) => group.groupId));
   const groupsOf = groupBy(

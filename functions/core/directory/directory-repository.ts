@@ -8,8 +8,8 @@ import {
   tableName,
   type TransactItem,
 } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
-import { countedTransaction } from '#functions/core/store/counts.ts';
+import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import {
   type Alongside,
   type AlongsideName,
@@ -58,12 +58,7 @@ export function allocateUserId(tenantId: number): Promise<number> {
  * `COUNT#GROUPS`, `COUNT#MEMBERSHIPS`, `COUNT#GROUPPERMBYTES`.
  */
 type CountName = 'USERS' | 'GROUPS' | 'MEMBERSHIPS' | 'GROUPPERMBYTES';
-const countKey = (tenantId: number, name: CountName) => keys.tenantCount(tenantId, name);
-
-/** How many items of the tenant's partition start with `prefix` (a consistent Query of their keys). */
-async function countItems(tenantId: number, prefix: string): Promise<number> {
-  return (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, prefix, { projection: 'pk' })).length;
-}
+const countKey = (tenantId: number, name: CountName) => stored.tenantCount.key({ tenantId, name });
 
 /** A decrease is never refused: its count's quota does not matter. */
 const maxCount = Number.MAX_SAFE_INTEGER;
@@ -71,7 +66,7 @@ const maxCount = Number.MAX_SAFE_INTEGER;
 /** Commits `tx` with a change to one of the tenant's counts (store/counts.ts). */
 const countedWrite = <Name extends string>(
   tenantId: number,
-  count: { name: CountName; delta: number; max: number; counted: () => Promise<number> },
+  count: { name: CountName; delta: number; max: number },
   tx: Transaction<Name>,
 ) => countedTransaction(countKey(tenantId, count.name), count, tx);
 
@@ -80,7 +75,7 @@ const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?
   {
     Put: {
       TableName: tableName(),
-      Item: { ...keys.userLogin(tenantId, login), userId },
+      Item: { ...stored.userLogin.key({ tenantId, login }), userId },
       ...(staleOwner === undefined
         ? { ConditionExpression: 'attribute_not_exists(pk)' }
         : { ConditionExpression: 'userId = :stale', ExpressionAttributeValues: { ':stale': staleOwner } }),
@@ -92,7 +87,7 @@ const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?
         {
           ConditionCheck: {
             TableName: tableName(),
-            Key: keys.user(tenantId, staleOwner),
+            Key: stored.user.key({ tenantId, userId: staleOwner }),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -103,14 +98,11 @@ const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?
 const loginRelease = (tenantId: number, login: string, userId: number): TransactItem => ({
   Delete: {
     TableName: tableName(),
-    Key: keys.userLogin(tenantId, login),
+    Key: stored.userLogin.key({ tenantId, login }),
     ConditionExpression: 'userId = :userId',
     ExpressionAttributeValues: { ':userId': userId },
   },
 });
-
-/** The tenant's users as the count counts them. */
-const countUsers = (tenantId: number) => () => countItems(tenantId, keys.usersPrefix);
 
 /**
  * Writes the user and claims its login, with `alongside`, and one more on the tenant's user count,
@@ -129,28 +121,28 @@ export async function insertUser(
     .add('user', {
       Put: {
         TableName: tableName(),
-        Item: { ...user, ...keys.user(user.tenantId, user.userId) },
+        Item: { ...user, ...stored.user.key(user) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
     .add('loginClaim', ...loginClaim(user.tenantId, user.login, user.userId, staleOwner));
-  const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max, counted: countUsers(user.tenantId) }, tx);
+  const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max }, tx);
   if (outcome.written) return 'written';
   return 'limit' in outcome ? 'limit' : 'login_taken';
 }
 
 export async function findUser(tenantId: number, userId: number): Promise<UserRecord | undefined> {
-  return getItem<UserRecord>(keys.user(tenantId, userId));
+  return getItem<UserRecord>(stored.user.key({ tenantId, userId }));
 }
 
 /** Several users of the tenant by id (batch reads); missing ones are left out. */
 export function findUsers(tenantId: number, userIds: readonly number[]): Promise<UserRecord[]> {
-  return getAll<UserRecord>(userIds.map((userId) => keys.user(tenantId, userId)));
+  return getAll<UserRecord>(userIds.map((userId) => stored.user.key({ tenantId, userId })));
 }
 
 /** The user a login's claim names (consistent), or undefined when the login is free. */
 export async function findLoginClaim(tenantId: number, login: string): Promise<number | undefined> {
-  return (await getItem<{ userId: number }>(keys.userLogin(tenantId, login)))?.userId;
+  return (await getItem<{ userId: number }>(stored.userLogin.key({ tenantId, login })))?.userId;
 }
 
 /** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare as a reader sees them (names.ts). */
@@ -176,12 +168,13 @@ export async function replaceUser(
   options: { staleOwner?: number; releaseOld?: boolean } = {},
 ): Promise<{ outcome: RenameOutcome; loginMoved: boolean }> {
   const { tenantId, userId } = user;
-  const loginMoved = keys.userLogin(tenantId, next.login).sk !== keys.userLogin(tenantId, user.login).sk;
+  const loginMoved =
+    stored.userLogin.key({ tenantId, login: next.login }).sk !== stored.userLogin.key({ tenantId, login: user.login }).sk;
   const release = loginMoved && options.releaseOld !== false;
   const tx = transaction<'user' | 'loginClaim' | 'loginRelease'>().add('user', {
     Update: {
       TableName: tableName(),
-      Key: keys.user(tenantId, userId),
+      Key: stored.user.key({ tenantId, userId }),
       UpdateExpression: `SET #login = :login, #nome = :nome, #updatedAt = :now ${next.email === undefined ? 'REMOVE #email' : ', #email = :email'}`,
       ConditionExpression: '#updatedAt = :seen',
       ExpressionAttributeNames: { '#login': 'login', '#nome': 'nome', '#email': 'email', '#updatedAt': 'updatedAt' },
@@ -221,14 +214,14 @@ export async function deleteUserAndLogin(
   const tx = transaction<'user' | 'loginRelease' | AlongsideName>().add('user', {
     Delete: {
       TableName: tableName(),
-      Key: keys.user(tenantId, user.userId),
+      Key: stored.user.key({ tenantId, userId: user.userId }),
       ConditionExpression: 'updatedAt = :seen',
       ExpressionAttributeValues: { ':seen': user.updatedAt },
     },
   });
   if (releaseClaim) tx.add('loginRelease', loginRelease(tenantId, user.login, user.userId));
   tx.include(alongside);
-  const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount, counted: countUsers(tenantId) }, tx);
+  const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount }, tx);
   if (result.written) return 'deleted';
   return 'failed' in result && result.failed.has('user') ? 'changed' : 'claim_not_held';
 }
@@ -236,17 +229,19 @@ export async function deleteUserAndLogin(
 /**
  * The item that charges `delta` answer bytes (quotas.ts) to a user's own permission records, for the
  * transaction that writes them: it fails its condition when the user is gone, or when a growth would
- * take the user over `max`.
+ * take the user over `max` (`undefined`: no quota, for records that exist already).
  */
-export function userPermissionCharge(tenantId: number, userId: number, delta: number, max: number): TransactItem {
+export function userPermissionCharge(tenantId: number, userId: number, delta: number, max: number | undefined): TransactItem {
+  const bounded = delta > 0 && max !== undefined;
   return {
     Update: {
       TableName: tableName(),
-      Key: keys.user(tenantId, userId),
+      Key: stored.user.key({ tenantId, userId }),
       UpdateExpression: 'ADD permBytes :delta',
-      ConditionExpression:
-        delta > 0 ? 'attribute_exists(pk) AND (attribute_not_exists(permBytes) OR permBytes <= :room)' : 'attribute_exists(pk)',
-      ExpressionAttributeValues: delta > 0 ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
+      ConditionExpression: bounded
+        ? 'attribute_exists(pk) AND (attribute_not_exists(permBytes) OR permBytes <= :room)'
+        : 'attribute_exists(pk)',
+      ExpressionAttributeValues: bounded ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
     },
   };
 }
@@ -255,23 +250,24 @@ export function userPermissionCharge(tenantId: number, userId: number, delta: nu
  * The items that charge `delta` answer bytes (quotas.ts) of a group's permission records to the
  * tenant, for the transaction that writes them: they fail their conditions when the group is gone
  * (`check`: a write; a sweep gives back the charges of a group that is gone), or when a growth would
- * take the tenant over `max`. A tenant whose count was not kept yet starts it at zero: records of an
- * earlier version were never charged, and give nothing back.
+ * take the tenant over `max` (`undefined`: no quota, for records that exist already). A tenant
+ * without the count has no group record yet: the first charge starts it.
  */
 export function groupPermissionCharge(
   tenantId: number,
   groupId: number,
   delta: number,
-  max: number,
+  max: number | undefined,
   check = true,
 ): TransactItem[] {
+  const bounded = delta > 0 && max !== undefined;
   return [
     ...(check
       ? [
           {
             ConditionCheck: {
               TableName: tableName(),
-              Key: keys.group(tenantId, groupId),
+              Key: stored.group.key({ tenantId, groupId }),
               ConditionExpression: 'attribute_exists(pk)',
             },
           },
@@ -282,9 +278,9 @@ export function groupPermissionCharge(
         TableName: tableName(),
         Key: countKey(tenantId, 'GROUPPERMBYTES'),
         UpdateExpression: 'ADD #value :delta',
-        ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(#value) OR #value <= :room' } : {}),
+        ...(bounded ? { ConditionExpression: 'attribute_not_exists(#value) OR #value <= :room' } : {}),
         ExpressionAttributeNames: { '#value': 'value' },
-        ExpressionAttributeValues: delta > 0 ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
+        ExpressionAttributeValues: bounded ? { ':delta': delta, ':room': max - delta } : { ':delta': delta },
       },
     },
   ];
@@ -295,9 +291,9 @@ export async function findGroupPermissionBytes(tenantId: number): Promise<number
   return (await getItem<{ value: number }>(countKey(tenantId, 'GROUPPERMBYTES')))?.value ?? 0;
 }
 
-/** How many of a quota's counts the tenant has used: users, groups, memberships (undefined before the count is kept). */
-export async function findCount(tenantId: number, name: 'USERS' | 'GROUPS' | 'MEMBERSHIPS'): Promise<number | undefined> {
-  return (await getItem<{ value: number }>(countKey(tenantId, name)))?.value;
+/** How many of a quota's counts the tenant has used: users, groups, memberships. */
+export function findCount(tenantId: number, name: 'USERS' | 'GROUPS' | 'MEMBERSHIPS'): Promise<number> {
+  return readCount(countKey(tenantId, name));
 }
 
 /** Memberships, in transactions of at most this many (with the count's item). */
@@ -305,9 +301,6 @@ const membershipsPerTransaction = 99;
 
 /** Each membership of a sweep's transaction by its own name: the ones gone already are left out of the next. */
 const membershipName = (membership: { pk: string; sk: string }) => nameByKey('membership', membership);
-
-/** The tenant's memberships as the count counts them. */
-const countMemberships = (tenantId: number) => () => countItems(tenantId, keys.membershipsPrefix());
 
 /**
  * Deletes memberships and takes them off the tenant's count, each only while it exists (a user's
@@ -324,11 +317,7 @@ async function deleteCountedMemberships(tenantId: number, memberships: readonly 
           Delete: { TableName: tableName(), Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' },
         });
       }
-      const outcome = await countedWrite(
-        tenantId,
-        { name: 'MEMBERSHIPS', delta: -pending.length, max: maxCount, counted: countMemberships(tenantId) },
-        tx,
-      );
+      const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: -pending.length, max: maxCount }, tx);
       if (outcome.written || 'limit' in outcome) break;
       const { failed } = outcome;
       pending = pending.filter((membership) => !failed.has(membershipName(membership)));
@@ -338,16 +327,22 @@ async function deleteCountedMemberships(tenantId: number, memberships: readonly 
 
 /** Sweeps the memberships of a user (through the index of memberships by user), taking them off the tenant's count. */
 export async function deleteUserMemberships(tenantId: number, userId: number): Promise<void> {
-  const memberships = await queryAll<{ pk: string; sk: string }>(keys.userMembershipsIndex(tenantId, userId), '', {
-    index: 'gsi1',
-    projection: 'pk, sk',
-  });
+  const memberships = await queryAll<{ pk: string; sk: string }>(
+    stored.membership.indexes.gsi1.partition({ tenantId, userId }),
+    '',
+    { index: 'gsi1', projection: 'pk, sk' },
+  );
   await deleteCountedMemberships(tenantId, memberships);
 }
 
 /** The tenant's users: all, or a page of `limit`. */
 export function listUsers(tenantId: number, limit: number | undefined, cursor: string | undefined): Promise<Page<UserRecord>> {
-  return queryList<UserRecord>({ partition: keys.tenant(tenantId).pk, prefix: keys.usersPrefix, limit, cursor });
+  return queryList<UserRecord>({
+    partition: stored.tenant.key({ tenantId }).pk,
+    prefix: stored.user.keyPrefix({}),
+    limit,
+    cursor,
+  });
 }
 
 /** What naming a user in an answer takes. */
@@ -355,7 +350,7 @@ export type UserName = Pick<UserRecord, 'userId' | 'nome' | 'login'>;
 
 /** Every user of the tenant, only what naming them takes (one Query: about 5,000 users a page). */
 export function listUserNames(tenantId: number): Promise<UserName[]> {
-  return queryAll<UserName>(keys.tenant(tenantId).pk, keys.usersPrefix, { projection: 'userId, nome, login' });
+  return queryAll<UserName>(stored.tenant.key({ tenantId }).pk, stored.user.keyPrefix({}), { projection: 'userId, nome, login' });
 }
 
 /**
@@ -364,7 +359,10 @@ export function listUserNames(tenantId: number): Promise<UserName[]> {
  * a moment, a deleted user is gone from it with the user.
  */
 export function listDatamartOwners(tenantId: number): Promise<UserName[]> {
-  return queryAll<UserName>(keys.datamartOwnersPartition(tenantId), '', { index: 'gsi1', projection: 'userId, nome, login' });
+  return queryAll<UserName>(stored.user.indexes.gsi1.partition({ tenantId }), '', {
+    index: 'gsi1',
+    projection: 'userId, nome, login',
+  });
 }
 
 /**
@@ -375,13 +373,13 @@ export function ownersIndexEntries(users: readonly UserRecord[]): NamedItem<'own
   return users
     .filter((user) => user.gsi1pk === undefined)
     .map((user) => {
-      const entry = keys.datamartOwnersIndex(user.tenantId, user.userId);
+      const entry = stored.user.indexEntry(user);
       return {
         name: 'ownersIndexEntry',
         item: {
           Update: {
             TableName: tableName(),
-            Key: keys.user(user.tenantId, user.userId),
+            Key: stored.user.key(user),
             UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
@@ -395,9 +393,6 @@ export function allocateGroupId(tenantId: number): Promise<number> {
   return nextTenantId(tenantId, 'group');
 }
 
-/** The tenant's groups as the count counts them. */
-const countGroups = (tenantId: number) => () => countItems(tenantId, keys.groupsPrefix);
-
 /**
  * Writes the group, with `alongside`, and one more on the tenant's group count, together: `false`
  * when the tenant has `max` groups already (the count's condition, whatever runs at the same time).
@@ -407,38 +402,38 @@ export async function insertGroup(group: GroupRecord, alongside: Alongside, max:
     .add('group', {
       Put: {
         TableName: tableName(),
-        Item: { ...group, ...keys.group(group.tenantId, group.groupId) },
+        Item: { ...group, ...stored.group.key(group) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
     .include(alongside);
-  const outcome = await countedWrite(group.tenantId, { name: 'GROUPS', delta: 1, max, counted: countGroups(group.tenantId) }, tx);
+  const outcome = await countedWrite(group.tenantId, { name: 'GROUPS', delta: 1, max }, tx);
   if (outcome.written) return true;
   if ('limit' in outcome) return false;
   throw new Error(`Group ${group.groupId} of tenant ${group.tenantId} already exists`);
 }
 
 export async function findGroup(tenantId: number, groupId: number): Promise<GroupRecord | undefined> {
-  return getItem<GroupRecord>(keys.group(tenantId, groupId));
+  return getItem<GroupRecord>(stored.group.key({ tenantId, groupId }));
 }
 
 export function listGroups(tenantId: number): Promise<GroupRecord[]> {
-  return queryAll<GroupRecord>(keys.tenant(tenantId).pk, keys.groupsPrefix);
+  return queryAll<GroupRecord>(stored.tenant.key({ tenantId }).pk, stored.group.keyPrefix({}));
 }
 
 /** Every membership of the tenant (one query, however many groups). */
 export function listMemberships(tenantId: number): Promise<MembershipRecord[]> {
-  return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix());
+  return queryAll<MembershipRecord>(stored.tenant.key({ tenantId }).pk, stored.membership.keyPrefix({}));
 }
 
 /** One user's memberships (one index query), whatever the size of the tenant. */
 export function listUserMemberships(tenantId: number, userId: number): Promise<MembershipRecord[]> {
-  return queryAll<MembershipRecord>(keys.userMembershipsIndex(tenantId, userId), '', { index: 'gsi1' });
+  return queryAll<MembershipRecord>(stored.membership.indexes.gsi1.partition({ tenantId, userId }), '', { index: 'gsi1' });
 }
 
 /** The memberships of one group (one query of its prefix). */
 export function listGroupMembers(tenantId: number, groupId: number): Promise<MembershipRecord[]> {
-  return queryAll<MembershipRecord>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId));
+  return queryAll<MembershipRecord>(stored.tenant.key({ tenantId }).pk, stored.membership.keyPrefix({ groupId }));
 }
 
 /**
@@ -452,21 +447,30 @@ export async function insertMembership(
   userId: number,
   max: number,
 ): Promise<'written' | 'exists' | 'missing' | 'limit'> {
+  const membership: MembershipRecord = { tenantId, groupId, userId };
   const tx = transaction<'user' | 'group' | 'membership'>()
     .add('user', {
-      ConditionCheck: { TableName: tableName(), Key: keys.user(tenantId, userId), ConditionExpression: 'attribute_exists(pk)' },
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: stored.user.key({ tenantId, userId }),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
     })
     .add('group', {
-      ConditionCheck: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: stored.group.key({ tenantId, groupId }),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
     })
     .add('membership', {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.membership(tenantId, groupId, userId), tenantId, groupId, userId },
+        Item: { ...stored.membership.key(membership), ...stored.membership.indexEntry(membership), ...membership },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     });
-  const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: 1, max, counted: countMemberships(tenantId) }, tx);
+  const outcome = await countedWrite(tenantId, { name: 'MEMBERSHIPS', delta: 1, max }, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
   return outcome.failed.has('user') || outcome.failed.has('group') ? 'missing' : 'exists';
@@ -474,8 +478,7 @@ export async function insertMembership(
 
 /** Deletes the membership, if there is one, and takes it off the tenant's count. */
 export async function deleteMembership(tenantId: number, groupId: number, userId: number): Promise<void> {
-  const { pk, sk } = keys.membership(tenantId, groupId, userId);
-  await deleteCountedMemberships(tenantId, [{ pk, sk }]);
+  await deleteCountedMemberships(tenantId, [stored.membership.key({ tenantId, groupId, userId })]);
 }
 
 /**
@@ -485,10 +488,14 @@ export async function deleteMembership(tenantId: number, groupId: number, userId
 export async function deleteGroupRecord(tenantId: number, groupId: number, alongside: Alongside): Promise<boolean> {
   const tx = transaction<'group' | AlongsideName>()
     .add('group', {
-      Delete: { TableName: tableName(), Key: keys.group(tenantId, groupId), ConditionExpression: 'attribute_exists(pk)' },
+      Delete: {
+        TableName: tableName(),
+        Key: stored.group.key({ tenantId, groupId }),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
     })
     .include(alongside);
-  const outcome = await countedWrite(tenantId, { name: 'GROUPS', delta: -1, max: maxCount, counted: countGroups(tenantId) }, tx);
+  const outcome = await countedWrite(tenantId, { name: 'GROUPS', delta: -1, max: maxCount }, tx);
   return outcome.written;
 }
 
@@ -496,7 +503,7 @@ export async function deleteGroupRecord(tenantId: number, groupId: number, along
 export async function deleteGroupMemberships(tenantId: number, groupId: number): Promise<void> {
   await deleteCountedMemberships(
     tenantId,
-    await queryAll<{ pk: string; sk: string }>(keys.tenant(tenantId).pk, keys.membershipsPrefix(groupId), {
+    await queryAll<{ pk: string; sk: string }>(stored.tenant.key({ tenantId }).pk, stored.membership.keyPrefix({ groupId }), {
       projection: 'pk, sk',
     }),
   );

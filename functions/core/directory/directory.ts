@@ -6,10 +6,8 @@ import {
 import {
   type AccessContext,
   type DatamartPermission,
-  type EarlierCollections,
   effectiveAccess,
   readAccessContext,
-  readEarlierCollections,
 } from '#functions/core/datamarts/permissions.ts';
 import type { ListSource } from '#functions/core/api/whole-list.ts';
 import { permissionLedger } from '#functions/core/datamarts/ledger.ts';
@@ -44,9 +42,8 @@ function* describeUsers(
   userRecords: readonly StoredPermission[],
   memberships: readonly MembershipRecord[],
   context: AccessContext,
-  earlier: EarlierCollections,
 ): Generator<UserWithAccess> {
-  const accessOf = effectiveAccess(userRecords, memberships, context, earlier);
+  const accessOf = effectiveAccess(userRecords, memberships, context);
   const groupNames = new Map(context.groups.map((group) => [group.groupId, group.nome]));
   const groupsOf = new Map<number, Array<{ id: number; nome: string }>>();
   for (const { userId, groupId } of memberships) {
@@ -68,8 +65,7 @@ export type UsersWithAccess = ListSource<UserWithAccess> & { count: number };
  * GET /tenant/users (spec 4.10): every user, or a page of `limit`, with groups and effective
  * permissions. First level, together: the users, the memberships, the groups, every group's records
  * and the datamarts (and, for the whole list, every user's records); second: the page's users'
- * records (one Query of the permission index over their ids), and the collections of datamarts an
- * earlier version wrote, if any are left.
+ * records (one Query of the permission index over their ids).
  */
 export async function listUsersWithAccess(
   tenantId: number,
@@ -84,12 +80,10 @@ export async function listUsersWithAccess(
   ]);
   const first = page.items[0];
   const last = page.items.at(-1);
-  const [userRecords, earlier] = await Promise.all([
-    everyUsersRecords ?? (first && last ? listIndexedPermissions(tenantId, 'user', first.userId, last.userId) : []),
-    readEarlierCollections(tenantId, context),
-  ]);
+  const userRecords =
+    everyUsersRecords ?? (first && last ? await listIndexedPermissions(tenantId, 'user', first.userId, last.userId) : []);
   return {
-    items: describeUsers(page.items, userRecords, memberships, context, earlier),
+    items: describeUsers(page.items, userRecords, memberships, context),
     count: page.items.length,
     nextCursor: page.nextCursor,
   };
@@ -103,8 +97,7 @@ export async function describeUserWithAccess(tenantId: number, userId: number): 
     readAccessContext(tenantId),
     listIndexedPermissions(tenantId, 'user', userId),
   ]);
-  const earlier = await readEarlierCollections(tenantId, context);
-  const [described] = describeUsers([user], userRecords, memberships, context, earlier);
+  const [described] = describeUsers([user], userRecords, memberships, context);
   return described as UserWithAccess;
 }
 

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { GetSecretValueCommand, ResourceNotFoundException, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { secretsClientFor } from '#functions/core/keyrings/json-secret.ts';
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { secretRegion } from '#functions/core/keyrings/json-secret.ts';
 import { KeyringCache } from '#functions/core/keyrings/keyring-cache.ts';
 
 /** The header CloudFront adds to every request it sends the API, with the origin secret's value. */
@@ -16,6 +16,23 @@ export const ACCEPTED_STAGES = ['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS'] as co
 export const AUTHORIZER_CACHE_SECONDS = 300;
 /** Our values are 48 characters: a longer header is none of ours, and costs no read. */
 const maxValueLength = 128;
+
+/**
+ * One SDK client per region: the origin authorizer, a function of its own, reads the edge stack's secret in
+ * us-east-1 with the SDK (whose ResourceNotFoundException acceptedValues catches). The route functions' keyrings
+ * (keyrings/json-secret.ts) call Secrets Manager without the SDK: no route function may import this module.
+ */
+const secretsClients = new Map<string, SecretsManagerClient>();
+export const secretsClientFor = (secretArn: string): SecretsManagerClient => {
+  const region = secretRegion(secretArn);
+  const key = region ?? '';
+  let client = secretsClients.get(key);
+  if (!client) {
+    client = new SecretsManagerClient(region ? { region } : {});
+    secretsClients.set(key, client);
+  }
+  return client;
+};
 
 /**
  * The values a secret accepts (its current, pending and previous versions' values): a stage the secret

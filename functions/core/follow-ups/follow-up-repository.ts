@@ -1,7 +1,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { NamedItem } from '#functions/core/store/transaction.ts';
-import { keys } from '#functions/core/store/keys.ts';
 
 /**
  * Work that a write leaves to be finished after it, by the request that made it or, if that
@@ -31,7 +31,7 @@ export interface FollowUp {
 export const followUpShards = 8;
 
 const followUpKey = ({ ownerId, kind, subjectId }: Omit<FollowUp, 'createdAt'>) =>
-  keys.followUp(followUpShards, ownerId, kind, subjectId);
+  stored.followUp.key({ shard: ownerId % followUpShards, kind, ownerId, subjectId });
 
 /** An item a follow-up adds to another write's transaction: unconditional, so it never fails. */
 export type FollowUpItem = NamedItem<'followUp'>;
@@ -56,5 +56,5 @@ export async function deleteFollowUp(followUp: Omit<FollowUp, 'createdAt'>): Pro
 
 /** A page of one shard's follow-ups, oldest kinds first (the sweeper filters by age itself). */
 export function listFollowUps(shard: number, limit: number, cursor: string | undefined): Promise<Page<FollowUp>> {
-  return queryPage<FollowUp>({ partition: keys.followUpShard(shard), limit, cursor });
+  return queryPage<FollowUp>({ partition: stored.followUp.partition({ shard }), limit, cursor });
 }

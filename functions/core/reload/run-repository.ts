@@ -1,8 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
-import { db, getItem, nextTenantId, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { expiresAt } from '#functions/core/store/retention.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 
 /** `dispatched` until the agent reports the others. */
@@ -28,12 +29,30 @@ export interface RunRecord {
   expiresAt: number;
 }
 
+/**
+ * Gives a run an earlier version wrote (no `expiresAt`, a copy of the tenant's variables) the expiry
+ * a run written at its `createdAt` gets, and drops the copy (migration 7); only while it has no expiry.
+ */
+export async function expireEarlierRun(run: { pk: string; sk: string; createdAt: string }): Promise<void> {
+  await writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: { pk: run.pk, sk: run.sk },
+        UpdateExpression: 'SET expiresAt = :expiresAt REMOVE variables',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(expiresAt)',
+        ExpressionAttributeValues: { ':expiresAt': expiresAt('runRetentionDays', Date.parse(run.createdAt)) },
+      }),
+    ),
+  );
+}
+
 /** How long the record that a queued load was already turned into a run is kept. */
 const recordedLoadRetentionSeconds = 7 * 24 * 60 * 60;
 
 /** Whether the queued load of this deduplication id was already turned into a run. */
 export async function loadRecorded(tenantId: number, deduplicationId: string): Promise<boolean> {
-  return (await getItem(keys.recordedLoad(tenantId, deduplicationId))) !== undefined;
+  return (await getItem(stored.recordedLoad.key({ tenantId, deduplicationId }))) !== undefined;
 }
 
 export function allocateRunId(tenantId: number): Promise<number> {
@@ -50,7 +69,7 @@ export async function insertRun(run: RunRecord, deduplicationId: string): Promis
       Put: {
         TableName: tableName(),
         Item: {
-          ...keys.recordedLoad(run.tenantId, deduplicationId),
+          ...stored.recordedLoad.key({ tenantId: run.tenantId, deduplicationId }),
           runId: run.runId,
           expiresAt: Math.floor(Date.now() / 1000) + recordedLoadRetentionSeconds,
         },
@@ -62,8 +81,8 @@ export async function insertRun(run: RunRecord, deduplicationId: string): Promis
         TableName: tableName(),
         Item: {
           ...run,
-          ...keys.run(run.tenantId, run.runId),
-          ...keys.agentPendingRunsIndex(run.tenantId, run.agentId, run.runId),
+          ...stored.run.key(run),
+          ...stored.run.indexEntry(run),
         },
       },
     })
@@ -78,7 +97,7 @@ export async function pendingRuns(tenantId: number, agentId: number, limit = 50)
       TableName: tableName(),
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pending',
-      ExpressionAttributeValues: { ':pending': keys.agentPendingRunsIndex(tenantId, agentId, 0).gsi1pk },
+      ExpressionAttributeValues: { ':pending': stored.run.indexes.gsi1.partition({ tenantId, agentId }) },
       Limit: limit,
     }),
   );
@@ -100,7 +119,7 @@ export async function updateRunStatus(
     const result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.run(tenantId, runId),
+        Key: stored.run.key({ tenantId, runId }),
         UpdateExpression: `SET #status = :status, updatedAt = :now${report.message === undefined ? '' : ', message = :message'} REMOVE gsi1pk, gsi1sk`,
         ConditionExpression: 'attribute_exists(pk) AND agentId = :agentId AND NOT #status IN (:succeeded, :failed)',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -128,8 +147,8 @@ export async function updateRunStatus(
 /** The tenant's runs, newest first. */
 export function listRunsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<RunRecord>> {
   return queryPage<RunRecord>({
-    partition: keys.tenant(tenantId).pk,
-    prefix: keys.runsPrefix,
+    partition: stored.run.partition({ tenantId }),
+    prefix: stored.run.keyPrefix({}),
     limit,
     cursor,
     newestFirst: true,

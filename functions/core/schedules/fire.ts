@@ -3,7 +3,7 @@ import { count, duration } from '#functions/core/observability/metrics.ts';
 import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '#functions/core/reload/reload.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import { findTenants, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
-import { instantIn, utcInstant, withinHorizon } from './instants.ts';
+import { instantIn, utcInstant } from './instants.ts';
 import {
   advanceSchedule,
   type DueSchedule,
@@ -14,7 +14,7 @@ import {
   type ScheduleRecord,
   type ScheduleRunRecord,
 } from './schedule-repository.ts';
-import { fireSequence, nextFire } from './trigger-engine.ts';
+import { fireSequence } from './trigger-engine.ts';
 
 const minuteMs = 60_000;
 /** DESIGN 7: after an outage only the latest missed slot fires, and only when less late than this. */
@@ -29,13 +29,8 @@ export interface FireMessage {
   schedules: DueSchedule[];
 }
 
-/**
- * `moved_on`: fired by another message for the same slot, edited or deleted since the tick listed it.
- * `not_due`: listed though its stored next fire is not a due instant of the horizon (one an earlier version
- * stored past it, `+010000-…`, whose index key sorted before every real instant): its next fire is computed
- * again from the tick (none past the horizon), without firing or counting a miss.
- */
-export type FireOutcome = 'fired' | 'missed' | 'tenant_inactive' | 'tenant_gone' | 'moved_on' | 'not_due';
+/** `moved_on`: fired by another message for the same slot, edited or deleted since the tick listed it. */
+export type FireOutcome = 'fired' | 'missed' | 'tenant_inactive' | 'tenant_gone' | 'moved_on';
 
 const isDueSchedule = (value: unknown): value is DueSchedule => {
   const due = value as Partial<DueSchedule> | null;
@@ -131,7 +126,6 @@ const scheduleOf = ({ tenantId, scheduleId }: Pick<DueSchedule, 'tenantId' | 'sc
 export function slotsAt(record: ScheduleRecord, tick: number): { fire?: number; next?: number } {
   const { triggers, timezone } = record.file.body;
   const storedNext = Date.parse(record.nextFireAt ?? '');
-  if (!isDue(record, tick)) return { next: nextFire(triggers, timezone, tick) };
   // Slots before the stored next fire were dealt with already; slots an hour late or more never fire.
   let fire: number | undefined;
   for (const slot of fireSequence(triggers, timezone, Math.max(storedNext - 1, tick - maxLatenessMs))) {
@@ -139,16 +133,6 @@ export function slotsAt(record: ScheduleRecord, tick: number): { fire?: number; 
     fire = slot;
   }
   return { fire };
-}
-
-/**
- * Whether the stored next fire is an instant of the horizon at or before `tick`. The tick lists only
- * those, except a next fire an earlier version stored past the horizon (`+010000-…`), whose index
- * key sorts before every real instant: not due, it is moved on to a next fire computed again.
- */
-function isDue(record: ScheduleRecord, tick: number): boolean {
-  const storedNext = Date.parse(record.nextFireAt ?? '');
-  return withinHorizon(storedNext) && storedNext <= tick;
 }
 
 interface FireContext {
@@ -183,7 +167,6 @@ async function planFire(
   const nextFireAt = next === undefined ? undefined : utcInstant(next);
   // A deleted tenant's schedules leave the index for good.
   if (!tenant || tenant.deletedAt) return { due, record, outcome: 'tenant_gone', nextFireAt: undefined };
-  if (!isDue(record, tick)) return { due, record, outcome: 'not_due', nextFireAt };
   if (!tenant.ativo) return { due, record, outcome: 'tenant_inactive', nextFireAt };
   if (fire === undefined || clock() - fire >= maxLatenessMs) return { due, record, outcome: 'missed', nextFireAt };
   const slot = instantIn(fire, record.file.body.timezone);
@@ -215,13 +198,6 @@ async function planFire(
 /** Moves the schedule on; a schedule that moved on meanwhile is `moved_on` (its run, if any, was written all the same). */
 async function claim(plan: FirePlan, clock: () => number): Promise<FireOutcome> {
   if (plan.outcome === 'moved_on' || !(await advanceSchedule(plan.record, plan.nextFireAt))) return 'moved_on';
-  if (plan.outcome === 'not_due') {
-    logger.warn('Schedule listed with a next fire outside the horizon; its next fire was computed again', {
-      ...scheduleOf(plan.record),
-      stored: plan.record.nextFireAt,
-      nextFireAt: plan.nextFireAt ?? null,
-    });
-  }
   if (plan.outcome === 'missed') {
     count('ScheduleMisses');
     logger.warn('Schedule slot missed by an hour or more; not fired', {

@@ -22,7 +22,7 @@ export function utcInstant(instant: number): string {
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** Whether `text` is an instant as `utcInstant` writes it, within the horizon (a stored next fire an earlier version wrote may not be). */
+/** Whether `text` is an instant as `utcInstant` writes it, within the horizon. */
 export const isUtcInstant = (text: unknown): text is string =>
   typeof text === 'string' && UTC_INSTANT.test(text) && withinHorizon(Date.parse(text));
 

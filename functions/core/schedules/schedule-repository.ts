@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getAll, getItem, putAll, queryAll, queryPage, tableName, writeIf, mapPage } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import { isUtcInstant } from './instants.ts';
@@ -43,19 +43,25 @@ export const shardOf = (tenantId: number, scheduleId: number) =>
  */
 export function dueIndexEntry(tenantId: number, scheduleId: number, nextFireAt: string) {
   // The key's order is time order only for instants written alike, with four-digit years (instants.ts):
-  // a `+010000-…` key sorted before every real instant, so each tick listed it as due.
+  // a `+010000-…` key would sort before every real instant, so each tick would list it as due.
   if (!isUtcInstant(nextFireAt)) throw new RangeError(`Not a next fire within the schedule horizon: ${nextFireAt}`);
-  return keys.dueSchedulesIndex(shardOf(tenantId, scheduleId), nextFireAt, scheduleId % shardBlockSize, tenantId, scheduleId);
+  return stored.schedule.indexEntry({
+    shard: shardOf(tenantId, scheduleId),
+    nextFireAt,
+    turn: scheduleId % shardBlockSize,
+    tenantId,
+    scheduleId,
+  });
 }
 
 /** The record as an item: in the due index exactly when it has a next fire. */
 export function scheduleItem(record: ScheduleRecord) {
   const due = record.nextFireAt === undefined ? {} : dueIndexEntry(record.tenantId, record.scheduleId, record.nextFireAt);
-  return { ...keys.schedule(record.tenantId, record.scheduleId), ...record, ...due };
+  return { ...stored.schedule.key(record), ...record, ...due };
 }
 
 export async function findSchedule(tenantId: number, scheduleId: number): Promise<ScheduleRecord | undefined> {
-  const item = await getItem<Record<string, unknown>>(keys.schedule(tenantId, scheduleId));
+  const item = await getItem<Record<string, unknown>>(stored.schedule.key({ tenantId, scheduleId }));
   return item && withoutKeys(item);
 }
 
@@ -63,9 +69,7 @@ export async function findSchedule(tenantId: number, scheduleId: number): Promis
 export async function findSchedules(
   wanted: readonly Pick<ScheduleRecord, 'tenantId' | 'scheduleId'>[],
 ): Promise<Map<string, ScheduleRecord>> {
-  const items = await getAll<Record<string, unknown>>(
-    wanted.map((schedule) => keys.schedule(schedule.tenantId, schedule.scheduleId)),
-  );
+  const items = await getAll<Record<string, unknown>>(wanted.map((schedule) => stored.schedule.key(schedule)));
   return new Map(items.map(withoutKeys).map((record) => [scheduleKey(record), record]));
 }
 
@@ -79,8 +83,8 @@ const withoutKeys = (item: Record<string, unknown>): ScheduleRecord => {
 
 export async function listScheduleRecords(tenantId: number, limit: number, cursor: string | undefined) {
   const page = await queryPage<Record<string, unknown>>({
-    partition: keys.tenant(tenantId).pk,
-    prefix: keys.schedulesPrefix,
+    partition: stored.schedule.partition({ tenantId }),
+    prefix: stored.schedule.keyPrefix({}),
     limit,
     cursor,
   });
@@ -89,24 +93,20 @@ export async function listScheduleRecords(tenantId: number, limit: number, curso
 
 /** The tenant's schedules that have Minute triggers (what stops its granularity going back to hours). */
 export async function schedulesWithMinuteTriggers(tenantId: number): Promise<ScheduleRecord[]> {
-  const items = await queryAll<Record<string, unknown>>(keys.tenant(tenantId).pk, keys.schedulesPrefix);
+  const items = await queryAll<Record<string, unknown>>(stored.schedule.partition({ tenantId }), stored.schedule.keyPrefix({}));
   return items.map(withoutKeys).filter((record) => record.minuteTriggers);
 }
 
 export type WriteOutcome = 'written' | 'version_changed' | 'tenant_changed';
 
 /** How many schedules the tenant has (schedules.ts `maxSchedulesPerTenant`): `COUNT#SCHEDULES` in its partition. */
-const scheduleCount = (tenantId: number): CountKey => keys.tenantCount(tenantId, 'SCHEDULES');
-
-/** The tenant's schedules as the count counts them (a consistent Query of their keys), for a tenant whose count was not kept yet. */
-const countSchedules = (tenantId: number) => async () =>
-  (await queryAll<{ pk: string }>(keys.tenant(tenantId).pk, keys.schedulesPrefix, { projection: 'pk' })).length;
+const scheduleCount = (tenantId: number): CountKey => stored.tenantCount.key({ tenantId, name: 'SCHEDULES' });
 
 /** A decrease is never refused: its count's quota does not matter. */
 const noMaximum = Number.MAX_SAFE_INTEGER;
 
-/** The tenant's schedule count (undefined before it is kept). */
-export function findScheduleCount(tenantId: number): Promise<number | undefined> {
+/** The tenant's schedule count. */
+export function findScheduleCount(tenantId: number): Promise<number> {
   return readCount(scheduleCount(tenantId));
 }
 
@@ -138,9 +138,7 @@ export async function writeSchedule(
   if (tenantItem) tx.add('tenant', tenantItem);
   const { tenantId } = record;
   const outcome =
-    expectedVersion === undefined
-      ? await countedTransaction(scheduleCount(tenantId), { delta: 1, max, counted: countSchedules(tenantId) }, tx)
-      : await tx.commit();
+    expectedVersion === undefined ? await countedTransaction(scheduleCount(tenantId), { delta: 1, max }, tx) : await tx.commit();
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
   return outcome.failed.has('schedule') ? 'version_changed' : 'tenant_changed';
@@ -153,17 +151,13 @@ export async function deleteScheduleRecord(record: ScheduleRecord): Promise<Writ
   const tx = transaction<'schedule' | 'tenant'>().add('schedule', {
     Delete: {
       TableName: tableName(),
-      Key: keys.schedule(tenantId, record.scheduleId),
+      Key: stored.schedule.key({ tenantId, scheduleId: record.scheduleId }),
       ConditionExpression: 'version = :expected',
       ExpressionAttributeValues: { ':expected': record.version },
     },
   });
   if (tenantItem) tx.add('tenant', tenantItem);
-  const outcome = await countedTransaction(
-    scheduleCount(tenantId),
-    { delta: -1, max: noMaximum, counted: countSchedules(tenantId) },
-    tx,
-  );
+  const outcome = await countedTransaction(scheduleCount(tenantId), { delta: -1, max: noMaximum }, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) throw new Error('A decrease is never over its quota');
   return outcome.failed.has('schedule') ? 'version_changed' : 'tenant_changed';
@@ -177,7 +171,7 @@ function tenantGuard(tenantId: number, needsMinutes: boolean, minuteCountChange:
     return {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenantId),
+        Key: stored.tenant.key({ tenantId }),
         UpdateExpression: 'ADD minuteSchedules :change',
         ConditionExpression: condition,
         ExpressionAttributeValues: { ...values, ':change': minuteCountChange },
@@ -188,7 +182,7 @@ function tenantGuard(tenantId: number, needsMinutes: boolean, minuteCountChange:
     ? {
         ConditionCheck: {
           TableName: tableName(),
-          Key: keys.tenant(tenantId),
+          Key: stored.tenant.key({ tenantId }),
           ConditionExpression: condition,
           ExpressionAttributeValues: values,
         },
@@ -220,10 +214,10 @@ export async function dueSchedulesPage(
       IndexName: 'gsi1',
       KeyConditionExpression: `gsi1pk = :shard AND gsi1sk ${options.after === undefined ? '<= :upTo' : 'BETWEEN :from AND :upTo'}`,
       ExpressionAttributeValues: {
-        ':shard': keys.dueSchedulesShard(shard),
+        ':shard': stored.schedule.indexes.gsi1.partition({ shard }),
         // '~' sorts after the digits that follow the instant in the index key.
         ':upTo': `${instant}#~`,
-        // No key of the index extends another (keys.ts: dueSchedulesIndex): `${after}~` sorts above
+        // No key of the index extends another (entity-declarations.ts: schedule): `${after}~` sorts above
         // `after` and below every key after it.
         ...(options.after === undefined ? {} : { ':from': `${options.after}~` }),
       },
@@ -241,7 +235,7 @@ export async function dueSchedulesPage(
 
 /** Where the previous tick stopped listing a shard, when it ran out of time before the end. */
 export async function findDispatchCursor(shard: number): Promise<string | undefined> {
-  return (await getItem<{ after: string }>(keys.dispatchCursor(shard)))?.after;
+  return (await getItem<{ after: string }>(stored.dispatchCursor.key({ shard })))?.after;
 }
 
 /**
@@ -250,14 +244,14 @@ export async function findDispatchCursor(shard: number): Promise<string | undefi
  * of shards that still hold entries; they move to the lower shards as they fire).
  */
 export async function dispatchShardCount(configured: number): Promise<number> {
-  const stored = (await getItem<{ count: number }>(keys.dispatchShards()))?.count ?? 0;
-  if (stored >= configured) return stored;
+  const recorded = (await getItem<{ count: number }>(stored.dispatchShards.key({})))?.count ?? 0;
+  if (recorded >= configured) return recorded;
   // A concurrent tick raising it as well, or higher, is as good.
   await writeIf(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.dispatchShards(),
+        Key: stored.dispatchShards.key({}),
         UpdateExpression: 'SET #count = :configured',
         ConditionExpression: 'attribute_not_exists(#count) OR #count < :configured',
         ExpressionAttributeNames: { '#count': 'count' },
@@ -270,12 +264,15 @@ export async function dispatchShardCount(configured: number): Promise<number> {
 
 export async function saveDispatchCursor(shard: number, after: string): Promise<void> {
   await db().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.dispatchCursor(shard), after, savedAt: new Date().toISOString() } }),
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...stored.dispatchCursor.key({ shard }), after, savedAt: new Date().toISOString() },
+    }),
   );
 }
 
 export async function clearDispatchCursor(shard: number): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.dispatchCursor(shard) }));
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: stored.dispatchCursor.key({ shard }) }));
 }
 
 /** A schedule's fire of one slot, with what each of its flows became. */
@@ -289,9 +286,9 @@ export interface ScheduleRunRecord {
   scheduleVersion: number;
   /**
    * `failed`: the flows could not be queued (`error` says so) and the slot is being retried until an hour late; a
-   * later fire replaces it. `firing`: left by earlier versions, which wrote a run before its flows.
+   * later fire replaces it.
    */
-  status: 'firing' | 'fired' | 'failed';
+  status: 'fired' | 'failed';
   flows: Array<{ flowId: number; context: string; tokenId?: number; status: string }>;
   error?: string;
   /** TTL (epoch seconds): runs are kept `runRetentionDays` (store/retention.ts). */
@@ -303,7 +300,7 @@ export interface ScheduleRunRecord {
  * message handled twice) replaces it rather than adding another.
  */
 export function putRuns(runs: readonly ScheduleRunRecord[]): Promise<void> {
-  return putAll(runs.map((run) => ({ ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run })));
+  return putAll(runs.map((run) => ({ ...stored.scheduleRun.key(run), ...run })));
 }
 
 /**
@@ -315,7 +312,7 @@ export async function putFailedRun(run: ScheduleRunRecord): Promise<void> {
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.scheduleRun(run.tenantId, run.scheduleId, run.slot), ...run },
+        Item: { ...stored.scheduleRun.key(run), ...run },
         ConditionExpression: 'attribute_not_exists(pk) OR #status <> :fired',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':fired': 'fired' },
@@ -328,7 +325,8 @@ export async function putFailedRun(run: ScheduleRunRecord): Promise<void> {
  * Moves the schedule on to `nextFireAt` (out of the due index when undefined) if it is still at
  * the version and next fire it was read with. This conditional write is what makes a slot fire
  * once: however many workers race for it, only one moves the schedule on from it. `false`: it had
- * moved on already (fired by another message, edited or deleted).
+ * moved on already (fired by another message, edited or deleted). Given the next fire it was read
+ * with, it writes the schedule's due-index entry again, as this version computes it.
  */
 export function advanceSchedule(schedule: ScheduleRecord, nextFireAt: string | undefined): Promise<boolean> {
   return writeIf(() => db().send(new UpdateCommand(advanceItem(schedule, nextFireAt))));
@@ -338,7 +336,7 @@ function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
   const guard = {
     ConditionExpression: 'version = :version AND nextFireAt = :seen',
     TableName: tableName(),
-    Key: keys.schedule(schedule.tenantId, schedule.scheduleId),
+    Key: stored.schedule.key(schedule),
   };
   const seen = { ':version': schedule.version, ':seen': schedule.nextFireAt };
   if (nextFireAt === undefined) {
@@ -352,10 +350,33 @@ function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {
   };
 }
 
+/**
+ * Marks a run `failed`, saying why in `error`, if its status is still `seen` (what the caller read):
+ * `false` when it is not (written again since, or expired).
+ */
+export function markRunFailed(
+  run: Pick<ScheduleRunRecord, 'tenantId' | 'scheduleId' | 'slot'>,
+  seen: string,
+  error: string,
+): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: stored.scheduleRun.key(run),
+        UpdateExpression: 'SET #status = :failed, #error = :error',
+        ConditionExpression: '#status = :seen',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':seen': seen },
+      }),
+    ),
+  );
+}
+
 export function listScheduleRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {
   return queryPage<ScheduleRunRecord>({
-    partition: keys.tenant(tenantId).pk,
-    prefix: keys.scheduleRunsPrefix(scheduleId),
+    partition: stored.scheduleRun.partition({ tenantId }),
+    prefix: stored.scheduleRun.keyPrefix({ scheduleId }),
     limit,
     cursor,
     newestFirst: true,

@@ -22,8 +22,8 @@ import {
   schedulesWithMinuteTriggers,
   writeSchedule,
 } from './schedule-repository.ts';
-import { instantIn, isUtcInstant, utcInstant } from './instants.ts';
-import type { ScheduleFile } from './schedule-types.ts';
+import { instantIn, utcInstant } from './instants.ts';
+import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { nextFire, nextFires } from './trigger-engine.ts';
 
 export const scheduleNotFound = () => notFound('Schedule not found', 'schedule_not_found');
@@ -120,7 +120,7 @@ export async function putSchedule(
   const authored = authoredContent(valid);
   const version = (existing?.version ?? 0) + 1;
   const { body } = authored;
-  const next = body.ativo ? nextFire(body.triggers, body.timezone, now) : undefined;
+  const nextFireAt = nextFireAfter(body, now);
   const record: ScheduleRecord = {
     tenantId,
     scheduleId,
@@ -137,8 +137,7 @@ export async function putSchedule(
     },
     version,
     minuteTriggers: hasMinuteTrigger(body),
-    // Within the horizon: the engine computes no fire at or after its end (no next fire then).
-    ...(next === undefined ? {} : { nextFireAt: utcInstant(next) }),
+    ...(nextFireAt === undefined ? {} : { nextFireAt }),
   };
   checkScheduleSize(record);
   const minuteCountChange = (Number(record.minuteTriggers) - Number(existing?.minuteTriggers ?? false)) as -1 | 0 | 1;
@@ -153,6 +152,15 @@ export async function putSchedule(
     throw invalidSchedule(scheduleFileErrors(valid, current.schedulingGranularity ?? defaultSchedulingGranularity));
   }
   return { record, created: existing === undefined };
+}
+
+/**
+ * A schedule's next fire after `now`, as stored: none when it is inactive or no trigger fires again
+ * within the horizon (the engine computes no fire at or after its end).
+ */
+export function nextFireAfter(body: ScheduleBody, now: number): string | undefined {
+  const next = body.ativo ? nextFire(body.triggers, body.timezone, now) : undefined;
+  return next === undefined ? undefined : utcInstant(next);
 }
 
 export async function getSchedule(tenantId: number, scheduleId: number): Promise<ScheduleRecord> {
@@ -173,10 +181,7 @@ export async function deleteSchedule(tenantId: number, scheduleId: number, ifMat
   throw concurrentChange();
 }
 
-/**
- * One line per schedule for GET /tenant/schedules. A next fire an earlier version stored past the
- * horizon (`+010000-…`) is shown as none, which it is: the fire worker takes it out of the index.
- */
+/** One line per schedule for GET /tenant/schedules. */
 export function summarizeSchedule(record: ScheduleRecord) {
   const { body, header } = record.file;
   return {
@@ -187,7 +192,7 @@ export function summarizeSchedule(record: ScheduleRecord) {
     version: record.version,
     triggers: body.triggers.length,
     flows: body.flows.length,
-    nextFireAt: isUtcInstant(record.nextFireAt) ? record.nextFireAt : null,
+    nextFireAt: record.nextFireAt ?? null,
     updatedAt: body.updatedAt,
     ...(header.labels ? { labels: header.labels } : {}),
   };

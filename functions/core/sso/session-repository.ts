@@ -1,6 +1,6 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 
 /** The UI flags of spec 4.6, carried from the login URL into the session. */
 export interface UiFlags {
@@ -22,11 +22,11 @@ export interface SessionRecord extends UiFlags {
 
 /** Sessions are stored by the SHA-256 of their cookie value, never by the value itself. */
 export async function insertSession(sessionHash: string, session: SessionRecord): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...session, ...keys.session(sessionHash) } }));
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...session, ...stored.session.key({ sessionHash }) } }));
 }
 
 export async function findSession(sessionHash: string): Promise<SessionRecord | undefined> {
-  return getItem<SessionRecord>(keys.session(sessionHash));
+  return getItem<SessionRecord>(stored.session.key({ sessionHash }));
 }
 
 /**
@@ -38,7 +38,7 @@ export function stampRevocation(tenantId: number, userId: number, revokedAtMs: n
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.user(tenantId, userId),
+        Key: stored.user.key({ tenantId, userId }),
         UpdateExpression: 'SET revokedAtMs = :revokedAtMs, revokedBefore = :revokedBefore',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':revokedAtMs': revokedAtMs, ':revokedBefore': Math.floor(revokedAtMs / 1000) + 1 },

@@ -14,7 +14,7 @@ import {
 import { dynamoTransactionItems } from '#functions/core/aws-limits.ts';
 import { config } from '#functions/core/config.ts';
 import { badRequest, supersededAttempt } from '#functions/core/errors.ts';
-import { isIdempotencyRecord, keys } from './keys.ts';
+import * as stored from './entity-declarations.ts';
 import { type IndexName, tableDefinition } from './table-definition.ts';
 
 let client: DynamoDBDocumentClient | undefined;
@@ -38,13 +38,13 @@ export const tableName = () => config().tableName;
 
 /** Next integer id of a global counter, atomically (UpdateItem ADD). */
 export async function nextId(counterName: string): Promise<number> {
-  const [id] = await allocateIds(keys.counter(counterName), 1);
+  const [id] = await allocateIds(stored.idCounter.key({ name: counterName }), 1);
   return id as number;
 }
 
 /** Next integer id of one of a tenant's counters (agents, alerts, users, …), atomically. */
 export async function nextTenantId(tenantId: number, counterName: string): Promise<number> {
-  const [id] = await allocateIds(keys.tenantCounter(tenantId, counterName), 1);
+  const [id] = await allocateIds(stored.tenantIdCounter.key({ tenantId, name: counterName }), 1);
   return id as number;
 }
 
@@ -281,6 +281,9 @@ export async function transact(items: readonly TransactItem[]): Promise<boolean>
 
 /** How many times a transaction cancelled only for a conflict with another transaction is tried. */
 const conflictAttempts = 8;
+
+/** Whether a partition key is an idempotency record's (a transaction tells its failed conditions apart by it). */
+const isIdempotencyRecord = (pk: unknown) => typeof pk === 'string' && pk.startsWith(stored.idempotency.partitionPrefix({}));
 
 /**
  * Like `transact`, and on a failed condition the indexes of the items whose condition failed: what

@@ -63,6 +63,8 @@ export interface KeyTemplate<Values> {
   readonly facets: readonly AnyFacet[];
   /** The literal text before the first facet; all of it when the template has none. */
   readonly constantPrefix: string;
+  /** The literal text around the facets: one more than there are facets. */
+  readonly literals: readonly string[];
   /** The template with each facet written `{}`: the templates of one shape may name the same partition. */
   readonly shape: string;
   /** The value, every facet given. */
@@ -72,9 +74,68 @@ export interface KeyTemplate<Values> {
    * their order, so one given after one left out is an error (it would be silently ignored).
    */
   prefix(values: Partial<Values>): string;
+  /**
+   * The facets of a value this template renders, as written (strings), or undefined when it renders
+   * no such value. Linear in the value's length, whatever the text (see `matchTemplate`).
+   */
+  match(value: string): Readonly<Record<string, string>> | undefined;
 }
 
 type AnyTemplate = KeyTemplate<never>;
+
+/** Whether a facet's kind writes any text (the others write digits, or one of their letters). */
+const writesAnyText = (facet: AnyFacet) => facet.kind === 'text' || facet.kind === 'folded' || facet.kind === 'name-key';
+
+/** Whether a facet's written value is of its kind. */
+function isWrittenAs(facet: AnyFacet, written: string): boolean {
+  if (writesAnyText(facet)) return true;
+  if (facet.kind === 'decimal') return /^[0-9]+$/.test(written);
+  if (facet.kind === 'sortable') return /^[0-9]{12,}$/.test(written);
+  return Object.values(facet.letters ?? {}).includes(written);
+}
+
+/**
+ * The facets' written values in `value`, in order, without backtracking: literal text is found with
+ * startsWith, indexOf and lastIndexOf, one search per facet, so the cost is linear in the value's length
+ * (times the few facets and their short literals). A facet runs to the next literal, the last one to
+ * the end. A facet that writes any text (`text`, `folded`, `name-key`) may hold the literal that
+ * follows it (a follow-up's `kind`, a resource's `type`), so the facets after the first such one are
+ * taken from the end instead, each running back to the literal before it, and the first takes what
+ * is left between. That reads back every value a declaration renders, whatever its text: the only
+ * text facet after the first of its key is an idempotency record's key hash, which is hex.
+ */
+function matchTemplate(literals: readonly string[], facets: readonly AnyFacet[], value: string): string[] | undefined {
+  const first = literals[0] ?? '';
+  const last = literals[facets.length] ?? '';
+  if (facets.length === 0) return value === first ? [] : undefined;
+  if (literals.slice(1, -1).includes('')) {
+    throw new Error(`The key ${literals.join('{}')} has two facets with nothing between them: its values cannot be read back`);
+  }
+  if (value.length < first.length + last.length || !value.startsWith(first) || !value.endsWith(last)) return undefined;
+  let start = first.length;
+  let end = value.length - last.length;
+  const freeAt = facets.findIndex(writesAnyText);
+  const middle = freeAt === -1 ? facets.length - 1 : freeAt;
+  const written: string[] = [];
+  for (let index = 0; index < middle; index++) {
+    const next = literals[index + 1] as string;
+    const at = value.indexOf(next, start);
+    if (at === -1 || at + next.length > end) return undefined;
+    written[index] = value.slice(start, at);
+    start = at + next.length;
+  }
+  for (let index = facets.length - 1; index > middle; index--) {
+    const previous = literals[index] as string;
+    if (end - previous.length < start) return undefined;
+    const at = value.lastIndexOf(previous, end - previous.length);
+    if (at < start) return undefined;
+    written[index] = value.slice(at + previous.length, end);
+    end = at;
+  }
+  written[middle] = value.slice(start, end);
+  return facets.every((facet, index) => isWrittenAs(facet, written[index] as string)) ? written : undefined;
+}
+
 type TemplateValues<T> = T extends KeyTemplate<infer Values> ? Values : never;
 
 /** A key template, written as a tagged template literal whose substitutions are facets. */
@@ -88,6 +149,7 @@ export function keyTemplate<const Facets extends readonly AnyFacet[]>(
   return {
     facets,
     constantPrefix: literals[0] ?? '',
+    literals: [...literals],
     shape,
     render: (values: Values) =>
       facets.reduce((written, facet, index) => {
@@ -105,6 +167,10 @@ export function keyTemplate<const Facets extends readonly AnyFacet[]>(
         written += `${facet.write(valueOf(values, facet))}${literals[index + 1]}`;
       }
       return written;
+    },
+    match: (value: string) => {
+      const written = matchTemplate(literals, facets, value);
+      return written && Object.fromEntries(facets.map((facet, index) => [facet.name, written[index]]));
     },
   } as KeyTemplate<ValuesOf<Facets>>;
 }
@@ -167,6 +233,8 @@ export interface Sweep {
 export interface EntityDeclaration {
   /** The name it is declared under in entity-declarations.ts `entities`. */
   readonly name: string;
+  /** What the item is, in a few words: its row of the data model in docs/architecture.md (tools/entity-docs.ts). */
+  readonly description?: string;
   readonly key: { readonly pk: AnyTemplate; readonly sk: AnyTemplate };
   readonly indexes?: IndexDeclarations;
   /** Index entries an earlier version gave these items: read, never written, until stored data migrates. */
@@ -267,6 +335,18 @@ export function entity<const D extends EntityDeclaration>(declaration: D): Entit
     indexes: indexes as never,
     legacyIndexes: indexKeys(declaration.legacyIndexes) as never,
   };
+}
+
+/**
+ * The one entity of `entities` whose key templates read the item's key, or undefined when none does.
+ * Two that both read it are a declaration bug (a Query of one could read the other's items): an error.
+ */
+export function entityOf<E extends DeclaredEntity>(item: { pk: string; sk: string }, entities: readonly E[]): E | undefined {
+  const matching = entities.filter(({ declaration: { key } }) => key.pk.match(item.pk) && key.sk.match(item.sk));
+  if (matching.length > 1) {
+    throw new Error(`The item ${item.pk} / ${item.sk} reads as ${matching.map(({ name }) => name).join(' and ')}`);
+  }
+  return matching[0];
 }
 
 /**

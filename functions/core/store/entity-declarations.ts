@@ -3,14 +3,15 @@
  * named after the records' attributes. Numbers are zero-padded (`sortable`) where keys must order
  * as numbers do, and written as they are (`decimal`) elsewhere, as the stored keys have them.
  *
- * These declarations and store/keys.ts agree byte for byte (test/unit/golden-keys.test.ts); the
- * repositories still build their keys with keys.ts until they move here.
+ * What they build is what the hand-written key builders they replaced built, byte for byte
+ * (test/unit/golden-keys-frozen.test.ts).
  */
 import {
   collection,
   type DeclaredEntity,
   decimal,
   entity,
+  entityOf,
   folded,
   keyTemplate,
   letter,
@@ -35,48 +36,57 @@ const subject = letter('subject', { user: 'U', group: 'G' });
 /** A global counter of ids: `client`, `tenant`, `template`. */
 export const idCounter = entity({
   name: 'idCounter',
+  description: 'an id counter of the table: `client`, `tenant`, `template`',
   key: { pk: keyTemplate`COUNTER`, sk: keyTemplate`${text('name')}` },
 });
 
 /** A counter of ids scoped to one tenant: `agent`, `user`, `run`, a resource type, … */
 export const tenantIdCounter = entity({
   name: 'tenantIdCounter',
+  description: 'an id counter of a tenant: `agent`, `user`, `run`, …',
   key: { pk: tenantPartition, sk: keyTemplate`COUNTER#${text('name')}` },
 });
 
 /** A quota count of a client (store/counts.ts): `TENANTS` (live ones), `TEMPLATES`. */
 export const clientCount = entity({
   name: 'clientCount',
+  description: 'a quota count of a client: `TENANTS` (live ones), `TEMPLATES`',
   key: { pk: clientPartition, sk: keyTemplate`COUNT#${text('name')}` },
 });
 
 /** A quota count of a tenant (store/counts.ts): `USERS`, `GROUPS`, `ALERTS`, …; `GROUPPERMBYTES` charges group records. */
 export const tenantCount = entity({
   name: 'tenantCount',
+  description:
+    'a quota count of a tenant: `USERS`, `GROUPS`, `MEMBERSHIPS`, `DATAMARTS`, `ALERTS`, `SCHEDULES`, `GROUPPERMBYTES`',
   key: { pk: tenantPartition, sk: keyTemplate`COUNT#${text('name')}` },
 });
 
 /** How many agents the tenant has, kept with each creation so that the limit holds under concurrency. */
 export const agentCount = entity({
   name: 'agentCount',
+  description: "the tenant's count of agents",
   key: { pk: tenantPartition, sk: keyTemplate`AGENTCOUNT` },
 });
 
 /** Makes a login unique in its tenant (as a reader sees it) and finds its user with one GetItem. */
 export const userLogin = entity({
   name: 'userLogin',
+  description: 'a login claim',
   key: { pk: tenantPartition, sk: keyTemplate`LOGIN#${folded('login')}` },
 });
 
 /** Makes an agent's name unique in its tenant, exactly as written (names are the slots connections refer to). */
 export const agentName = entity({
   name: 'agentName',
+  description: 'an agent name claim',
   key: { pk: tenantPartition, sk: keyTemplate`AGENTNAME#${text('nome')}` },
 });
 
 /** Makes a template's name unique among the client's templates (compared as names.ts `nameKey` does). */
 export const templateName = entity({
   name: 'templateName',
+  description: 'a template name claim',
   key: { pk: clientPartition, sk: keyTemplate`TEMPLATENAME#${nameKeyed('nome')}` },
 });
 
@@ -85,6 +95,7 @@ export const templateName = entity({
 /** Resolves a bearer token from its SHA-256 with one GetItem. */
 export const token = entity({
   name: 'token',
+  description: 'a bearer token, by its SHA-256',
   key: { pk: keyTemplate`TOKEN#${text('tokenHash')}`, sk: keyTemplate`TOKEN` },
 });
 
@@ -112,12 +123,14 @@ export const tenant = entity({
 /** Kept after a tenant's soft delete, for billing. */
 export const tenantDeletionRecord = entity({
   name: 'tenantDeletionRecord',
+  description: 'the billing record of a deleted tenant',
   key: { pk: tenantPartition, sk: keyTemplate`BILLING#DELETED` },
 });
 
 /** The tenant's settings (alert channels, webhook signing secrets). */
 export const tenantSettings = entity({
   name: 'tenantSettings',
+  description: "the tenant's settings (alert channels, webhook signing secrets)",
   key: { pk: tenantPartition, sk: keyTemplate`SETTINGS` },
 });
 
@@ -125,6 +138,7 @@ export const tenantSettings = entity({
 
 export const templateVersion = entity({
   name: 'templateVersion',
+  description: 'a version of a template (its bundle)',
   key: { pk: clientPartition, sk: keyTemplate`TEMPLATEVERSION#${decimal('templateId')}#${sortable('version')}` },
   count: { kind: 'parent-attribute', parent: (): DeclaredEntity => template, attribute: 'latestVersion' },
 });
@@ -140,12 +154,14 @@ export const template = entity({
 /** A resource a template put in a tenant (desk, table, flow…), by type and integer id. */
 export const tenantResource = entity({
   name: 'tenantResource',
+  description: 'a resource a template put in the tenant (desk, table, flow, …)',
   key: { pk: tenantPartition, sk: keyTemplate`R#${text('type')}#${sortable('id')}` },
 });
 
 /** The tenant's template apply in progress or last finished (a lock and a journal). */
 export const applyJournal = entity({
   name: 'applyJournal',
+  description: "the tenant's apply journal (lock, pending tables, resource id counters)",
   key: { pk: tenantPartition, sk: keyTemplate`APPLY` },
 });
 
@@ -160,6 +176,7 @@ export const agent = entity({
 
 export const run = entity({
   name: 'run',
+  description: 'a load handed to an agent (expires after `runRetentionDays`)',
   key: { pk: tenantPartition, sk: keyTemplate`RUN#${sortable('runId')}` },
   /** An agent's runs waiting to be picked up. */
   indexes: {
@@ -174,6 +191,7 @@ export const run = entity({
 /** Marks a queued load as recorded, so that a redelivered message never makes a second run. */
 export const recordedLoad = entity({
   name: 'recordedLoad',
+  description: 'the marker of a queued load made a run (expires after 7 days)',
   key: { pk: tenantPartition, sk: keyTemplate`LOAD#${text('deduplicationId')}` },
 });
 
@@ -182,6 +200,7 @@ export const recordedLoad = entity({
 /** A user in a group. */
 export const membership = entity({
   name: 'membership',
+  description: 'a user in a group',
   key: { pk: tenantPartition, sk: keyTemplate`MEMBER#${sortable('groupId')}#${sortable('userId')}` },
   /** A user's memberships, so that deleting the user finds them. */
   indexes: {
@@ -197,6 +216,7 @@ export const membership = entity({
  */
 export const permission = entity({
   name: 'permission',
+  description: "a user's or group's permission record on one table of a datamart (`charge`)",
   key: {
     pk: datamartPartition,
     sk: keyTemplate`P#${subject}#${sortable('subjectId')}#${sortable('tableId')}`,
@@ -219,6 +239,7 @@ export const permission = entity({
 /** A table of a datamart, as an item of its collection. */
 export const datamartTable = entity({
   name: 'datamartTable',
+  description: 'a table of a datamart',
   key: { pk: datamartPartition, sk: keyTemplate`S#TABLE#${sortable('tableId')}` },
   legacy: "the datamart record's table list",
 });
@@ -226,6 +247,7 @@ export const datamartTable = entity({
 /** An owner of a datamart, as an item of its collection, indexed by user so that deleting the user finds it. */
 export const datamartOwner = entity({
   name: 'datamartOwner',
+  description: 'an owner of a datamart',
   key: { pk: datamartPartition, sk: keyTemplate`S#OWNER#${sortable('userId')}` },
   indexes: {
     gsi1: { pk: keyTemplate`TENANT#${tenantId}#OWNER#${decimal('userId')}`, sk: keyTemplate`${sortable('datamartId')}` },
@@ -236,6 +258,7 @@ export const datamartOwner = entity({
 /** A datamart's record, holding its table and owner lists; the first item of its collection. */
 export const datamart = entity({
   name: 'datamart',
+  description: 'a datamart (its table and owner lists)',
   key: { pk: datamartPartition, sk: keyTemplate`S#DM` },
   /** A tenant's datamarts: the records themselves, so that a page of them is one Query. */
   indexes: { gsi1: { pk: keyTemplate`TENANT#${tenantId}#DATAMARTS`, sk: keyTemplate`${sortable('datamartId')}` } },
@@ -245,6 +268,7 @@ export const datamart = entity({
 
 export const user = entity({
   name: 'user',
+  description: "a user (`permBytes`: its own records' charge)",
   key: { pk: tenantPartition, sk: keyTemplate`USER#${sortable('userId')}` },
   /** The tenant's datamart owners, with their names and logins (a projection DynamoDB keeps in step), in one Query. */
   indexes: {
@@ -272,12 +296,14 @@ export const group = entity({
 /** One fire of a schedule; the key is the slot, so that a slot has one run however often it is written. */
 export const scheduleRun = entity({
   name: 'scheduleRun',
+  description: 'one fire of a schedule, keyed by its slot (expires after `runRetentionDays`)',
   key: { pk: tenantPartition, sk: keyTemplate`SCHEDRUN#${sortable('scheduleId')}#${text('slot')}` },
 });
 
 /** A schedule file of a tenant, by the id in its header. */
 export const schedule = entity({
   name: 'schedule',
+  description: 'a schedule file',
   key: { pk: tenantPartition, sk: keyTemplate`SCHEDULE#${sortable('scheduleId')}` },
   /**
    * Its next fire time, on one of the due shards (schedule-repository.ts: dueIndexEntry). ISO
@@ -297,12 +323,14 @@ export const schedule = entity({
 /** Where the dispatcher stopped listing a due shard when a tick ran out of time. */
 export const dispatchCursor = entity({
   name: 'dispatchCursor',
+  description: 'where the dispatcher stopped listing a due shard',
   key: { pk: keyTemplate`DISPATCHER`, sk: keyTemplate`CURSOR#${decimal('shard')}` },
 });
 
 /** The highest number of due shards any deployment has written to: the dispatcher lists them all. */
 export const dispatchShards = entity({
   name: 'dispatchShards',
+  description: 'the most due shards any deployment has written to',
   key: { pk: keyTemplate`DISPATCHER`, sk: keyTemplate`SHARDS` },
 });
 
@@ -317,6 +345,7 @@ export const alert = entity({
 /** One delivery of an alert (its attempts). */
 export const delivery = entity({
   name: 'delivery',
+  description: 'a delivery of an alert, with its attempts (expires after `deliveryRetentionDays`)',
   key: { pk: tenantPartition, sk: keyTemplate`DELIVERY#${sortable('deliveryId')}` },
   /** An alert's deliveries. */
   indexes: {
@@ -330,18 +359,21 @@ export const delivery = entity({
 /** A delivery's payload, when small enough for an item (else it is in the payload bucket). */
 export const deliveryBody = entity({
   name: 'deliveryBody',
+  description: "a delivery's payload, when it fits in an item (expires with its delivery)",
   key: { pk: tenantPartition, sk: keyTemplate`DELIVERYBODY#${sortable('deliveryId')}` },
 });
 
 /** The tenant's webhook endpoint's circuit breaker (only while attempts time out or fail to connect). */
 export const webhookEndpoint = entity({
   name: 'webhookEndpoint',
+  description: "the webhook endpoint's breaker, only while attempts stall (expires after 30 days)",
   key: { pk: tenantPartition, sk: keyTemplate`WEBHOOK#ENDPOINT` },
 });
 
 /** One attempt slot of the tenant's webhook endpoint (a lease per attempt in flight). */
 export const webhookSlot = entity({
   name: 'webhookSlot',
+  description: 'a webhook attempt slot: a lease per attempt in flight (expires after 30 days)',
   key: { pk: tenantPartition, sk: keyTemplate`WEBHOOK#SLOT#${sortable('slot')}` },
 });
 
@@ -350,6 +382,7 @@ export const webhookSlot = entity({
 /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
 export const session = entity({
   name: 'session',
+  description: 'a BI session, by the SHA-256 of its cookie (expires after 8 hours)',
   key: { pk: keyTemplate`SESSION#${text('sessionHash')}`, sk: keyTemplate`SESSION` },
 });
 
@@ -359,6 +392,7 @@ export const session = entity({
  */
 export const followUp = entity({
   name: 'followUp',
+  description: "work a write left to finish (`shard`: the owner's id modulo the shard count)",
   key: {
     pk: keyTemplate`FOLLOWUP#${decimal('shard')}`,
     sk: keyTemplate`${text('kind')}#${sortable('ownerId')}#${sortable('subjectId')}`,
@@ -368,7 +402,15 @@ export const followUp = entity({
 /** One per (caller, route, Idempotency-Key). */
 export const idempotency = entity({
   name: 'idempotency',
+  description: 'one per caller and route (`scope`) and Idempotency-Key (`keyHash`: its SHA-256); expires after 24 hours',
   key: { pk: keyTemplate`IDEMPOTENCY#${text('scope')}#${text('keyHash')}`, sk: keyTemplate`IDEMPOTENCY` },
+});
+
+/** Which migrations of a set the table has had, and the one running (store/migrations.ts). */
+export const migrationState = entity({
+  name: 'migrationState',
+  description: 'which migrations of a set (`stored-data`) the table has had, the one running and its Scan cursor, the lease',
+  key: { pk: keyTemplate`MIGRATION`, sk: keyTemplate`STATE#${text('set')}` },
 });
 
 /** Every entity, by the name it declares. */
@@ -412,12 +454,14 @@ export const entities = {
   session,
   followUp,
   idempotency,
+  migrationState,
 } as const;
 
 /** Items read together with one Query of a sort key prefix. */
 export const collections = {
-  /** A datamart's record and the items an earlier version kept its lists in (`S#`). */
-  datamartStructure: collection('datamartStructure', [datamart, datamartTable, datamartOwner]),
   /** The webhook endpoint's breaker and its attempt slots (`WEBHOOK#`). */
   webhookEndpoint: collection('webhookEndpoint', [webhookEndpoint, webhookSlot]),
 } as const;
+
+/** The declared entity an item is, by its key (entities.ts `entityOf`). */
+export const declaredEntityOf = (item: { pk: string; sk: string }) => entityOf(item, Object.values(entities));

@@ -86,7 +86,7 @@ export async function applyTemplate(tenantId: number, templateId: number, option
   };
   // Conditional on the journal as read: an apply that ran since (and so may have changed the
   // resources read above) changed its lock id, and this one stops here.
-  const freshIds = await claimApplyJournal(tenantId, lock, previous, needs, state.earlierCounters);
+  const freshIds = await claimApplyJournal(tenantId, lock, previous, needs);
   if (!freshIds) throw applyInProgress();
   try {
     const { changed } = computeChanges(tenantId, { templateId, version }, bundle, current, freshIds);

@@ -3,7 +3,6 @@ import { findClient } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { badRequest, conflict, notFound, type ServiceError } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
-import { nameKey } from '#functions/core/names.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
@@ -42,13 +41,11 @@ const published = (template: TemplateRecord) => ({
 export type PublishedTemplate = ReturnType<typeof published>;
 
 /**
- * 409 naming the template that already has this name: one name, one template (new versions of it go
- * through its PUT). Templates published before names were claimed are found by their names.
+ * 409 naming the template that already has this name (its claim's holder): one name, one template
+ * (new versions of it go through its PUT).
  */
 async function nameTaken(clientId: number, nome: string, except?: number): Promise<ServiceError | undefined> {
-  const holder =
-    (await findTemplateNamed(clientId, nome)) ??
-    (await listClientTemplates(clientId)).find((template) => nameKey(template.nome) === nameKey(nome))?.templateId;
+  const holder = await findTemplateNamed(clientId, nome);
   if (holder === undefined || holder === except) return undefined;
   return conflict(
     `The client already has a template named ${JSON.stringify(nome)} (id ${holder}); publish a new version of it with PUT /tenants/templates/${holder}`,
@@ -106,7 +103,7 @@ export async function publishNextVersion(clientId: number, templateId: number, b
   for (let attempt = 0; attempt < 3; attempt++) {
     const template = await findTemplate(clientId, templateId);
     if (!template) throw templateNotFound();
-    if (await isLatestBundle(template, bundle)) return published(template);
+    if (template.bundleHash === bundleHashOf(bundle)) return published(template);
     const renamedOnto = await nameTaken(clientId, bundle.nome, templateId);
     if (renamedOnto) throw renamedOnto;
     const next = await insertNextVersion(template, bundle, maxVersionsPerTemplate);
@@ -156,13 +153,6 @@ export async function sweepTemplate(clientId: number, templateId: number): Promi
 
 /** The ETag of a template: its latest version. */
 export const templateEtag = (template: Pick<TemplateRecord, 'latestVersion'>) => etagOf(template.latestVersion);
-
-async function isLatestBundle(template: TemplateRecord, bundle: TemplateBundle): Promise<boolean> {
-  if (template.bundleHash) return template.bundleHash === bundleHashOf(bundle);
-  // A record of an earlier version of the service has no hash: compare with the stored bundle.
-  const latest = await loadVersionBundle(template.clientId, template.templateId, template.latestVersion);
-  return JSON.stringify(latest) === JSON.stringify(bundle);
-}
 
 /** GET /tenants/templates/{id}: the latest version's bundle and the version history, with its ETag. */
 export async function describeTemplate(clientId: number, templateId: number) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { payloadTooLarge } from '#functions/core/errors.ts';
@@ -20,7 +20,7 @@ import {
   type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
 import type { TemplateBundle } from './bundle.ts';
 import type { TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
@@ -32,8 +32,8 @@ export interface TemplateRecord {
   clientId: number;
   nome: string;
   latestVersion: number;
-  /** SHA-256 of the latest version's bundle (absent on records of an earlier version of the service). */
-  bundleHash?: string;
+  /** SHA-256 of the latest version's bundle (`bundleHashOf`). */
+  bundleHash: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -71,7 +71,7 @@ export const resourceCount = (bundle: TemplateBundle) =>
 
 function versionItem(clientId: number, templateId: number, version: number, bundle: TemplateBundle, publishedAt: string) {
   return {
-    ...keys.templateVersion(clientId, templateId, version),
+    ...stored.templateVersion.key({ clientId, templateId, version }),
     templateId,
     version,
     nome: bundle.nome,
@@ -97,24 +97,35 @@ export function newTemplateRecord(clientId: number, templateId: number, bundle: 
 const nameClaim = (clientId: number, templateId: number, nome: string): TransactItem => ({
   Put: {
     TableName: tableName(),
-    Item: { ...keys.templateName(clientId, nameKey(nome)), templateId },
+    Item: { ...stored.templateName.key({ clientId, nome }), templateId },
     ConditionExpression: 'attribute_not_exists(pk)',
   },
 });
 
 /** The template that holds a name among the client's templates, if one does (by its claim). */
 export async function findTemplateNamed(clientId: number, nome: string): Promise<number | undefined> {
-  return (await getItem<{ templateId: number }>(keys.templateName(clientId, nameKey(nome))))?.templateId;
+  return (await getItem<{ templateId: number }>(stored.templateName.key({ clientId, nome })))?.templateId;
 }
 
-/** The client's templates, as its count counts them (a consistent Query of their keys). */
-async function countTemplates(clientId: number): Promise<number> {
-  return (await queryAll<{ pk: string }>(keys.client(clientId).pk, keys.templatesPrefix, { projection: 'pk' })).length;
+/**
+ * Claims a template's name for it unless the name is claimed (migration 4: templates published
+ * before names were claimed); `false` when a claim was there, this template's or another's.
+ */
+export function claimTemplateName(clientId: number, templateId: number, nome: string): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...stored.templateName.key({ clientId, nome }), templateId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    ),
+  );
 }
 
 /** Commits `tx` with a change to the client's count of templates (clients/quotas.ts): +1 for a publication, -1 for a deletion. */
 const templatesWrite = <Name extends string>(clientId: number, delta: 1 | -1, max: number, tx: Transaction<Name>) =>
-  countedTransaction(clientCountKey(clientId, 'TEMPLATES'), { delta, max, counted: () => countTemplates(clientId) }, tx);
+  countedTransaction(clientCountKey(clientId, 'TEMPLATES'), { delta, max }, tx);
 
 /**
  * Version 1 of a new template, with its record, the claim on its name and `alongside`, in one
@@ -135,7 +146,7 @@ export async function insertTemplate(
     .add('template', {
       Put: {
         TableName: tableName(),
-        Item: { ...record, ...keys.template(clientId, templateId) },
+        Item: { ...record, ...stored.template.key({ clientId, templateId }) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
@@ -172,14 +183,14 @@ export async function insertNextVersion(
   const tx = transaction<'nameClaim' | 'oldNameClaim' | 'template' | 'version'>();
   if (renamed) {
     tx.add('nameClaim', nameClaim(template.clientId, template.templateId, bundle.nome)).add('oldNameClaim', {
-      Delete: { TableName: tableName(), Key: keys.templateName(template.clientId, nameKey(template.nome)) },
+      Delete: { TableName: tableName(), Key: stored.templateName.key(template) },
     });
   }
   const outcome = await tx
     .add('template', {
       Update: {
         TableName: tableName(),
-        Key: keys.template(template.clientId, template.templateId),
+        Key: stored.template.key(template),
         UpdateExpression: 'SET latestVersion = :version, nome = :nome, bundleHash = :hash, updatedAt = :now',
         ConditionExpression: 'latestVersion = :previous AND latestVersion < :max',
         ExpressionAttributeValues: {
@@ -220,7 +231,7 @@ export async function deleteTemplateRecord(template: TemplateRecord, alongside: 
     .add('notDefault', {
       ConditionCheck: {
         TableName: tableName(),
-        Key: keys.client(clientId),
+        Key: stored.client.key({ clientId }),
         ConditionExpression: 'attribute_not_exists(defaultTemplateId) OR defaultTemplateId <> :templateId',
         ExpressionAttributeValues: { ':templateId': templateId },
       },
@@ -228,12 +239,12 @@ export async function deleteTemplateRecord(template: TemplateRecord, alongside: 
     .add('template', {
       Delete: {
         TableName: tableName(),
-        Key: keys.template(clientId, templateId),
+        Key: stored.template.key({ clientId, templateId }),
         ConditionExpression: 'latestVersion = :seen',
         ExpressionAttributeValues: { ':seen': template.latestVersion },
       },
     })
-    .add('nameClaim', { Delete: { TableName: tableName(), Key: keys.templateName(clientId, nameKey(template.nome)) } })
+    .add('nameClaim', { Delete: { TableName: tableName(), Key: stored.templateName.key({ clientId, nome: template.nome }) } })
     .include(alongside);
   const outcome = await templatesWrite(clientId, -1, Number.MAX_SAFE_INTEGER, tx);
   return outcome.written;
@@ -242,14 +253,37 @@ export async function deleteTemplateRecord(template: TemplateRecord, alongside: 
 /** Deletes every stored version of a deleted template. */
 export async function deleteTemplateVersions(clientId: number, templateId: number): Promise<void> {
   await deleteAll(
-    await queryAll<{ pk: string; sk: string }>(keys.client(clientId).pk, keys.templateVersionsPrefix(templateId), {
-      projection: 'pk, sk',
-    }),
+    await queryAll<{ pk: string; sk: string }>(
+      stored.templateVersion.partition({ clientId }),
+      stored.templateVersion.keyPrefix({ templateId }),
+      { projection: 'pk, sk' },
+    ),
   );
 }
 
 export async function findTemplate(clientId: number, templateId: number): Promise<TemplateRecord | undefined> {
-  return getItem<TemplateRecord>(keys.template(clientId, templateId));
+  return getItem<TemplateRecord>(stored.template.key({ clientId, templateId }));
+}
+
+/**
+ * Gives a record an earlier version stored without its latest version's hash that hash, if it is
+ * still the record read (the same latest version, not updated since); `false` when it is not.
+ */
+export function storeBundleHash(
+  template: Pick<TemplateRecord, 'clientId' | 'templateId' | 'latestVersion' | 'updatedAt'>,
+  bundleHash: string,
+): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: stored.template.key(template),
+        UpdateExpression: 'SET bundleHash = :hash',
+        ConditionExpression: 'latestVersion = :version AND updatedAt = :updatedAt AND attribute_not_exists(bundleHash)',
+        ExpressionAttributeValues: { ':hash': bundleHash, ':version': template.latestVersion, ':updatedAt': template.updatedAt },
+      }),
+    ),
+  );
 }
 
 /** Whether `templateId` is a template published by this client (templates are client-scoped). */
@@ -258,13 +292,15 @@ export async function templateExists(clientId: number, templateId: number): Prom
 }
 
 export function listClientTemplates(clientId: number): Promise<TemplateRecord[]> {
-  return queryAll<TemplateRecord>(keys.client(clientId).pk, keys.templatesPrefix);
+  return queryAll<TemplateRecord>(stored.template.partition({ clientId }), stored.template.keyPrefix({}));
 }
 
 export function listVersions(clientId: number, templateId: number): Promise<TemplateVersionSummary[]> {
-  return queryAll<TemplateVersionSummary>(keys.client(clientId).pk, keys.templateVersionsPrefix(templateId), {
-    projection: 'version, nome, publishedAt, resources',
-  });
+  return queryAll<TemplateVersionSummary>(
+    stored.templateVersion.partition({ clientId }),
+    stored.templateVersion.keyPrefix({ templateId }),
+    { projection: 'version, nome, publishedAt, resources' },
+  );
 }
 
 export async function loadVersionBundle(
@@ -275,7 +311,7 @@ export async function loadVersionBundle(
   const result = await db().send(
     new GetCommand({
       TableName: tableName(),
-      Key: keys.templateVersion(clientId, templateId, version),
+      Key: stored.templateVersion.key({ clientId, templateId, version }),
       ProjectionExpression: 'bundle',
     }),
   );
@@ -293,7 +329,7 @@ export async function storeDefaultTemplate(clientId: number, templateId: number 
     tx.add('template', {
       ConditionCheck: {
         TableName: tableName(),
-        Key: keys.template(clientId, templateId),
+        Key: stored.template.key({ clientId, templateId }),
         ConditionExpression: 'attribute_exists(pk)',
       },
     });
@@ -302,7 +338,7 @@ export async function storeDefaultTemplate(clientId: number, templateId: number 
     .add('client', {
       Update: {
         TableName: tableName(),
-        Key: keys.client(clientId),
+        Key: stored.client.key({ clientId }),
         UpdateExpression: templateId === null ? 'REMOVE defaultTemplateId' : 'SET defaultTemplateId = :templateId',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: templateId === null ? undefined : { ':templateId': templateId },
@@ -330,44 +366,32 @@ export interface ApplyJournal {
 /** The attribute of the journal item holding the last id a counter gave (the journal keeps the resource ids' counters). */
 const lastIdAttribute = (counter: IdCounter) => `lastId_${counter}`;
 
-/**
- * What an apply reads before it takes the lock, in one batch read: the tenant, its journal, and
- * the counters of resource ids an earlier version kept one item each (where the journal's start).
- */
-export async function readApplyState(tenantId: number): Promise<{
-  tenant: TenantRecord | undefined;
-  journal: ApplyJournal | undefined;
-  earlierCounters: Record<IdCounter, number>;
-}> {
-  const counterKeys = idCounters.map((counter) => keys.tenantCounter(tenantId, counter));
+/** What an apply reads before it takes the lock, in one batch read: the tenant and its journal. */
+export async function readApplyState(
+  tenantId: number,
+): Promise<{ tenant: TenantRecord | undefined; journal: ApplyJournal | undefined }> {
   const items = await getAll<Record<string, unknown> & { pk: string; sk: string }>([
-    keys.tenant(tenantId),
-    keys.applyJournal(tenantId),
-    ...counterKeys,
+    stored.tenant.key({ tenantId }),
+    stored.applyJournal.key({ tenantId }),
   ]);
   const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk);
-  const earlierCounters = Object.fromEntries(
-    idCounters.map((counter, index) => [counter, Number(find(counterKeys[index] as { pk: string; sk: string })?.value ?? 0)]),
-  ) as Record<IdCounter, number>;
   return {
-    tenant: find(keys.tenant(tenantId)) as TenantRecord | undefined,
-    journal: find(keys.applyJournal(tenantId)) as ApplyJournal | undefined,
-    earlierCounters,
+    tenant: find(stored.tenant.key({ tenantId })) as TenantRecord | undefined,
+    journal: find(stored.applyJournal.key({ tenantId })) as ApplyJournal | undefined,
   };
 }
 
 /**
  * Takes the apply lock, writing the new journal, if the one read before, `previous`, is still
  * there unchanged (or, without one, if there is still none), and in the same request gives the
- * new resource ids the apply needs (`needs`, per counter; `earlierCounters` start a counter the
- * journal does not have yet). Returns the ids, or `undefined` when another apply took the lock.
+ * new resource ids the apply needs (`needs`, per counter; a counter the journal does not have yet
+ * starts from 0). Returns the ids, or `undefined` when another apply took the lock.
  */
 export async function claimApplyJournal(
   tenantId: number,
   journal: ApplyJournal,
   previous: ApplyJournal | undefined,
   needs: Record<IdCounter, number>,
-  earlierCounters: Record<IdCounter, number>,
 ): Promise<Record<IdCounter, number[]> | undefined> {
   const counted = idCounters.filter((counter) => needs[counter] > 0);
   const names: Record<string, string> = { '#state': 'state', '#version': 'version' };
@@ -379,19 +403,19 @@ export async function claimApplyJournal(
     ':version': journal.version,
     ':pending': journal.pendingTables,
     ...(previous ? { ':previousLock': previous.lockId } : {}),
+    ...(counted.length > 0 ? { ':zero': 0 } : {}),
   };
   const counters = counted.map((counter, index) => {
     names[`#c${index}`] = lastIdAttribute(counter);
-    values[`:start${index}`] = earlierCounters[counter];
     values[`:count${index}`] = needs[counter];
-    return `#c${index} = if_not_exists(#c${index}, :start${index}) + :count${index}`;
+    return `#c${index} = if_not_exists(#c${index}, :zero) + :count${index}`;
   });
   let result;
   try {
     result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.applyJournal(tenantId),
+        Key: stored.applyJournal.key({ tenantId }),
         UpdateExpression: [
           'SET #state = :state, lockId = :lockId, lockedUntil = :lockedUntil, templateId = :templateId',
           '#version = :version, pendingTables = :pending',
@@ -415,14 +439,52 @@ export async function claimApplyJournal(
   ) as Record<IdCounter, number[]>;
 }
 
+/**
+ * Starts a resource id counter in the tenant's journal at `lastId` (the last id an earlier version's
+ * counter item gave), unless the journal has that counter already: an apply started it from that
+ * same item, and has given ids past it since. `false` when the tenant has no journal.
+ */
+export function startJournalCounter(tenantId: number, counter: IdCounter, lastId: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: stored.applyJournal.key({ tenantId }),
+        UpdateExpression: 'SET #counter = if_not_exists(#counter, :lastId)',
+        ConditionExpression: 'attribute_exists(lockId)',
+        ExpressionAttributeNames: { '#counter': lastIdAttribute(counter) },
+        ExpressionAttributeValues: { ':lastId': lastId },
+      }),
+    ),
+  );
+}
+
+/**
+ * Deletes the item an earlier version kept a resource id counter in, if it still holds `lastId`
+ * (or is gone already); `false` when it holds another value.
+ */
+export function deleteEarlierCounter(tenantId: number, counter: IdCounter, lastId: number): Promise<boolean> {
+  return writeIf(() =>
+    db().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: stored.tenantIdCounter.key({ tenantId, name: counter }),
+        ConditionExpression: 'attribute_not_exists(pk) OR #value = :lastId',
+        ExpressionAttributeNames: { '#value': 'value' },
+        ExpressionAttributeValues: { ':lastId': lastId },
+      }),
+    ),
+  );
+}
+
 /** The latest version of a client's template, with its bundle: one Query of its versions, newest first. */
 export async function findLatestVersion(
   clientId: number,
   templateId: number,
 ): Promise<{ version: number; bundle: TemplateBundle } | undefined> {
   const { items } = await queryPage<{ version: number; bundle: Uint8Array }>({
-    partition: keys.client(clientId).pk,
-    prefix: keys.templateVersionsPrefix(templateId),
+    partition: stored.templateVersion.partition({ clientId }),
+    prefix: stored.templateVersion.keyPrefix({ templateId }),
     limit: 1,
     cursor: undefined,
     newestFirst: true,
@@ -448,7 +510,7 @@ export async function finishApplyJournal(
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenantId),
+        Key: stored.tenant.key({ tenantId }),
         UpdateExpression: 'SET appliedTemplate = :applied REMOVE pendingTemplate',
         ConditionExpression:
           'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND ' +
@@ -462,7 +524,7 @@ export async function finishApplyJournal(
     .add('journal', {
       Update: {
         TableName: tableName(),
-        Key: keys.applyJournal(tenantId),
+        Key: stored.applyJournal.key({ tenantId }),
         UpdateExpression: 'SET #state = :done, pendingTables = :pending, lockedUntil = :zero',
         ConditionExpression: 'lockId = :lockId',
         ExpressionAttributeNames: { '#state': 'state' },
@@ -481,7 +543,7 @@ export async function releaseApplyLock(tenantId: number, lockId: string): Promis
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.applyJournal(tenantId),
+        Key: stored.applyJournal.key({ tenantId }),
         UpdateExpression: 'SET lockedUntil = :zero',
         ConditionExpression: 'lockId = :lockId',
         ExpressionAttributeValues: { ':zero': 0, ':lockId': lockId },
@@ -492,15 +554,13 @@ export async function releaseApplyLock(tenantId: number, lockId: string): Promis
 
 /** The resources templates put in the tenant. */
 export function loadResources(tenantId: number): Promise<StoredResource[]> {
-  return queryAll<StoredResource>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix());
+  return queryAll<StoredResource>(stored.tenantResource.partition({ tenantId }), stored.tenantResource.keyPrefix({}));
 }
 
 export function loadResourcesOfType<T extends ResourceType>(tenantId: number, type: T): Promise<StoredOf<T>[]> {
-  return queryAll<StoredOf<T>>(keys.tenant(tenantId).pk, keys.tenantResourcesPrefix(type));
+  return queryAll<StoredOf<T>>(stored.tenantResource.partition({ tenantId }), stored.tenantResource.keyPrefix({ type }));
 }
 
 export function writeResources(resources: readonly StoredResource[]): Promise<void> {
-  return putAll(
-    resources.map((resource) => ({ ...resource, ...keys.tenantResource(resource.tenantId, resource.type, resource.id) })),
-  );
+  return putAll(resources.map((resource) => ({ ...resource, ...stored.tenantResource.key(resource) })));
 }

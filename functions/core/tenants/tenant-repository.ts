@@ -7,9 +7,9 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
-import { db, getAll, getItem, nextId, type Page, queryAll, queryPage, tableName } from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextId, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
-import { keys } from '#functions/core/store/keys.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
@@ -61,26 +61,15 @@ export const tenantNotFound = () => notFound('Tenant not found', 'tenant_not_fou
 export const tenantInactive = () => conflict('Tenant is inactive', 'tenant_inactive');
 
 const tenantKeys = (tenant: Pick<TenantRecord, 'tenantId' | 'clientId'>) => ({
-  ...keys.tenant(tenant.tenantId),
-  ...keys.clientTenantsIndex(tenant.clientId, tenant.tenantId),
+  ...stored.tenant.key(tenant),
+  ...stored.tenant.indexEntry(tenant),
 });
 
 export const allocateTenantId = () => nextId('tenant');
 
-/**
- * The client's live tenants, as its tenants index lists them (a deletion takes a tenant off it in
- * its own transaction): what starts the client's count of live tenants where it was not kept yet
- * (a client made before the quota). An index read is eventually consistent: a deletion committed
- * a moment before would still be counted, once, at that start.
- */
-async function countLiveTenants(clientId: number): Promise<number> {
-  const partition = keys.clientTenantsIndex(clientId, 0).gsi1pk;
-  return (await queryAll<{ pk: string }>(partition, '', { index: 'gsi1', projection: 'pk' })).length;
-}
-
 /** Commits `tx` with a change to the client's count of live tenants (clients/quotas.ts): +1 for a creation, -1 for a deletion. */
 const liveTenantsWrite = <Name extends string>(clientId: number, delta: 1 | -1, max: number, tx: Transaction<Name>) =>
-  countedTransaction(clientCountKey(clientId, 'TENANTS'), { delta, max, counted: () => countLiveTenants(clientId) }, tx);
+  countedTransaction(clientCountKey(clientId, 'TENANTS'), { delta, max }, tx);
 
 /** A deletion is never refused by the quota. */
 const noMaximum = Number.MAX_SAFE_INTEGER;
@@ -118,17 +107,17 @@ export async function insertTenant(
 
 /** Consistent read: a tenant just deleted or rotated is seen as such. */
 export async function findTenant(tenantId: number): Promise<TenantRecord | undefined> {
-  return getItem<TenantRecord>(keys.tenant(tenantId));
+  return getItem<TenantRecord>(stored.tenant.key({ tenantId }));
 }
 
 /** Several tenants by id in one BatchGetItem per hundred (consistent), by id; missing ones are left out. */
 export async function findTenants(tenantIds: readonly number[]): Promise<Map<number, TenantRecord>> {
-  const tenants = await getAll<TenantRecord>(tenantIds.map((tenantId) => keys.tenant(tenantId)));
+  const tenants = await getAll<TenantRecord>(tenantIds.map((tenantId) => stored.tenant.key({ tenantId })));
   return new Map(tenants.map((tenant) => [tenant.tenantId, tenant]));
 }
 
 export function listClientTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantRecord>> {
-  return queryPage<TenantRecord>({ index: 'gsi1', partition: keys.clientTenantsIndex(clientId, 0).gsi1pk, limit, cursor });
+  return queryPage<TenantRecord>({ index: 'gsi1', partition: stored.tenant.indexes.gsi1.partition({ clientId }), limit, cursor });
 }
 
 /** Guards every write on a tenant read just before: same owner, not deleted, token unchanged. */
@@ -149,7 +138,7 @@ export async function claimDeletion(tenant: TenantRecord, until: number): Promis
     const result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: 'SET deletingUntil = :until',
         ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
         ExpressionAttributeValues: { ':clientId': tenant.clientId, ':until': until },
@@ -180,7 +169,7 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: 'SET deletedAt = :deletedAt, updatedAt = :deletedAt REMOVE gsi1pk, gsi1sk, deletingUntil',
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':deletedAt': deletedAt },
@@ -192,7 +181,7 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
       Put: {
         TableName: tableName(),
         Item: {
-          ...keys.tenantDeletionRecord(tenant.tenantId),
+          ...stored.tenantDeletionRecord.key(tenant),
           tenantId: tenant.tenantId,
           clientId: tenant.clientId,
           nome: tenant.nome,
@@ -216,7 +205,7 @@ export async function replaceTenantToken(tenant: TenantRecord, newToken: string,
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :updatedAt',
         ConditionExpression: `${unchangedSinceRead.ConditionExpression} AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)`,
         ExpressionAttributeValues: {
@@ -252,7 +241,7 @@ export async function updateTenantActive(
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: `SET ativo = :ativo, updatedAt = :updatedAt${stamps}`,
         ...unchangedSinceRead,
         ExpressionAttributeValues: { ...unchangedValues(tenant), ':ativo': ativo, ':updatedAt': updatedAt, ...stamp },
@@ -273,7 +262,7 @@ export async function dropPendingTemplate(tenant: TenantRecord, alongside: Along
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: 'REMOVE pendingTemplate',
         ConditionExpression: 'pendingTemplate.templateId = :templateId',
         ExpressionAttributeValues: { ':templateId': templateId },
@@ -294,7 +283,7 @@ export async function updateTenantFields(tenant: TenantRecord, next: TenantRecor
     .add('tenant', {
       Update: {
         TableName: tableName(),
-        Key: keys.tenant(tenant.tenantId),
+        Key: stored.tenant.key(tenant),
         UpdateExpression: `SET nome = :nome, developmentVariables = :variables, updatedAt = :updatedAt${
           next.schedulingGranularity ? ', schedulingGranularity = :granularity' : ''
         }`,
