@@ -14,7 +14,7 @@ import { maxGroupPermissionBytes } from '#functions/core/directory/quotas.ts';
 import { db, getItem, putAll, queryAll, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
-import { type DatamartParty, populatedDatamart } from '#test/support/datamart-party.ts';
+import { type DatamartParty, populatedDatamart, readDatamartParty } from '#test/support/datamart-party.ts';
 import { each } from '#test/support/each.ts';
 import { installFaultInjection } from '#test/support/faults.ts';
 import { migrateWithin, selectedBy, stoppedAfterEachWrite } from '#test/support/migrations.ts';
@@ -37,22 +37,6 @@ const groupBytesKey = (tenantId: number) => stored.tenantCount.key({ tenantId, n
 
 const permissionItems = (tenantId: number, datamartId: number) =>
   queryAll<Item & StoredPermission>(stored.datamart.partition({ tenantId, datamartId }), stored.permission.keyPrefix({}));
-
-/** What the routes that read permission records answer about the party's datamart and user. */
-async function readPermissions({ token, datamart, user }: DatamartParty) {
-  const data = async (path: string) => {
-    const answer = await api('GET', path, { token });
-    expect(answer.status, path).toBe(200);
-    return answer.body.data;
-  };
-  return {
-    userRecords: await data(`/tenant/datamart/${datamart}/user`),
-    groupRecords: await data(`/tenant/datamart/${datamart}/group`),
-    users: await data('/tenant/users'),
-    user: await data(`/tenant/users/${user}`),
-    effective: await data(`/tenant/datamart/${datamart}/user/${user}/effective`),
-  };
-}
 
 /** The party's records, its user item and the tenant's group charge: what the migration writes. */
 async function chargedState({ tenant, datamart, user }: DatamartParty) {
@@ -94,7 +78,7 @@ async function earlierParty() {
   const { tenant, token, datamart, tables } = party;
   const groupPermissions = [tablePermission(tables[1] as number, { allowed: false })];
   await api('PUT', `/tenant/datamart/${datamart}/group/${party.group}`, { token, body: { permissions: groupPermissions } });
-  const reads = await readPermissions(party);
+  const reads = await readDatamartParty(party);
   const charged = await chargedState(party);
 
   const gone = {
@@ -124,7 +108,7 @@ describe('migration 6: permission records charged', () => {
     const state = await chargedState(party);
     expect(state).toEqual(charged);
     for (const record of state.records) expect(record.charge).toBe(permissionCharge(record.datamartId, record));
-    expect(await readPermissions(party)).toEqual(reads);
+    expect(await readDatamartParty(party)).toEqual(reads);
     // It selects only uncharged records: once they are charged, nothing.
     expect(
       await selectedBy(
@@ -144,7 +128,7 @@ describe('migration 6: permission records charged', () => {
       },
       check: async ({ party, reads, charged }, after) => {
         expect(await chargedState(party), after).toEqual(charged);
-        expect(await readPermissions(party), after).toEqual(reads);
+        expect(await readDatamartParty(party), after).toEqual(reads);
       },
     });
     // One commit a record, and a delete more for each of the two whose subject is gone.

@@ -45,7 +45,7 @@ import {
   softDeleteTenant,
   type TenantRecord,
 } from '#functions/core/tenants/tenant-repository.ts';
-import { api, newClient, newTenant } from '#test/support/api.ts';
+import { api, getOk, newClient, newTenant } from '#test/support/api.ts';
 import { installFaultInjection } from '#test/support/faults.ts';
 import { migrateWithin, stoppedAfterEachWrite } from '#test/support/migrations.ts';
 import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
@@ -163,11 +163,7 @@ async function storeAsEarlierVersion(owner: Party) {
 
 /** What every read route shows of the party's tenant and client. */
 async function readAll({ client, tenant }: Party) {
-  const data = async (token: string, path: string) => {
-    const answer = await api('GET', path, { token });
-    expect(answer.status, path).toBe(200);
-    return answer.body.data;
-  };
+  const data = async (token: string, path: string) => (await getOk(path, token)).body.data;
   const paths = ['/tenant/users', '/tenant/groups', '/tenant/datamart', '/tenant/alerts', '/tenant/schedules', '/tenant/agents'];
   return {
     tenant: await Promise.all(paths.map((path) => data(tenant.token, path))),

@@ -17,7 +17,7 @@ import { dueIndexEntry, putRuns, type ScheduleRunRecord } from '#functions/core/
 import type { Trigger } from '#functions/core/schedules/schedule-types.ts';
 import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
-import { api } from '#test/support/api.ts';
+import { api, getOk } from '#test/support/api.ts';
 import { installFaultInjection } from '#test/support/faults.ts';
 import { migrateWithin, selectedBy, stoppedAfterEachWrite } from '#test/support/migrations.ts';
 import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
@@ -85,8 +85,7 @@ function run(tenantId: number, slot: string, status: ScheduleRunRecord['status']
 /** What every read route shows of the party's schedules. */
 async function readAll({ tenant }: Party) {
   const data = async (path: string) => {
-    const answer = await api('GET', path, { token: tenant.token });
-    expect(answer.status, path).toBe(200);
+    const answer = await getOk(path, tenant.token);
     return { etag: answer.headers.get('etag'), data: answer.body.data };
   };
   const reads: Record<string, unknown> = { list: await data('/tenant/schedules') };

@@ -13,7 +13,7 @@ import { db, getAll, getItem, tableName } from '#functions/core/store/dynamo.ts'
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { bundleHashOf } from '#functions/core/templates/template-repository.ts';
 import { type IdCounter, idCounters } from '#functions/core/templates/tenant-resources.ts';
-import { api, newClient, newTenant } from '#test/support/api.ts';
+import { api, getOk, newClient, newTenant } from '#test/support/api.ts';
 import { installFaultInjection } from '#test/support/faults.ts';
 import { migrateWithin, stoppedAfterEachWrite } from '#test/support/migrations.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
@@ -45,8 +45,7 @@ type World = Awaited<ReturnType<typeof world>>;
 /** What the read routes show of the template and the tenant. */
 async function readAll({ client, templateId, tenant }: World) {
   const read = async (path: string, token: string) => {
-    const answer = await api('GET', path, { token });
-    expect(answer.status, path).toBe(200);
+    const answer = await getOk(path, token);
     return { body: answer.body, etag: answer.headers.get('etag') };
   };
   return {

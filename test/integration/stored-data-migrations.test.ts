@@ -18,27 +18,9 @@ import { api, newClient, newTenant } from '#test/support/api.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
 import { InjectedFault, installFaultInjection, newTrace, traced } from '#test/support/faults.ts';
 import { migrateWithin, stoppedAfterEachWrite } from '#test/support/migrations.ts';
-import { type DatamartParty, populatedDatamart } from '#test/support/datamart-party.ts';
+import { type DatamartParty, populatedDatamart, readDatamartParty } from '#test/support/datamart-party.ts';
 
 installFaultInjection();
-
-/** What every read route shows of the party's datamart, users and permissions. */
-async function readAll({ token, datamart, user }: DatamartParty) {
-  const data = async (path: string) => {
-    const answer = await api('GET', path, { token });
-    expect(answer.status, path).toBe(200);
-    return answer.body.data;
-  };
-  return {
-    datamarts: await data('/tenant/datamart'),
-    datamart: await data(`/tenant/datamart/${datamart}`),
-    userRecords: await data(`/tenant/datamart/${datamart}/user`),
-    groupRecords: await data(`/tenant/datamart/${datamart}/group`),
-    users: await data('/tenant/users'),
-    user: await data(`/tenant/users/${user}`),
-    effective: await data(`/tenant/datamart/${datamart}/user/${user}/effective`),
-  };
-}
 
 const sortable = (id: number) => String(id).padStart(12, '0');
 
@@ -50,7 +32,7 @@ async function partyWithReads() {
     { tableId: tables[1], allowed: false, allow_export: false, expires_in: null, hidden_columns: [], filters: [] },
   ];
   await api('PUT', `/tenant/datamart/${datamart}/group/${group}`, { token, body: { permissions } });
-  return { party, reads: await readAll(party) };
+  return { party, reads: await readDatamartParty(party) };
 }
 
 /**
@@ -143,7 +125,7 @@ describe('stored data migrations', () => {
       const partition = stored.datamart.partition({ tenantId: party.tenant.id, datamartId: party.datamart });
       expect(await migrateWithin(datamartsInTenantIndexes, [partition])).toBe(1);
       await expectCurrentShape(party);
-      expect(await readAll(party)).toEqual(reads);
+      expect(await readDatamartParty(party)).toEqual(reads);
     },
   );
 
@@ -157,7 +139,7 @@ describe('stored data migrations', () => {
       run: ({ record }) => datamartsInTenantIndexes.migrate(record),
       check: async ({ party, reads }, after) => {
         await expectCurrentShape(party);
-        expect(await readAll(party), after).toEqual(reads);
+        expect(await readDatamartParty(party), after).toEqual(reads);
       },
     });
     expect(writes).toBeGreaterThan(3);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { createClient } from '#functions/core/clients/clients.ts';
 import { expectDocumented } from './documented.ts';
 
@@ -48,6 +48,13 @@ export async function newTenant(
   const answer = await api('POST', '/tenants', { token: clientToken, body: { nome: 'Acme', ativo: true, ...body } });
   if (answer.status !== 201) throw new Error(`Tenant creation failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.data;
+}
+
+/** A GET that must answer 200 (a failure names the path), and its answer. */
+export async function getOk(path: string, token: string): Promise<ApiAnswer> {
+  const answer = await api('GET', path, { token });
+  expect(answer.status, path).toBe(200);
+  return answer;
 }
 
 /** Asserts the error envelope of DESIGN.md section 6 and returns it. */

@@ -3,7 +3,7 @@
  * the user, with the user's permission records on each: what the follow-up and migration suites
  * delete, sweep and reshape.
  */
-import { api, newClient, newTenant } from './api.ts';
+import { api, getOk, newClient, newTenant } from './api.ts';
 import { tablePermission } from './permissions.ts';
 import { publish, retailBundle } from './templates.ts';
 
@@ -23,4 +23,18 @@ export async function populatedDatamart() {
   const permissions = tables.map((tableId) => tablePermission(tableId));
   await api('PUT', `/tenant/datamart/${datamart}/user/${user}`, { token, body: { permissions } });
   return { client, tenant, token, tables, user, group, datamart };
+}
+
+/** What every read route shows of the party's datamart, users and permissions. */
+export async function readDatamartParty({ token, datamart, user }: DatamartParty) {
+  const data = async (path: string) => (await getOk(path, token)).body.data;
+  return {
+    datamarts: await data('/tenant/datamart'),
+    datamart: await data(`/tenant/datamart/${datamart}`),
+    userRecords: await data(`/tenant/datamart/${datamart}/user`),
+    groupRecords: await data(`/tenant/datamart/${datamart}/group`),
+    users: await data('/tenant/users'),
+    user: await data(`/tenant/users/${user}`),
+    effective: await data(`/tenant/datamart/${datamart}/user/${user}/effective`),
+  };
 }

@@ -1,33 +1,37 @@
 /**
- * For the migrations' tests (functions/core/store/migrations.ts): what a migration's Scan filter
- * selects, read as its runner reads it (the whole table, page after page, consistently), and a
- * migration stopped at each of its writes.
+ * For the migrations' tests (functions/core/store/migrations.ts): what a migration selects in a
+ * partition, the migration run over what it selects there, and a migration stopped at each of its
+ * writes; and a Scan of a test's own table.
  */
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput, ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
 import { type Condition, keyPrefixesOf, type Migration } from '#functions/core/store/migrations.ts';
 import { InjectedFault, inParallel, newTrace, traced } from './faults.ts';
 
-/** Every item of the table `filter` selects, in sort key order. */
-export async function scanAll(filter: Condition): Promise<Record<string, unknown>[]> {
-  const found: Record<string, unknown>[] = [];
-  let cursor: Record<string, unknown> | undefined;
+type Item = Record<string, unknown>;
+
+/** Every item of a Query or Scan, page after page, consistently. */
+async function allPages(input: Omit<QueryCommandInput & ScanCommandInput, 'TableName'>, query: boolean): Promise<Item[]> {
+  const found: Item[] = [];
+  let cursor: Item | undefined;
   do {
-    const page = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        ConsistentRead: true,
-        FilterExpression: filter.expression,
-        ExpressionAttributeNames: filter.names,
-        ExpressionAttributeValues: filter.values,
-        ExclusiveStartKey: cursor,
-      }),
-    );
+    const request = { ...input, TableName: tableName(), ConsistentRead: true, ExclusiveStartKey: cursor };
+    const page = await db().send(query ? new QueryCommand(request) : new ScanCommand(request));
     found.push(...(page.Items ?? []));
     cursor = page.LastEvaluatedKey;
   } while (cursor);
-  return found.sort((a, b) => String(a.sk).localeCompare(String(b.sk)));
+  return found;
+}
+
+const bySortKey = (items: Item[]) => items.sort((a, b) => String(a.sk).localeCompare(String(b.sk)));
+
+/** Every item of the table `filter` selects, in sort key order (for a table of the test's own: a Scan reads it all). */
+export async function scanAll(filter: Condition): Promise<Item[]> {
+  const { expression, names, values } = filter;
+  return bySortKey(
+    await allPages({ FilterExpression: expression, ExpressionAttributeNames: names, ExpressionAttributeValues: values }, false),
+  );
 }
 
 /**
@@ -37,29 +41,25 @@ export async function scanAll(filter: Condition): Promise<Record<string, unknown
  * table selects the same (test/integration/migration-runner.test.ts), and scans stay out of tests
  * that share the table with every other.
  */
-export async function selectedBy(migration: Migration, partition: string): Promise<Record<string, unknown>[]> {
-  const found: Record<string, unknown>[] = [];
+export async function selectedBy(migration: Migration, partition: string): Promise<Item[]> {
+  const found: Item[] = [];
   for (const selection of migration.selects) {
     const prefixes = keyPrefixesOf(selection);
     if (!partition.startsWith(prefixes.pk)) continue;
-    let cursor: Record<string, unknown> | undefined;
-    do {
-      const page = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          ConsistentRead: true,
+    const { where } = selection;
+    found.push(
+      ...(await allPages(
+        {
           KeyConditionExpression: 'pk = :partition AND begins_with(sk, :prefix)',
-          FilterExpression: selection.where?.expression,
-          ExpressionAttributeNames: selection.where?.names,
-          ExpressionAttributeValues: { ...selection.where?.values, ':partition': partition, ':prefix': prefixes.sk },
-          ExclusiveStartKey: cursor,
-        }),
-      );
-      found.push(...(page.Items ?? []));
-      cursor = page.LastEvaluatedKey;
-    } while (cursor);
+          FilterExpression: where?.expression,
+          ExpressionAttributeNames: where?.names,
+          ExpressionAttributeValues: { ...where?.values, ':partition': partition, ':prefix': prefixes.sk },
+        },
+        true,
+      )),
+    );
   }
-  return found.sort((a, b) => String(a.sk).localeCompare(String(b.sk)));
+  return bySortKey(found);
 }
 
 /** Migrates what `migration` selects in `partitions`, as its runner would; answers how many items it was handed. */

@@ -1,7 +1,7 @@
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { readCount } from '#functions/core/store/counts.ts';
-import { getItem, nextId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
+import { getItem, nextId, queryAll, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 
@@ -31,19 +31,12 @@ export function findClientCount(clientId: number, name: ClientCountName): Promis
   return readCount(clientCountKey(clientId, name));
 }
 
-/** A new client's counts, at zero: its first tenant and template need not count what it has. */
-const countsAtZero = (clientId: number): TransactItem[] =>
-  (['TENANTS', 'TEMPLATES'] as const).map((name) => ({
-    Put: {
-      TableName: tableName(),
-      Item: { ...clientCountKey(clientId, name), value: 0 },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  }));
-
-/** Writes the client, its token and its counts together; `false` when any already exists. */
+/**
+ * Writes the client and its token together (its counts start with its first tenant and template: a
+ * count that does not exist counts nothing, store/counts.ts); `false` when either already exists.
+ */
 export async function insertClient(client: ClientRecord, token: string): Promise<boolean> {
-  const outcome = await transaction<'client' | 'token' | 'counts'>()
+  const outcome = await transaction<'client' | 'token'>()
     .add('client', {
       Put: {
         TableName: tableName(),
@@ -52,7 +45,6 @@ export async function insertClient(client: ClientRecord, token: string): Promise
       },
     })
     .add('token', newTokenWrite(token, { kind: 'client', clientId: client.clientId }))
-    .add('counts', ...countsAtZero(client.clientId))
     .commit();
   return outcome.written;
 }
