@@ -130,6 +130,8 @@ describe('migration 6: permission records charged', () => {
         expect(await chargedState(party), after).toEqual(charged);
         expect(await readDatamartParty(party), after).toEqual(reads);
       },
+      // Each case has data of its own.
+      width: 4,
     });
     // One commit a record, and a delete more for each of the two whose subject is gone.
     expect(writes).toBe(uncharged + 2);

@@ -152,6 +152,8 @@ describe('migration 3: templates and apply journals in the current shape', () =>
         await expectCurrentShape(current);
         expect(await readAll(current), after).toEqual(reads);
       },
+      // Each case has data of its own.
+      width: 4,
     });
     expect(writes).toBe(1 + 2 * idCounters.length);
   }, 300_000);

@@ -141,6 +141,8 @@ describe('stored data migrations', () => {
         await expectCurrentShape(party);
         expect(await readDatamartParty(party), after).toEqual(reads);
       },
+      // Each case has data of its own.
+      width: 4,
     });
     expect(writes).toBeGreaterThan(3);
   }, 240_000);
