@@ -226,7 +226,9 @@ describe('attempts in flight per endpoint', () => {
 });
 
 test('each attempt records the URL it went to, which may change between attempts', async () => {
-  receiver.replyWith((request) => (request.path === '/old' ? { status: 500 } : { status: 200 }));
+  // The old URL answers 500 slowly, so its retries (a second apart in tests) cannot all run out
+  // before the settings change lands on a loaded machine.
+  receiver.replyWith((request) => (request.path === '/old' ? { status: 500, delayMs: 1_500 } : { status: 200 }));
   const { tenant, fire, delivery } = await alertingTenant('/old');
   const id = await fire();
   await eventually(async () => ((await findDelivery(tenant.id, id))?.attempts.length ? true : undefined));
@@ -237,9 +239,9 @@ test('each attempt records the URL it went to, which may change between attempts
   const delivered = await eventually(async () => {
     const entry = await delivery(id);
     return entry.status === 'delivered' ? entry : undefined;
-  });
+  }, 45_000);
   expect(delivered.attempts.map((attempt) => [attempt.url, attempt.statusCode])).toEqual([
     ...Array.from({ length: delivered.attempts.length - 1 }, () => [receiver.url('/old'), 500]),
     [receiver.url('/new'), 200],
   ]);
-});
+}, 60_000);

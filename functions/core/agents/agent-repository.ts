@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
+import { claimWrites } from '#functions/core/store/claims.ts';
 import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import { db, getAll, getItem, nextTenantId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -56,13 +57,7 @@ function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, toke
 }
 
 /** The claim that makes an agent's name unique in its tenant. */
-const nameClaim = (tenantId: number, nome: string, agentId: number): TransactItem => ({
-  Put: {
-    TableName: tableName(),
-    Item: { ...stored.agentName.key({ tenantId, nome }), agentId },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  },
-});
+const nameClaims = claimWrites(stored.agentName, stored.agent);
 
 /**
  * The items that give a new tenant its default agent (id 1), for the tenant's transaction; they also
@@ -75,7 +70,7 @@ export async function defaultAgentItems(tenantId: number, clientId: number, crea
     ...newAgentItems({ agentId: 1, tenantId, clientId, nome: defaultAgentName, isDefault: true }, token, createdAt),
     { Put: { TableName: tableName(), Item: { ...stored.tenantIdCounter.key({ tenantId, name: 'agent' }), value: 1 } } },
     { Put: { TableName: tableName(), Item: { ...stored.agentCount.key({ tenantId }), value: 1 } } },
-    nameClaim(tenantId, defaultAgentName, 1),
+    ...nameClaims.take({ tenantId, nome: defaultAgentName }, 1),
   ];
 }
 
@@ -113,8 +108,8 @@ export async function startAgentCount(tenantId: number): Promise<boolean> {
     })
     .add(
       'nameClaims',
-      ...[...new Map(agents.map((agent) => [agent.nome, agent.agentId]))].map(([nome, agentId]) =>
-        nameClaim(tenantId, nome, agentId),
+      ...[...new Map(agents.map((agent) => [agent.nome, agent.agentId]))].flatMap(([nome, agentId]) =>
+        nameClaims.take({ tenantId, nome }, agentId),
       ),
     )
     .commit();
@@ -136,7 +131,7 @@ export async function insertAgent(
 ): Promise<'written' | 'name_taken' | 'limit_reached' | 'tenant_gone'> {
   const tx = transaction<'tenant' | 'nameClaim' | 'agent' | AlongsideName>()
     .add('tenant', tenantStaysLive(agent.tenantId))
-    .add('nameClaim', nameClaim(agent.tenantId, agent.nome, agent.agentId))
+    .add('nameClaim', ...nameClaims.take(agent, agent.agentId))
     .add('agent', ...newAgentItems(agent, token, new Date().toISOString()))
     .include(alongside);
   const outcome = await countedTransaction(stored.agentCount.key(agent), { delta: 1, max }, tx);

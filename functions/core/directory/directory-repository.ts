@@ -8,6 +8,7 @@ import {
   tableName,
   type TransactItem,
 } from '#functions/core/store/dynamo.ts';
+import { claimWrites } from '#functions/core/store/claims.ts';
 import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import {
@@ -70,39 +71,8 @@ const countedWrite = <Name extends string>(
   tx: Transaction<Name>,
 ) => countedTransaction(countKey(tenantId, count.name), count, tx);
 
-/** The item that makes a login unique in its tenant and points at its user; it may take over the claim of a user that is gone (`staleOwner`). */
-const loginClaim = (tenantId: number, login: string, userId: number, staleOwner?: number): TransactItem[] => [
-  {
-    Put: {
-      TableName: tableName(),
-      Item: { ...stored.userLogin.key({ tenantId, login }), userId },
-      ...(staleOwner === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: 'userId = :stale', ExpressionAttributeValues: { ':stale': staleOwner } }),
-    },
-  },
-  ...(staleOwner === undefined
-    ? []
-    : [
-        {
-          ConditionCheck: {
-            TableName: tableName(),
-            Key: stored.user.key({ tenantId, userId: staleOwner }),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ]),
-];
-
-/** Deletes a login claim while it is still `userId`'s (a claim is never deleted from under another user). */
-const loginRelease = (tenantId: number, login: string, userId: number): TransactItem => ({
-  Delete: {
-    TableName: tableName(),
-    Key: stored.userLogin.key({ tenantId, login }),
-    ConditionExpression: 'userId = :userId',
-    ExpressionAttributeValues: { ':userId': userId },
-  },
-});
+/** The claim that makes a login unique in its tenant (as a reader sees it) and points at its user. */
+const loginClaims = claimWrites(stored.userLogin, stored.user);
 
 /**
  * Writes the user and claims its login, with `alongside`, and one more on the tenant's user count,
@@ -125,7 +95,7 @@ export async function insertUser(
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     })
-    .add('loginClaim', ...loginClaim(user.tenantId, user.login, user.userId, staleOwner));
+    .add('loginClaim', ...loginClaims.take(user, user.userId, staleOwner));
   const outcome = await countedWrite(user.tenantId, { name: 'USERS', delta: 1, max }, tx);
   if (outcome.written) return 'written';
   return 'limit' in outcome ? 'limit' : 'login_taken';
@@ -141,8 +111,8 @@ export function findUsers(tenantId: number, userIds: readonly number[]): Promise
 }
 
 /** The user a login's claim names (consistent), or undefined when the login is free. */
-export async function findLoginClaim(tenantId: number, login: string): Promise<number | undefined> {
-  return (await getItem<{ userId: number }>(stored.userLogin.key({ tenantId, login })))?.userId;
+export function findLoginClaim(tenantId: number, login: string): Promise<number | undefined> {
+  return loginClaims.holderOf({ tenantId, login });
 }
 
 /** The user of a login in this tenant (two GetItems: the login, then the user). Logins compare as a reader sees them (names.ts). */
@@ -168,8 +138,7 @@ export async function replaceUser(
   options: { staleOwner?: number; releaseOld?: boolean } = {},
 ): Promise<{ outcome: RenameOutcome; loginMoved: boolean }> {
   const { tenantId, userId } = user;
-  const loginMoved =
-    stored.userLogin.key({ tenantId, login: next.login }).sk !== stored.userLogin.key({ tenantId, login: user.login }).sk;
+  const loginMoved = !loginClaims.same(user, next);
   const release = loginMoved && options.releaseOld !== false;
   const tx = transaction<'user' | 'loginClaim' | 'loginRelease'>().add('user', {
     Update: {
@@ -187,8 +156,8 @@ export async function replaceUser(
       },
     },
   });
-  if (loginMoved) tx.add('loginClaim', ...loginClaim(tenantId, next.login, userId, options.staleOwner));
-  if (release) tx.add('loginRelease', loginRelease(tenantId, user.login, userId));
+  if (loginMoved) tx.add('loginClaim', ...loginClaims.take(next, userId, options.staleOwner));
+  if (release) tx.add('loginRelease', loginClaims.release(user, userId));
   const result = await tx.commit();
   if (result.written) return { outcome: 'written', loginMoved };
   if (result.failed.has('user')) return { outcome: 'changed', loginMoved };
@@ -219,7 +188,7 @@ export async function deleteUserAndLogin(
       ExpressionAttributeValues: { ':seen': user.updatedAt },
     },
   });
-  if (releaseClaim) tx.add('loginRelease', loginRelease(tenantId, user.login, user.userId));
+  if (releaseClaim) tx.add('loginRelease', loginClaims.release(user, user.userId));
   tx.include(alongside);
   const result = await countedWrite(tenantId, { name: 'USERS', delta: -1, max: maxCount }, tx);
   if (result.written) return 'deleted';

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { payloadTooLarge } from '#functions/core/errors.ts';
+import { claimWrites } from '#functions/core/store/claims.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
-import { nameKey } from '#functions/core/names.ts';
 import {
   db,
   deleteAll,
@@ -17,7 +17,6 @@ import {
   queryAll,
   queryPage,
   tableName,
-  type TransactItem,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -94,17 +93,11 @@ export function newTemplateRecord(clientId: number, templateId: number, bundle: 
 }
 
 /** The claim that makes a name unique among the client's templates, pointing at the template. */
-const nameClaim = (clientId: number, templateId: number, nome: string): TransactItem => ({
-  Put: {
-    TableName: tableName(),
-    Item: { ...stored.templateName.key({ clientId, nome }), templateId },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  },
-});
+const nameClaims = claimWrites(stored.templateName, stored.template);
 
 /** The template that holds a name among the client's templates, if one does (by its claim). */
-export async function findTemplateNamed(clientId: number, nome: string): Promise<number | undefined> {
-  return (await getItem<{ templateId: number }>(stored.templateName.key({ clientId, nome })))?.templateId;
+export function findTemplateNamed(clientId: number, nome: string): Promise<number | undefined> {
+  return nameClaims.holderOf({ clientId, nome });
 }
 
 /**
@@ -112,15 +105,7 @@ export async function findTemplateNamed(clientId: number, nome: string): Promise
  * before names were claimed); `false` when a claim was there, this template's or another's.
  */
 export function claimTemplateName(clientId: number, templateId: number, nome: string): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...stored.templateName.key({ clientId, nome }), templateId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ),
-  );
+  return nameClaims.takeAlone({ clientId, nome }, templateId);
 }
 
 /** Commits `tx` with a change to the client's count of templates (clients/quotas.ts): +1 for a publication, -1 for a deletion. */
@@ -142,7 +127,7 @@ export async function insertTemplate(
 ): Promise<'written' | 'name_taken' | 'limit'> {
   const record = newTemplateRecord(clientId, templateId, bundle);
   const tx = transaction<'nameClaim' | 'template' | 'version' | AlongsideName>()
-    .add('nameClaim', nameClaim(clientId, templateId, bundle.nome))
+    .add('nameClaim', ...nameClaims.take({ clientId, nome: bundle.nome }, templateId))
     .add('template', {
       Put: {
         TableName: tableName(),
@@ -179,12 +164,11 @@ export async function insertNextVersion(
 ): Promise<TemplateRecord | 'version_taken' | 'name_taken' | 'limit'> {
   const now = new Date().toISOString();
   const version = template.latestVersion + 1;
-  const renamed = nameKey(bundle.nome) !== nameKey(template.nome);
+  const renamed = !nameClaims.same(template, { clientId: template.clientId, nome: bundle.nome });
   const tx = transaction<'nameClaim' | 'oldNameClaim' | 'template' | 'version'>();
   if (renamed) {
-    tx.add('nameClaim', nameClaim(template.clientId, template.templateId, bundle.nome)).add('oldNameClaim', {
-      Delete: { TableName: tableName(), Key: stored.templateName.key(template) },
-    });
+    tx.add('nameClaim', ...nameClaims.take({ clientId: template.clientId, nome: bundle.nome }, template.templateId));
+    tx.add('oldNameClaim', nameClaims.release(template, template.templateId));
   }
   const outcome = await tx
     .add('template', {
@@ -244,7 +228,7 @@ export async function deleteTemplateRecord(template: TemplateRecord, alongside: 
         ExpressionAttributeValues: { ':seen': template.latestVersion },
       },
     })
-    .add('nameClaim', { Delete: { TableName: tableName(), Key: stored.templateName.key({ clientId, nome: template.nome }) } })
+    .add('nameClaim', nameClaims.release(template, templateId))
     .include(alongside);
   const outcome = await templatesWrite(clientId, -1, Number.MAX_SAFE_INTEGER, tx);
   return outcome.written;
