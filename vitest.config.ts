@@ -44,6 +44,9 @@ export default defineConfig({
           include: ['test/{integration,e2e,infra}/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/environment.ts'],
+          // The CDK's check of each synthesized template against CloudFormation's rules runs once, in
+          // test/infra/template-validation.test.ts: elsewhere it took most of each synthesis's time.
+          env: { CDK_VALIDATION: 'false' },
         },
       },
     ],

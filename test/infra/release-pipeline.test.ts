@@ -8,19 +8,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PIPELINE_APP, SOURCE_ACTION, releasePipeline } from '#lib/release-pipeline.ts';
 import { testApp } from '#test/support/cdk-app.ts';
-import { productionStage } from '#test/support/stages.ts';
-
-const CONNECTION_ARN = 'arn:aws:codeconnections:eu-west-1:123456789012:connection/4f6e8a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b';
-const pipelineSettings = {
-  connectionArn: CONNECTION_ARN,
-  repository: 'example-org/bi-tenant-admin',
-  branch: 'main',
-  account: '123456789012',
-  region: 'eu-west-1',
-  stages: ['preprod', 'prod'],
-};
-/** Two production stages with the edge on (eu-west-1, and us-east-1 for the edge), as cdk.json would hold them. */
-const stages = { preprod: { ...productionStage, tenantBaseDomain: 'preprod.bi.example.com' }, prod: productionStage };
+import { CONNECTION_ARN, pipelineSettings, pipelineStages as stages } from '#test/support/stages.ts';
 
 /** The pipeline's stack, as bin/pipeline.ts builds it from this context (without bundling the functions). */
 function pipelineStack(context: Record<string, unknown> = { pipeline: pipelineSettings, stages }) {

@@ -19,6 +19,22 @@ export const productionStage = {
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/KeyAdmin',
 };
 
+export const CONNECTION_ARN = 'arn:aws:codeconnections:eu-west-1:123456789012:connection/4f6e8a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b';
+/** The release pipeline's settings (cdk.json's `pipeline`), deploying the two stages of `pipelineStages`. */
+export const pipelineSettings = {
+  connectionArn: CONNECTION_ARN,
+  repository: 'example-org/bi-tenant-admin',
+  branch: 'main',
+  account: '123456789012',
+  region: 'eu-west-1',
+  stages: ['preprod', 'prod'],
+};
+/** Two production stages with the edge on (eu-west-1, and us-east-1 for the edge), as cdk.json would hold them. */
+export const pipelineStages = {
+  preprod: { ...productionStage, tenantBaseDomain: 'preprod.bi.example.com' },
+  prod: productionStage,
+};
+
 type Synthesized = ReturnType<typeof synthesize>;
 /** A test file's synthesized apps by their settings: the same settings are synthesized once (tests only read them). */
 const synthesized = new Map<string, Synthesized>();
