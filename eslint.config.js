@@ -24,7 +24,17 @@ const layeringPatterns = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', '**/*.generated.*', 'functions/core/api/validators/*.cjs'] },
+  {
+    ignores: [
+      'node_modules/',
+      'cdk.out/',
+      '.data/',
+      'coverage/',
+      'client/dist/',
+      '**/*.generated.*',
+      'functions/core/api/validators/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

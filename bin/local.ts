@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from '#local/dynamodb-local.ts';
 import { LocalClientTokenError } from '#local/local-client.ts';
+import { ensurePortFree, PortBusyError } from '#local/ports.ts';
 import { startTwin, type TwinRuntime } from '#local/twin.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';
@@ -23,6 +24,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 try {
+  await ensurePortFree(port);
   const twin = await startTwin({
     port,
     dataDir: inMemory ? undefined : dataDir,
@@ -68,7 +70,7 @@ try {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 } catch (error) {
-  if (error instanceof JavaMissingError || error instanceof LocalClientTokenError) {
+  if (error instanceof JavaMissingError || error instanceof LocalClientTokenError || error instanceof PortBusyError) {
     console.error(error.message);
     process.exit(1);
   }

@@ -13,6 +13,29 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A port the twin was asked to listen on is taken: said in one line, with what to do. */
+export class PortBusyError extends Error {
+  constructor(port: number) {
+    super(
+      `Port ${port} is in use (a twin already running?): stop what holds it, or start on another one: PORT=${port + 1} npm start`,
+    );
+    this.name = 'PortBusyError';
+  }
+}
+
+/**
+ * Throws PortBusyError when `port` of `host` is taken, before anything slow starts (DynamoDB Local).
+ * Port 0 (one the OS picks) is never busy.
+ */
+export async function ensurePortFree(port: number, host = '127.0.0.1'): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? new PortBusyError(port) : error));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 /** A server of the twin's, listening, with its URL and a way to close it at once (open connections too). */
 export interface Listening {
   url: string;
@@ -23,7 +46,7 @@ export interface Listening {
 export async function listen(server: HttpServer, port: number, host = '127.0.0.1'): Promise<Listening> {
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? new PortBusyError(port) : error));
     server.listen(port, host, () => resolve());
   });
   const { port: bound } = server.address() as AddressInfo;

@@ -1,13 +1,14 @@
 /**
  * A typed TypeScript client of the BI tenant administration API: openapi-fetch over the types
- * openapi-typescript makes of docs/openapi.json (./schema.d.ts, generated: `npm run docs`). Every
- * path, parameter, body and answer is typed from the document; this file adds only what the
- * document cannot say: the bearer token, failures as a typed error, and walking paginated lists.
+ * openapi-typescript makes of docs/openapi.json (./schema.ts, generated: `npm run docs`). Every
+ * path, parameter, body and answer is typed from the document, and each token kind's client has only
+ * the routes that token may call; this file adds only what the document cannot say: the bearer
+ * token, failures as a typed error, and walking paginated lists.
  */
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './schema.d.ts';
+import type { components, operationsByToken, paths } from './schema.js';
 
-export type { components, paths };
+export type { components, operationsByToken, paths };
 
 /** The error envelope every failure answers (`{status: 'error', success: false, message, code, errors, …}`). */
 export type ErrorEnvelope = components['schemas']['error-envelope'];
@@ -35,11 +36,34 @@ export interface ClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-export type ServiceClient = Client<paths>;
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
+
+/** A kind of token: an integrator's client token, a tenant's token, an agent's token. */
+export type TokenKind = keyof operationsByToken;
+
+/**
+ * The paths a token of `Kind` may call, each with only its allowed methods: any other method is
+ * absent (`?: never`), so calling a route of another kind of token does not compile.
+ */
+export type PathsFor<Kind extends TokenKind> = {
+  [Path in keyof operationsByToken[Kind] & keyof paths]: Omit<paths[Path], HttpMethod> &
+    Pick<paths[Path], Extract<operationsByToken[Kind][Path], keyof paths[Path]>> & {
+      [Method in Exclude<HttpMethod, operationsByToken[Kind][Path]>]?: never;
+    };
+};
+
+/** A client for a token of `Kind`: `IntegratorClient`, `TenantClient` or `AgentClient`. */
+export type ServiceClient<Kind extends TokenKind> = Client<PathsFor<Kind>>;
+export type IntegratorClient = ServiceClient<'client'>;
+export type TenantClient = ServiceClient<'tenant'>;
+export type AgentClient = ServiceClient<'agent'>;
 
 /** A client that sends `token` as its bearer token. */
-function withToken(token: string, options: ClientOptions): ServiceClient {
-  const client = createClient<paths>({ baseUrl: options.baseUrl, fetch: options.fetch });
+function withToken<Kind extends TokenKind>(token: string, options: ClientOptions): ServiceClient<Kind> {
+  const client = createClient<PathsFor<Kind>>({
+    baseUrl: options.baseUrl,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
   client.use({
     onRequest: ({ request }) => {
       request.headers.set('authorization', `Bearer ${token}`);
@@ -50,13 +74,15 @@ function withToken(token: string, options: ClientOptions): ServiceClient {
 }
 
 /** For the routes of the `clientBearerAuth` scheme: an integrator's client token (`cli_…`). */
-export const integratorClient = (clientToken: string, options: ClientOptions) => withToken(clientToken, options);
+export const integratorClient = (clientToken: string, options: ClientOptions): IntegratorClient =>
+  withToken<'client'>(clientToken, options);
 
 /** For the routes of the `tenantBearerAuth` scheme: a tenant's token (`ten_…`, from the creation or a rotation). */
-export const tenantClient = (tenantToken: string, options: ClientOptions) => withToken(tenantToken, options);
+export const tenantClient = (tenantToken: string, options: ClientOptions): TenantClient =>
+  withToken<'tenant'>(tenantToken, options);
 
 /** For the agent routes (`agentBearerAuth`): an agent's token (`agt_…`). */
-export const agentClient = (agentToken: string, options: ClientOptions) => withToken(agentToken, options);
+export const agentClient = (agentToken: string, options: ClientOptions): AgentClient => withToken<'agent'>(agentToken, options);
 
 /**
  * The answer of a call, or its failure thrown as a ServiceError:

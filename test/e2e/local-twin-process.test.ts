@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test, vi } from 'vitest';
 import { javaMissingMessage, javaTooOldMessage } from '#local/dynamodb-local.ts';
@@ -94,6 +95,21 @@ describe('npm start (the local twin as its own process)', () => {
     expect(result.code).toBe(1);
     expect(result.output.trim()).toMatch(/^LOCAL_CLIENT_TOKEN is refused before any lookup/);
     expect(result.output).not.toMatch(/^\s+at /m);
+  });
+
+  test('a busy PORT stops it at once, in one line naming the port and what to do', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const result = await runToEnd('bin/local.ts', ['--in-memory'], { PORT: String(port) });
+      expect(result.code).toBe(1);
+      expect(result.output.trim()).toBe(
+        `Port ${port} is in use (a twin already running?): stop what holds it, or start on another one: PORT=${port + 1} npm start`,
+      );
+    } finally {
+      holder.close();
+    }
   });
 
   test('without Java it fails with one line saying how to install it', async () => {

@@ -18666,3 +18666,78 @@ export interface operations {
     };
   };
 }
+
+/** The methods of each path a token of each kind may call (the operation's `security`; no token needed, any kind). */
+export interface operationsByToken {
+  client: {
+    '/health': 'get';
+    '/openapi.json': 'get';
+    '/docs': 'get';
+    '/docs/{asset}': 'get';
+    '/whoami': 'get';
+    '/tenants': 'post' | 'get' | 'delete';
+    '/tenants/delete': 'post';
+    '/tenants/{id}/deactivate': 'post';
+    '/tenants/{id}/activate': 'post';
+    '/tenants/{id}': 'get' | 'patch';
+    '/tenants/{id}/token': 'post';
+    '/tenants/templates': 'post' | 'get';
+    '/tenants/templates/{id}': 'get' | 'delete' | 'put';
+    '/tenants/templates/default': 'put';
+    '/.well-known/jwks.json': 'get';
+    '/auth/api/{token}': 'get';
+  };
+  tenant: {
+    '/health': 'get';
+    '/openapi.json': 'get';
+    '/docs': 'get';
+    '/docs/{asset}': 'get';
+    '/whoami': 'get';
+    '/tenant': 'get';
+    '/tenant/templates/apply': 'post';
+    '/tenant/templates/reload': 'post';
+    '/tenant/agents': 'get' | 'post';
+    '/tenant/agents/{id}/token': 'post';
+    '/tenant/runs': 'get';
+    '/tenant/users': 'post' | 'get';
+    '/tenant/users/{id}': 'get' | 'patch' | 'delete';
+    '/tenant/groups': 'post' | 'get';
+    '/tenant/groups/{id}': 'get' | 'delete';
+    '/tenant/groups/{id}/members/{userId}': 'put' | 'delete';
+    '/tenant/datamart': 'post' | 'get';
+    '/tenant/datamart/{id}': 'get' | 'patch' | 'delete';
+    '/tenant/datamart/{id}/user': 'get';
+    '/tenant/datamart/{id}/group': 'get';
+    '/tenant/datamart/{id}/user/{userId}': 'put' | 'delete';
+    '/tenant/datamart/{id}/group/{groupId}': 'put' | 'delete';
+    '/tenant/datamart/{id}/user/{userId}/effective': 'get';
+    '/tenant/schedules/{id}': 'put' | 'get' | 'delete';
+    '/tenant/schedules': 'get';
+    '/tenant/schedules/{id}/next': 'get';
+    '/tenant/schedules/{id}/runs': 'get';
+    '/tenant/settings': 'get' | 'patch';
+    '/tenant/settings/webhook/secret': 'post';
+    '/tenant/alerts': 'post' | 'get';
+    '/tenant/alerts/{id}': 'get' | 'patch' | 'delete';
+    '/tenant/alerts/{id}/preview': 'post';
+    '/tenant/alerts/{id}/send': 'post';
+    '/tenant/alerts/{id}/fire': 'post';
+    '/tenant/alerts/{id}/deliveries': 'get';
+    '/tenant/deliveries/{id}': 'get';
+    '/tenant/deliveries/{id}/redeliver': 'post';
+    '/tenant/login': 'post';
+    '/tenant/login/revoke': 'post';
+    '/.well-known/jwks.json': 'get';
+    '/auth/api/{token}': 'get';
+  };
+  agent: {
+    '/health': 'get';
+    '/openapi.json': 'get';
+    '/docs': 'get';
+    '/docs/{asset}': 'get';
+    '/.well-known/jwks.json': 'get';
+    '/auth/api/{token}': 'get';
+    '/agent/heartbeat': 'post';
+    '/agent/runs/{id}': 'post';
+  };
+}
