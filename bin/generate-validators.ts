@@ -58,6 +58,9 @@ export async function generateValidatorModules(): Promise<Record<string, string>
     allErrors: true,
     strict: true,
     allowUnionTypes: true,
+    // A union of shapes chosen by a tag (a trigger's or a block's `type`): only the tagged branch is
+    // validated, so its errors name the fields, never "must match exactly one schema".
+    discriminator: true,
     keywords: [invalidMessageKeyword, patternMessageKeyword],
     code: { source: true, esm: false },
   });
@@ -185,31 +188,14 @@ function resolveReference(ref: string, document: string): Schema {
 }
 
 /**
- * `{if: {required: [p], properties: {p: {const | enum}}}, then}` (possibly through a `$ref`): the
- * property it pins, the values the `then` applies to, and the `then`.
- */
-function pinnedCondition(branch: unknown, document: string) {
-  if (!isObject(branch) || Object.keys(branch).sort().join() !== 'if,then' || !isObject(branch.if)) return undefined;
-  const condition = typeof branch.if.$ref === 'string' ? resolveReference(branch.if.$ref, document) : branch.if;
-  const pinned = Object.entries(isObject(condition.properties) ? condition.properties : {});
-  const [property, schema] = pinned[0] ?? [];
-  const required = Array.isArray(condition.required) ? condition.required : [];
-  if (pinned.length !== 1 || property === undefined || !isObject(schema) || !required.includes(property)) return undefined;
-  const values = 'const' in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : undefined;
-  return values && { property, values, then: branch.then };
-}
-
-/**
  * The schema as json-schema-to-typescript should read it, which is not quite draft 2020-12: it
- * ignores `if`/`then`, merges keywords beside a `$ref` into a copy of the target (theirs replacing
- * the target's, and each copy named anew: `TableKeys1`), and looks other schemas up as files. So,
- * in a copy with the same meaning:
+ * merges keywords beside a `$ref` into a copy of the target (theirs replacing the target's, and
+ * each copy named anew: `TableKeys1`), and looks other schemas up as files. So, in a copy with the
+ * same meaning:
  * - a `$ref` with keywords beside it becomes `allOf` of the reference and of the assertions it
  *   adds (those the target does not already make), its annotations staying beside the `allOf`;
- * - an `allOf` of `if`/`then` pairs that each pin the same property (a trigger's `type`, a content
- *   block's) becomes a union with one member per value of that property: the value, and every
- *   `then` that applies to it;
  * - the definitions of other schemas it refers to are copied into its own `$defs`.
+ * (Shapes chosen by a tag are a `oneOf` with a `discriminator`, which it types as a union.)
  */
 function schemaForTypes(name: string): Schema {
   const own = schemaNamed(name);
@@ -243,25 +229,6 @@ function schemaForTypes(name: string): Schema {
       if (Object.keys(schema).length > 1) {
         schema = { ...annotations, allOf: [{ $ref: schema.$ref }, ...(added.length > 0 ? [Object.fromEntries(added)] : [])] };
       }
-    }
-    const conditions = Array.isArray(schema.allOf) ? schema.allOf.map((branch) => pinnedCondition(branch, document)) : [];
-    const property = conditions[0]?.property;
-    if (property !== undefined && conditions.every((condition) => condition?.property === property)) {
-      const { allOf: _conditions, ...rest } = schema;
-      const { annotations, assertions } = annotationsAndAssertions(rest);
-      const declared = isObject(assertions.properties) ? assertions.properties[property] : undefined;
-      const values =
-        isObject(declared) && Array.isArray(declared.enum)
-          ? declared.enum
-          : [...new Set(conditions.flatMap((condition) => condition?.values ?? []))];
-      const member = (value: unknown) => ({
-        allOf: [
-          // additionalProperties: false only so this member adds no index signature of its own.
-          { type: 'object', required: [property], properties: { [property]: { const: value } }, additionalProperties: false },
-          ...conditions.flatMap((condition) => (condition?.values.includes(value) ? [condition.then] : [])),
-        ],
-      });
-      schema = { ...annotations, allOf: [assertions, { anyOf: values.map(member) }] };
     }
     return Object.fromEntries(
       Object.entries(schema).map(([keyword, value]) => [

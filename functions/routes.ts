@@ -30,24 +30,33 @@ export interface QueryParameter {
     { type: 'integer'; minimum: number; maximum: number; default?: number } | { type: 'string' } | { enum: readonly string[] };
 }
 
+/** The page size of every list: what a paged list answers without `limit`, and the most `limit` may ask for. */
+export const pageSize = { default: 50, maximum: 100 } as const;
+
 /** The query parameters of every paginated route (pageParameters reads them). */
 export const pageQuery: readonly QueryParameter[] = [
-  { name: 'limit', description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+  {
+    name: 'limit',
+    description: 'Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page.',
+    schema: { type: 'integer', minimum: 1, maximum: pageSize.maximum, default: pageSize.default },
+  },
   { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
 ];
 
 /**
- * The query parameters of the spec's lists that show no paging (datamarts, users, a datamart's
- * permission records): the whole list unless `limit` is sent (wholeListParameters reads them).
+ * The query parameters of the lists answered whole unless `limit` is sent (wholeListParameters reads
+ * them): the spec's lists that show no paging (datamarts, users, a datamart's permission records,
+ * templates), and the groups and agents, which the tenant's quotas bound. Paged, they are paged as
+ * pageQuery's lists are, with the same bounds.
  */
 export const wholeListQuery: readonly QueryParameter[] = [
   {
     name: 'limit',
     description:
-      'Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list ' +
+      'Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list ' +
       'too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, ' +
-      'and `nextCursor` beside `data` (null on the last page).',
-    schema: { type: 'integer', minimum: 1, maximum: 100 },
+      'and `nextCursor` beside `data` (null exactly on the last page).',
+    schema: { type: 'integer', minimum: 1, maximum: pageSize.maximum },
   },
   { name: 'cursor', description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
 ];
@@ -65,6 +74,11 @@ export type RouteAnswer =
 
 /** What only the API description says about a route: tools/openapi/ reads it, no function does. */
 export interface RouteDocs {
+  /**
+   * What the operation does, when an integrator calls it, and what it changes (or that it changes
+   * nothing): the teaching the summary has no room for, in a few plain sentences.
+   */
+  description: string;
   /** The success statuses and what each means, when not `200: Success.`. */
   success?: Readonly<Record<number, string>>;
   answer?: RouteAnswer;
@@ -110,7 +124,7 @@ export interface Route {
    */
   packageFiles?: readonly string[];
   summary: string;
-  docs?: RouteDocs;
+  docs: RouteDocs;
 }
 
 /**
@@ -133,7 +147,7 @@ export const takesNoToken = (route: Pick<Route, 'auth'>): boolean => route.auth.
  */
 export const routeTimeoutSeconds = 15;
 
-/** Force-send and fire both queue a webhook delivery of the alert. */
+/** Force-send and fire both queue a webhook delivery of the alert (each row adds its own description to `docs`). */
 const queuesDelivery = {
   auth: ['tenant'],
   body: 'alert-delivery',
@@ -142,7 +156,7 @@ const queuesDelivery = {
   payloads: 'readWrite',
   idempotent: true,
   docs: { success: { 202: 'The delivery, queued.' }, answer: { data: 'delivery-queued' } },
-} as const satisfies Partial<Route>;
+} as const satisfies Partial<Omit<Route, 'docs'>> & { docs: Omit<RouteDocs, 'description'> };
 
 /** A template's latest version, for If-Match on its deletion. */
 const templateVersion = { ETag: "The template's latest version; send it back as If-Match." };
@@ -162,7 +176,13 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'Liveness check',
-    docs: { answer: { data: 'health' } },
+    docs: {
+      description:
+        "Answers `{status: 'ok'}` as soon as the API's function runs. It reaches no dependency (not the table, not " +
+        'the queues), so it says that the API is up, not that every part of the service is. Point an uptime ' +
+        'monitor or a deployment check at it; it changes nothing.',
+      answer: { data: 'health' },
+    },
   },
   {
     method: 'GET',
@@ -171,7 +191,14 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'This API as an OpenAPI 3.1 document (generated from the route table and the schemas)',
-    docs: { success: { 200: 'This document.' }, answer: { schema: 'openapi-document' } },
+    docs: {
+      description:
+        'This document: every route with its bodies, answers and error codes, and the alert webhook, generated ' +
+        'from the route table and the schemas. Fetch it to generate a client or to load the API into a tool; its ' +
+        'content changes only with a deployment, so it may be cached for five minutes. Reading it changes nothing.',
+      success: { 200: 'This document.' },
+      answer: { schema: 'openapi-document' },
+    },
   },
   {
     method: 'GET',
@@ -180,7 +207,14 @@ export const routes: readonly Route[] = [
     auth: [],
     table: 'none',
     summary: 'The API documentation page (Swagger UI, served by the service itself)',
-    docs: { success: { 200: 'An HTML page that renders this document with Swagger UI.' }, answer: { text: ['text/html'] } },
+    docs: {
+      description:
+        'A page that renders this document with Swagger UI, served by the service itself: its script and styles ' +
+        'come from GET /docs/{asset} and nothing from another origin. Open it in a browser to read the API, or to ' +
+        'try a call with a token. It changes nothing.',
+      success: { 200: 'An HTML page that renders this document with Swagger UI.' },
+      answer: { text: ['text/html'] },
+    },
   },
   {
     method: 'GET',
@@ -191,6 +225,11 @@ export const routes: readonly Route[] = [
     packageFiles: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
     summary: "A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files)",
     docs: {
+      description:
+        "One of the three files the documentation page loads (Swagger UI's script and style sheet, and the script " +
+        'that starts it); any other name is 404. The page fetches them itself, so an integrator has no reason to ' +
+        'call this. Gzipped when the browser accepts it, with an ETag for conditional requests; it changes ' +
+        'nothing.',
       success: { 200: 'The file.' },
       answer: { text: ['text/javascript', 'text/css'] },
       notModified: 'Not modified: the `If-None-Match` ETag is the current one.',
@@ -203,7 +242,13 @@ export const routes: readonly Route[] = [
     auth: ['client', 'tenant'],
     table: 'read',
     summary: 'Who the bearer token belongs to (only the token lookup)',
-    docs: { answer: { data: 'whoami' } },
+    docs: {
+      description:
+        "Says whose a client or tenant token is: its kind and the client's or the tenant's id, from the token " +
+        'lookup alone. Call it to check that a token works and is the one you meant before using it: an unknown or ' +
+        "revoked token is 401, a deleted tenant's is 404. It changes nothing.",
+      answer: { data: 'whoami' },
+    },
   },
   {
     method: 'POST',
@@ -215,6 +260,14 @@ export const routes: readonly Route[] = [
     idempotent: true,
     summary: 'Create a tenant (spec 4.1)',
     docs: {
+      description:
+        'Creates a tenant of the client: its record, its domain (`<slug-of-nome>-<id>.<base domain>`, never ' +
+        'changed), a default agent and the tenant token, which only this answer shows: store it, the tenant ' +
+        "backend sends it on every `/tenant` route. The template named by `templateId` (else the client's default, " +
+        'when one is set) is applied at once to an active tenant, and kept pending until activation for an ' +
+        'inactive one; should that apply fail, the tenant exists all the same and the template is applied within ' +
+        "minutes. The answer has no reload plan: the tables the template created stay empty until the tenant's " +
+        'next POST /tenant/templates/apply lists their flows.',
       answer: { data: 'tenant-created' },
       success: { 201: 'The tenant, with its token (shown only here).' },
     },
@@ -227,7 +280,13 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "List the client's tenants",
-    docs: { answer: { data: 'tenant-summary', list: true } },
+    docs: {
+      description:
+        "The client's live tenants, a page at a time: id, nome, dominio, ativo and the template still pending, if " +
+        "any (deleted tenants are not listed). Call it to match your customer records with the service's, or to " +
+        "find a tenant's id. It changes nothing.",
+      answer: { data: 'tenant-summary', list: true },
+    },
   },
   {
     method: 'POST',
@@ -237,7 +296,14 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant, compatibility form (spec 4.3)',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        "Deletes one of the client's tenants exactly as DELETE /tenants does (same body, same code path, same " +
+        'answer), for HTTP clients that cannot send a DELETE with a body. In one transaction the tenant is marked ' +
+        "deleted, its token and its agents' tokens stop working, and a billing record is kept. Deleting it again " +
+        'is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'DELETE',
@@ -247,7 +313,15 @@ export const routes: readonly Route[] = [
     body: 'delete-tenant',
     table: 'readWrite',
     summary: 'Delete a tenant (spec 4.10)',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        "Deletes one of the client's tenants (a soft delete): in one transaction it leaves the client's list and " +
+        "frees its place in the client's tenant quota, its token and its agents' tokens stop working (the tenant " +
+        'token answers 404 `Tenant not found` from then on), and a billing record (tenant, client, dates) is kept. ' +
+        'Loads queued for its agents are dropped, and its BI sessions end. Call it when a customer leaves: it ' +
+        'cannot be undone, and deleting it again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'POST',
@@ -256,7 +330,15 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: 'Deactivate a tenant',
-    docs: { answer: { data: 'tenant-summary' } },
+    docs: {
+      description:
+        "Deactivates one of the client's tenants, for example while an account is suspended. Its token still " +
+        'reads, but applying templates, reloading, login tokens and alert deliveries are refused (409 ' +
+        '`tenant_inactive`), its schedules skip their fires, and every login token and BI session issued until now ' +
+        'is void, also after a reactivation. Nothing is deleted: POST /tenants/{id}/activate undoes it, and ' +
+        'repeating it is harmless.',
+      answer: { data: 'tenant-summary' },
+    },
   },
   {
     method: 'POST',
@@ -265,7 +347,14 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: 'Activate a tenant',
-    docs: { answer: { data: 'tenant-summary' } },
+    docs: {
+      description:
+        "Activates one of the client's tenants: its token may again apply templates, reload, ask for login tokens " +
+        'and send alerts, and its schedules fire again. A tenant created inactive with a template gets that ' +
+        'template applied now (by the follow-up sweeper within minutes, should this request stop first). Login ' +
+        'tokens and sessions voided by the deactivation stay void; repeating it is harmless.',
+      answer: { data: 'tenant-summary' },
+    },
   },
   {
     method: 'GET',
@@ -274,7 +363,14 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     summary: 'One of the client’s tenants: its development_variables, template, state and dates',
-    docs: { answer: { data: 'tenant-detail' }, headers: tenantVersion },
+    docs: {
+      description:
+        "One of the client's tenants as the client set it: nome, dominio, ativo, development_variables and " +
+        'scheduling granularity, the template version it has (and one still pending), with its creation and change ' +
+        'dates. Read it before a PATCH: its ETag is the version to send back as If-Match. It changes nothing.',
+      answer: { data: 'tenant-detail' },
+      headers: tenantVersion,
+    },
   },
   {
     method: 'PATCH',
@@ -285,7 +381,16 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     ifMatch: true,
     summary: "Change a tenant's nome, development_variables or schedulingGranularity (If-Match guards against lost updates)",
-    docs: { answer: { data: 'tenant-detail' }, headers: tenantVersion },
+    docs: {
+      description:
+        'Changes what the client sets of a tenant; fields left out keep their values. `nome` renames it (its ' +
+        'domain stays), `development_variables` replaces them whole (either format, checked as on creation; agents ' +
+        'get the new ones with the next loads they take), and `schedulingGranularity` `minutes` allows Minute ' +
+        'triggers in its schedules (going back to `hours` is 409 while a schedule has one). Answers the tenant as ' +
+        'GET /tenants/{id} shows it, with its new ETag.',
+      answer: { data: 'tenant-detail' },
+      headers: tenantVersion,
+    },
   },
   {
     method: 'POST',
@@ -294,7 +399,13 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'readWrite',
     summary: "Rotate a tenant's token",
-    docs: { answer: { data: 'token-rotated' } },
+    docs: {
+      description:
+        "Issues a new token for one of the client's tenants, shown only in this answer; the previous one stops " +
+        'working at once, with no grace period. Call it when a tenant token may have leaked, then give the new one ' +
+        "to the tenant backend. Its agents' tokens are not affected; each call replaces the token again.",
+      answer: { data: 'token-rotated' },
+    },
   },
   {
     method: 'GET',
@@ -303,7 +414,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'The tenant of the token, with its applications and desks',
-    docs: { answer: { data: 'own-tenant' } },
+    docs: {
+      description:
+        'The tenant of the token: its summary, the template version it has, and the applications, desks (with ' +
+        'their tables) and flows its templates put in it. Call it to build your own BI menu (with `showMenu=0` ' +
+        'login URLs, spec 4.6), or to find the flow ids that schedules and reload items name. It changes nothing.',
+      answer: { data: 'own-tenant' },
+    },
   },
   {
     method: 'POST',
@@ -315,7 +432,17 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Publish a new template (version 1)',
-    docs: { answer: { data: 'template-published' }, success: { 201: 'The template, version 1.' } },
+    docs: {
+      description:
+        'Publishes a new template of the client as version 1: a bundle of desks, tables with their columns, ' +
+        'connections, flows (with the tables they read and write), applications and dashboards, in JSON or YAML. ' +
+        'It is checked whole before anything is stored (unique keys, references that resolve, no flow cycles: 400 ' +
+        "`invalid_template`), and its name must be new among the client's templates (409 names the template that " +
+        'has it). No tenant changes until the template is applied to it, at its creation or by POST ' +
+        '/tenant/templates/apply.',
+      answer: { data: 'template-published' },
+      success: { 201: 'The template, version 1.' },
+    },
   },
   {
     method: 'GET',
@@ -323,8 +450,15 @@ export const routes: readonly Route[] = [
     handler: 'list-templates',
     auth: ['client'],
     table: 'read',
+    query: wholeListQuery,
     summary: "List the client's templates (spec 4.2)",
-    docs: { answer: { data: 'template-summary', list: true } },
+    docs: {
+      description:
+        "The client's templates, each as `{id, nome}` (spec 4.2). Call it to choose the `templateId` to create a " +
+        'tenant with, to apply, or to make the default. The whole list (at most the 1,000 templates a client may ' +
+        'have) unless `limit` is sent. It changes nothing.',
+      answer: { data: 'template-summary', list: true },
+    },
   },
   {
     method: 'GET',
@@ -333,7 +467,14 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     summary: 'A template: its latest bundle and version history',
-    docs: { answer: { data: 'template-detail' }, headers: templateVersion },
+    docs: {
+      description:
+        "One of the client's templates: the bundle of its latest version and the list of its versions. Read it to " +
+        'see what an apply would write, or before deleting it (its ETag is the latest version, to send back as ' +
+        'If-Match). It changes nothing.',
+      answer: { data: 'template-detail' },
+      headers: templateVersion,
+    },
   },
   {
     method: 'DELETE',
@@ -343,7 +484,13 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     ifMatch: true,
     summary: "Delete a template and its versions (409 while it is the client's default; tenants keep what it applied)",
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        "Deletes one of the client's templates with all its versions. Tenants keep everything it applied; a tenant " +
+        'still waiting to get it (created inactive with it) drops it. Refused (409 `template_is_default`) while it ' +
+        "is the client's default: set another default, or none, first.",
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'PUT',
@@ -354,7 +501,14 @@ export const routes: readonly Route[] = [
     yaml: true,
     table: 'readWrite',
     summary: "Publish a template's next version",
-    docs: { answer: { data: 'template-published' } },
+    docs: {
+      description:
+        "Publishes the next version of one of the client's templates, checked as a new template is (its name must " +
+        'stay its own). Tenants that have the template get the new version only when it is applied to them again; ' +
+        "tenants created with it from now on get it at once. Sending the latest version's bundle again adds no " +
+        'version and answers the latest one, so a retry is safe.',
+      answer: { data: 'template-published' },
+    },
   },
   {
     method: 'PUT',
@@ -364,7 +518,13 @@ export const routes: readonly Route[] = [
     body: 'set-default-template',
     table: 'readWrite',
     summary: "Set or clear the client's default template",
-    docs: { answer: { data: 'default-template' } },
+    docs: {
+      description:
+        "Sets the client's default template (`templateId`), or clears it (`null`): a tenant created without " +
+        '`templateId` gets the default applied. Tenants that exist already are not touched, and setting the same ' +
+        'value again changes nothing.',
+      answer: { data: 'default-template' },
+    },
   },
   {
     method: 'POST',
@@ -375,6 +535,14 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     summary: 'Apply a template to the tenant (spec 4.4)',
     docs: {
+      description:
+        "Writes the latest version of one of the client's templates into the tenant of the token (spec 4.4): " +
+        'resources are matched by key, those in the template are created or overwritten (their ids kept), those ' +
+        'not in it are left alone. Answers the `reloadPlan`: the flows that fill the tables this apply created or ' +
+        "rebuilt (and those the tenant's creation, or an apply that stopped half-way, left empty), in dependency " +
+        'order; those tables stay empty until you send `{"items": reloadPlan}` to POST /tenant/templates/reload. ' +
+        'Call it after publishing a new version, and once after creating a tenant with a template; applying again ' +
+        'rewrites only what differs, and an inactive tenant or an apply already running is 409.',
       success: { 200: 'Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4).' },
       answer: { schema: 'apply-template-answer' },
     },
@@ -390,6 +558,14 @@ export const routes: readonly Route[] = [
     idempotent: true,
     summary: 'Queue the loads of flows, per agent and in dependency order (spec 4.5)',
     docs: {
+      description:
+        "Queues the loads of flows (spec 4.5), usually an apply's `reloadPlan`: each item names a flow and the " +
+        'agent (`tokenId`) that runs it. Each online agent gets its loads on its own FIFO queue, in dependency ' +
+        'order; the loads of an agent with no heartbeat in the last 2 minutes are `skipped_offline` and not queued ' +
+        '(send them again once it is online). Every item is checked first: a flow or an agent that is not the ' +
+        "tenant's is 400, with nothing queued. The reload worker then makes each load a `dispatched` run that its " +
+        'agent takes with its next heartbeat (GET /tenant/runs); without an Idempotency-Key, a repeat queues the ' +
+        'loads again.',
       success: { 200: 'One result per item, in request order (spec 4.5).' },
       answer: { schema: 'reload-answer' },
     },
@@ -400,8 +576,16 @@ export const routes: readonly Route[] = [
     handler: 'list-agents',
     auth: ['tenant'],
     table: 'read',
+    query: wholeListQuery,
     summary: "The tenant's agents, online or not",
-    docs: { answer: { data: 'agent', list: true } },
+    docs: {
+      description:
+        "The tenant's agents: id, nome (the slot that template connections name), whether it is the default agent, " +
+        'whether it is online (a heartbeat in the last 2 minutes) and its last heartbeat. Check it before a ' +
+        "reload: an offline agent's loads are skipped. The whole list (at most the 50 agents a tenant may have) " +
+        'unless `limit` is sent. It changes nothing.',
+      answer: { data: 'agent', list: true },
+    },
   },
   {
     method: 'POST',
@@ -412,7 +596,15 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add an agent (its token is shown once)',
-    docs: { answer: { data: 'agent-created' }, success: { 201: 'The agent, with its token (shown only here).' } },
+    docs: {
+      description:
+        'Adds an agent to the tenant, with a token that only this answer shows. Its name is a slot: the flows of a ' +
+        'connection whose `agent` names it run on this agent, all others on the default agent; names are unique in ' +
+        'the tenant. Call it to run loads on more than one machine; a retry without an Idempotency-Key is 409 ' +
+        '`agent_name_taken`, the first attempt having taken the name.',
+      answer: { data: 'agent-created' },
+      success: { 201: 'The agent, with its token (shown only here).' },
+    },
   },
   {
     method: 'POST',
@@ -421,7 +613,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Give an agent a new token (the old one stops working)',
-    docs: { answer: { data: 'token-rotated' } },
+    docs: {
+      description:
+        "Issues a new token for one of the tenant's agents, shown only in this answer; the old one stops working " +
+        'at once. This is how the default agent, created with the tenant, gets its first token, and how a leaked ' +
+        'token is replaced: configure the agent with the new one. Each call replaces the token again.',
+      answer: { data: 'token-rotated' },
+    },
   },
   {
     method: 'GET',
@@ -431,7 +629,14 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "The tenant's runs, newest first",
-    docs: { answer: { data: 'run', list: true } },
+    docs: {
+      description:
+        "The tenant's runs, newest first: each load the reload worker handed to an agent, with its flow, agent, " +
+        "context, batch, status (`dispatched`, `running`, `succeeded` or `failed`) and the agent's message. Poll " +
+        "it to follow a reload, or a schedule's loads, to the end; runs are kept for a limited time (90 days by " +
+        'default). It changes nothing.',
+      answer: { data: 'run', list: true },
+    },
   },
   {
     method: 'POST',
@@ -442,7 +647,14 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a user (login unique in the tenant)',
-    docs: { answer: { data: 'user' }, success: { 201: 'The user.' } },
+    docs: {
+      description:
+        'Adds a user to the tenant: a login unique in the tenant, a nome and an optional e-mail. The user can then ' +
+        'get login tokens (POST /tenant/login), join groups, own datamarts and receive permissions. Call it when a ' +
+        'person gets access to the BI; a retry without an Idempotency-Key is 409 `login_taken`.',
+      answer: { data: 'user' },
+      success: { 201: 'The user.' },
+    },
   },
   {
     method: 'GET',
@@ -452,7 +664,14 @@ export const routes: readonly Route[] = [
     table: 'read',
     query: wholeListQuery,
     summary: 'Every user with their groups and effective permissions (spec 4.10)',
-    docs: { answer: { data: 'user-with-access', list: true } },
+    docs: {
+      description:
+        'Every user of the tenant with their groups and their effective permissions on each datamart table (spec ' +
+        "4.10): their own record on a table if they have one, else their groups' records, expired ones left out. " +
+        'Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. It changes ' +
+        'nothing.',
+      answer: { data: 'user-with-access', list: true },
+    },
   },
   {
     method: 'GET',
@@ -461,7 +680,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A user with their groups',
-    docs: { answer: { data: 'user-with-access' } },
+    docs: {
+      description:
+        'One user of the tenant with their groups and their effective permissions on each datamart table, as GET ' +
+        "/tenant/users shows each user. Read it after changing a user's groups or permissions to see what they can " +
+        'now see. It changes nothing.',
+      answer: { data: 'user-with-access' },
+    },
   },
   {
     method: 'PATCH',
@@ -471,7 +696,13 @@ export const routes: readonly Route[] = [
     body: 'update-user',
     table: 'readWrite',
     summary: "Change a user's login, name or e-mail",
-    docs: { answer: { data: 'user' } },
+    docs: {
+      description:
+        "Changes a user's login, nome or e-mail (`null` removes the e-mail); fields left out keep their values. A " +
+        "new login must be free in the tenant (409 otherwise), and changing it ends the user's BI sessions and " +
+        'voids the login tokens issued for the old one. Groups and permissions stay with the user.',
+      answer: { data: 'user' },
+    },
   },
   {
     method: 'DELETE',
@@ -480,7 +711,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Unlink a user: their login tokens and sessions stop working',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        'Unlinks a user from the tenant: their login tokens and BI sessions stop working at once, and their login ' +
+        'is free to be used again. Their group memberships, datamart ownerships and permission records are deleted ' +
+        'right after (by the follow-up sweeper, should this request stop first). Deleting the user again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'POST',
@@ -491,7 +728,14 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Add a group',
-    docs: { answer: { data: 'group' }, success: { 201: 'The group.' } },
+    docs: {
+      description:
+        'Adds a group to the tenant, with no members. Put users in it (PUT /tenant/groups/{id}/members/{userId}) ' +
+        'and give it permissions on datamarts: its members inherit them wherever they have no record of their own. ' +
+        'A retry without an Idempotency-Key adds a second group.',
+      answer: { data: 'group' },
+      success: { 201: 'The group.' },
+    },
   },
   {
     method: 'GET',
@@ -499,8 +743,14 @@ export const routes: readonly Route[] = [
     handler: 'list-groups',
     auth: ['tenant'],
     table: 'read',
+    query: wholeListQuery,
     summary: 'The groups and their members',
-    docs: { answer: { data: 'group', list: true } },
+    docs: {
+      description:
+        "Every group of the tenant with its members' user ids. Use it to see who inherits a group's permissions. " +
+        'The whole list (at most the 1,000 groups a tenant may have) unless `limit` is sent. It changes nothing.',
+      answer: { data: 'group', list: true },
+    },
   },
   {
     method: 'GET',
@@ -509,7 +759,12 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'One group and its members',
-    docs: { answer: { data: 'group' } },
+    docs: {
+      description:
+        "One group of the tenant with its members' user ids, as GET /tenant/groups shows each group. Read it after " +
+        'changing its members. It changes nothing.',
+      answer: { data: 'group' },
+    },
   },
   {
     method: 'DELETE',
@@ -518,7 +773,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Remove a group and its memberships',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        'Removes a group: its members stop inheriting its permissions at once; the users themselves stay. Its ' +
+        'memberships and datamart permission records are deleted right after (by the follow-up sweeper, should ' +
+        'this request stop first). Deleting it again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'PUT',
@@ -527,7 +788,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Put a user in a group',
-    docs: { answer: { data: 'membership' } },
+    docs: {
+      description:
+        "Puts a user of the tenant in a group: from now on the user inherits the group's datamart permissions " +
+        'wherever they have no record of their own. Idempotent: for a user who is a member already, nothing ' +
+        'changes.',
+      answer: { data: 'membership' },
+    },
   },
   {
     method: 'DELETE',
@@ -536,7 +803,12 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Take a user out of a group',
-    docs: { answer: { data: 'membership' } },
+    docs: {
+      description:
+        'Takes a user out of a group: they stop inheriting its permissions at once. Idempotent: removing a user ' +
+        'who is not a member changes nothing (the group and the user must exist, else 404).',
+      answer: { data: 'membership' },
+    },
   },
   {
     method: 'POST',
@@ -547,7 +819,15 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create a datamart over tables of the tenant, with owners',
-    docs: { success: { 201: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
+    docs: {
+      description:
+        "Creates a datamart: a name, a set of the tenant's tables (from its templates) and the users who own it " +
+        "(spec 2.3). Tables and owners must be the tenant's (400 names each one that is not). Nobody gets access " +
+        'from the datamart alone: give it with PUT /tenant/datamart/{id}/user/{userId} or …/group/{groupId}. A ' +
+        'retry without an Idempotency-Key creates a second datamart.',
+      success: { 201: 'The datamart (spec 2.3).' },
+      answer: { data: 'datamart' },
+    },
   },
   {
     method: 'GET',
@@ -557,7 +837,14 @@ export const routes: readonly Route[] = [
     table: 'read',
     query: wholeListQuery,
     summary: 'The datamarts with their tables, columns and owners (spec 4.7)',
-    docs: { success: { 200: 'The datamarts (spec 4.7).' }, answer: { data: 'datamart', list: true } },
+    docs: {
+      description:
+        'Every datamart of the tenant with its tables (and their columns) and its owners (spec 4.7); the whole ' +
+        'list unless `limit` is sent. Read it for the table ids and column names that permission records use. It ' +
+        'changes nothing.',
+      success: { 200: 'The datamarts (spec 4.7).' },
+      answer: { data: 'datamart', list: true },
+    },
   },
   {
     method: 'GET',
@@ -566,7 +853,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'One datamart with its tables, columns and owners',
-    docs: { success: { 200: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
+    docs: {
+      description:
+        'One datamart of the tenant with its tables, their columns and its owners (spec 2.3). Read it for the ' +
+        'table ids and column names that its permission records may use. It changes nothing.',
+      success: { 200: 'The datamart (spec 2.3).' },
+      answer: { data: 'datamart' },
+    },
   },
   {
     method: 'PATCH',
@@ -576,7 +869,15 @@ export const routes: readonly Route[] = [
     body: 'update-datamart',
     table: 'readWrite',
     summary: 'Rename a datamart or replace its tables or owners',
-    docs: { success: { 200: 'The datamart (spec 2.3).' }, answer: { data: 'datamart' } },
+    docs: {
+      description:
+        'Renames a datamart, or replaces its list of tables or of owners (each list replaced whole; fields left ' +
+        "out keep their values). Tables and owners must be the tenant's (400). Permission records on a table taken " +
+        'out stop counting at once and are deleted right after (by the follow-up sweeper, should this request stop ' +
+        'first).',
+      success: { 200: 'The datamart (spec 2.3).' },
+      answer: { data: 'datamart' },
+    },
   },
   {
     method: 'DELETE',
@@ -585,7 +886,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Delete a datamart and its permission records',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        'Deletes a datamart: it is gone at once, and no permission record on it counts any more. Those records are ' +
+        'deleted right after (by the follow-up sweeper, should this request stop first); the tables, users and ' +
+        'groups stay. Deleting it again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'GET',
@@ -595,7 +902,15 @@ export const routes: readonly Route[] = [
     table: 'read',
     query: wholeListQuery,
     summary: 'User permissions of a datamart (spec 4.8)',
-    docs: { success: { 200: 'The records (spec 4.8).' }, answer: { data: 'user-permission', list: true } },
+    docs: {
+      description:
+        'The user permission records on a datamart (spec 4.8), as they were set: per user and table, whether the ' +
+        'table is visible and exportable, until when, the hidden columns and the row filters, not combined with ' +
+        "the users' groups (GET …/user/{userId}/effective does that). The whole list unless `limit` is sent. It " +
+        'changes nothing.',
+      success: { 200: 'The records (spec 4.8).' },
+      answer: { data: 'user-permission', list: true },
+    },
   },
   {
     method: 'GET',
@@ -605,7 +920,14 @@ export const routes: readonly Route[] = [
     table: 'read',
     query: wholeListQuery,
     summary: 'Group permissions of a datamart (spec 4.9)',
-    docs: { success: { 200: 'The records (spec 4.9).' }, answer: { data: 'group-permission', list: true } },
+    docs: {
+      description:
+        'The group permission records on a datamart (spec 4.9), as they were set: per group and table, whether the ' +
+        'table is visible and exportable, until when, the hidden columns and the row filters. The whole list ' +
+        'unless `limit` is sent. It changes nothing.',
+      success: { 200: 'The records (spec 4.9).' },
+      answer: { data: 'group-permission', list: true },
+    },
   },
   {
     method: 'PUT',
@@ -615,7 +937,16 @@ export const routes: readonly Route[] = [
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a user's permissions on a datamart",
-    docs: { success: { 200: "The user's records now." }, answer: { data: 'user-permission', list: true } },
+    docs: {
+      description:
+        "Sets a user's permission records on a datamart: afterwards the user has exactly the records sent, at most " +
+        'one per table, and their records on other tables of it are removed. Each record says whether the table is ' +
+        'visible, whether it may be exported, until when, which columns are hidden and which rows pass; on a table ' +
+        "where the user has a record of their own, their groups' records do not apply. Tables, columns and expiry " +
+        'are checked (400); sending the same body again changes nothing.',
+      success: { 200: "The user's records now." },
+      answer: { data: 'user-permission', list: true },
+    },
   },
   {
     method: 'DELETE',
@@ -624,7 +955,14 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a user's permissions on a datamart",
-    docs: { success: { 200: "The user's records now (none)." }, answer: { data: 'user-permission', list: true } },
+    docs: {
+      description:
+        'Removes every permission record a user has on a datamart: from now on they see its tables only through ' +
+        'their groups. Idempotent: a user with no records keeps none (the datamart and the user must exist, else ' +
+        '404).',
+      success: { 200: "The user's records now (none)." },
+      answer: { data: 'user-permission', list: true },
+    },
   },
   {
     method: 'PUT',
@@ -634,7 +972,16 @@ export const routes: readonly Route[] = [
     body: 'set-permissions',
     table: 'readWrite',
     summary: "Replace a group's permissions on a datamart",
-    docs: { success: { 200: "The group's records now." }, answer: { data: 'group-permission', list: true } },
+    docs: {
+      description:
+        "Sets a group's permission records on a datamart: afterwards the group has exactly the records sent, at " +
+        'most one per table, and its records on other tables of it are removed. Each member without a record of ' +
+        "their own on a table gets the group's record as a grant, kept whole (with several groups, a cell is " +
+        'visible when one grant shows it). Tables, columns and expiry are checked (400); sending the same body ' +
+        'again changes nothing.',
+      success: { 200: "The group's records now." },
+      answer: { data: 'group-permission', list: true },
+    },
   },
   {
     method: 'DELETE',
@@ -643,7 +990,14 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: "Remove a group's permissions on a datamart",
-    docs: { success: { 200: "The group's records now (none)." }, answer: { data: 'group-permission', list: true } },
+    docs: {
+      description:
+        'Removes every permission record a group has on a datamart: its members stop inheriting access to its ' +
+        'tables from it at once. Idempotent: a group with no records keeps none (the datamart and the group must ' +
+        'exist, else 404).',
+      success: { 200: "The group's records now (none)." },
+      answer: { data: 'group-permission', list: true },
+    },
   },
   {
     method: 'GET',
@@ -652,7 +1006,16 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: "A user's effective permissions on each table of a datamart",
-    docs: { answer: { data: 'effective-permission', list: true } },
+    docs: {
+      description:
+        'What a user really sees of each table of a datamart: their own record if they have one, else each of ' +
+        "their groups' records as a grant kept whole, expired records left out; with no record there is no access. " +
+        'Use it to check access before opening the BI for the user, or to explain what they see. It changes ' +
+        'nothing. Always the whole list, one entry per table of the datamart, and no `limit`: each entry is computed ' +
+        "from the user's own and all their groups' records on the datamart, read together, so a page would only " +
+        'slice that computation, not read less.',
+      answer: { data: 'effective-permission', list: true },
+    },
   },
   {
     method: 'PUT',
@@ -665,6 +1028,12 @@ export const routes: readonly Route[] = [
     ifMatch: true,
     summary: 'Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates',
     docs: {
+      description:
+        'Creates the schedule of this id, or replaces it: a schedule file (spec 2.7) naming flows of the tenant ' +
+        'and the triggers that start them, in a time zone; every problem is reported at once (400). The service ' +
+        'sets the version and the audit fields and computes the next fire; when it comes, the flows are queued to ' +
+        'their agents as a reload queues them (not while the tenant is inactive). Sending the same content again ' +
+        'changes nothing (same version, 200).',
       success: { 200: 'Replaced (or unchanged): the stored file.', 201: 'Created: the stored file.' },
       answer: scheduleFile,
       headers: scheduleVersion,
@@ -678,7 +1047,13 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: 'The schedules, each with its next fire',
-    docs: { answer: { data: 'schedule-summary', list: true } },
+    docs: {
+      description:
+        "The tenant's schedules, one line each: name, whether active, time zone, version, how many triggers and " +
+        'flows, and the next fire (null when there is none). Check `nextFireAt` to see that a schedule will run. ' +
+        'It changes nothing.',
+      answer: { data: 'schedule-summary', list: true },
+    },
   },
   {
     method: 'GET',
@@ -688,6 +1063,10 @@ export const routes: readonly Route[] = [
     table: 'read',
     summary: 'A schedule file, as YAML or JSON by Accept, with its version as ETag',
     docs: {
+      description:
+        'One schedule file as stored, with the version and audit fields the service set: YAML when Accept prefers ' +
+        '`application/yaml`, else JSON. Read it before editing: its ETag is the version to send back as If-Match. ' +
+        'It changes nothing.',
       success: { 200: 'The schedule file, as YAML when Accept prefers it, else JSON.' },
       answer: scheduleFile,
       headers: scheduleVersion,
@@ -701,7 +1080,12 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     ifMatch: true,
     summary: 'Delete a schedule (If-Match optional)',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        'Deletes a schedule: it fires no more. With If-Match only the version named is deleted (412 otherwise); ' +
+        'without it, whatever version is current. Deleting it again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'GET',
@@ -717,7 +1101,13 @@ export const routes: readonly Route[] = [
       },
     ],
     summary: 'The next fire instants of a schedule, in UTC and local time',
-    docs: { answer: { data: 'schedule-preview' } },
+    docs: {
+      description:
+        "The next fire instants of a schedule (`count` of them, 10 by default), each in UTC and in the schedule's " +
+        'time zone, with daylight-saving gaps and overlaps resolved as the firing resolves them. Use it to check ' +
+        'triggers before relying on them; an inactive schedule lists none. It changes nothing.',
+      answer: { data: 'schedule-preview' },
+    },
   },
   {
     method: 'GET',
@@ -727,7 +1117,14 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "A schedule's fires, newest first, with each flow's status",
-    docs: { answer: { data: 'schedule-run', list: true } },
+    docs: {
+      description:
+        "A schedule's fires, newest first: the slot (in UTC and local time), when it fired, the schedule's " +
+        'version, and what became of each flow (`enqueued`, `skipped_offline` or `flow_not_found`). Use it to see ' +
+        'whether a schedule ran and why a flow was not loaded; the loads themselves are in GET /tenant/runs. It ' +
+        'changes nothing.',
+      answer: { data: 'schedule-run', list: true },
+    },
   },
   {
     method: 'GET',
@@ -736,7 +1133,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: "The tenant's allowed alert channels (the webhook URL and its state, never the secret)",
-    docs: { answer: { data: 'settings' } },
+    docs: {
+      description:
+        "The tenant's alert channels: the webhook URL, whether it is enabled (and why it was disabled), how many " +
+        'attempts it takes at once, the state of its endpoint and when its signing secret was made; never the ' +
+        'secret itself. Check it when deliveries fail or wait. It changes nothing.',
+      answer: { data: 'settings' },
+    },
   },
   {
     method: 'PATCH',
@@ -746,7 +1149,15 @@ export const routes: readonly Route[] = [
     body: 'update-settings',
     table: 'readWrite',
     summary: 'Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once)',
-    docs: { answer: { data: 'settings' } },
+    docs: {
+      description:
+        "Sets, changes or removes the tenant's webhook channel. A URL set for the first time gets a signing " +
+        'secret, shown only in this answer (keep it to verify signatures); a new URL keeps the secret; `enabled: ' +
+        "false` turns the channel off and `true` back on (also after a receiver's 410 disabled it); `null` removes " +
+        'the webhook and its secrets. Each attempt goes to the URL set at that moment, and one made while the ' +
+        'channel is off or removed fails (redeliver it once it is back).',
+      answer: { data: 'settings' },
+    },
   },
   {
     method: 'POST',
@@ -755,7 +1166,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'A new webhook signing secret (shown once); the previous one also signs for 24 hours',
-    docs: { answer: { data: 'settings' } },
+    docs: {
+      description:
+        'Makes a new signing secret for the webhook, shown only in this answer. For 24 hours deliveries carry a ' +
+        'signature with the previous secret too, so the receiver can switch without losing one; older secrets stop ' +
+        'signing at once. 409 `no_webhook` when no webhook is set.',
+      answer: { data: 'settings' },
+    },
   },
   {
     method: 'POST',
@@ -766,7 +1183,15 @@ export const routes: readonly Route[] = [
     table: 'readWrite',
     idempotent: true,
     summary: 'Create an alert: its channels and content blocks',
-    docs: { answer: { data: 'alert' }, success: { 201: 'The alert.' } },
+    docs: {
+      description:
+        'Creates an alert of the tenant: its name, its channels (the webhook on or off) and its content blocks ' +
+        '(text, ai, report, chart), each with what it sends when a delivery brings no content. Creating it sends ' +
+        'nothing: deliveries come from POST /tenant/alerts/{id}/fire and …/send. A retry without an ' +
+        'Idempotency-Key creates a second alert.',
+      answer: { data: 'alert' },
+      success: { 201: 'The alert.' },
+    },
   },
   {
     method: 'GET',
@@ -776,7 +1201,11 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "The tenant's alerts",
-    docs: { answer: { data: 'alert', list: true } },
+    docs: {
+      description:
+        "The tenant's alerts, with their channels and content blocks. Use it to find an alert's id. It changes " + 'nothing.',
+      answer: { data: 'alert', list: true },
+    },
   },
   {
     method: 'GET',
@@ -785,7 +1214,11 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'An alert',
-    docs: { answer: { data: 'alert' } },
+    docs: {
+      description:
+        'One alert of the tenant: its name, channels and content blocks. Read it before changing it. It changes ' + 'nothing.',
+      answer: { data: 'alert' },
+    },
   },
   {
     method: 'PATCH',
@@ -795,7 +1228,12 @@ export const routes: readonly Route[] = [
     body: 'update-alert',
     table: 'readWrite',
     summary: "Change an alert's name, channels or content",
-    docs: { answer: { data: 'alert' } },
+    docs: {
+      description:
+        'Replaces the fields sent of an alert (its name, channels or content blocks); fields left out keep their ' +
+        'values. Deliveries queued already keep the body built when they were queued.',
+      answer: { data: 'alert' },
+    },
   },
   {
     method: 'DELETE',
@@ -804,7 +1242,12 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'readWrite',
     summary: 'Delete an alert (its deliveries stay readable until they expire)',
-    docs: { answer: { data: 'done' } },
+    docs: {
+      description:
+        'Deletes an alert: it can no longer be fired, sent or previewed. Its deliveries stay readable until they ' +
+        'expire, and those queued already are still attempted. Deleting it again is 404.',
+      answer: { data: 'done' },
+    },
   },
   {
     method: 'POST',
@@ -814,7 +1257,13 @@ export const routes: readonly Route[] = [
     body: 'alert-delivery',
     table: 'read',
     summary: 'The payload a delivery would send; sends nothing',
-    docs: { answer: { data: 'alert-preview' } },
+    docs: {
+      description:
+        'Builds the webhook body a delivery of this alert would POST for this user and content (spec 6), with its ' +
+        "size and whether it is within the 4 MB limit. Use it to test an alert's content or a receiver's parser: " +
+        'nothing is queued, sent or stored.',
+      answer: { data: 'alert-preview' },
+    },
   },
   {
     method: 'POST',
@@ -822,6 +1271,15 @@ export const routes: readonly Route[] = [
     handler: 'send-alert',
     ...queuesDelivery,
     summary: 'Force-send an alert: queue a webhook delivery and return its id',
+    docs: {
+      ...queuesDelivery.docs,
+      description:
+        "A user's force-send: builds the alert's webhook body for the user (the content sent, else the alert's own " +
+        'blocks) and queues a delivery, recorded with trigger `send`; the webhook deliverer POSTs it, signed, and ' +
+        'retries it on failure. Follow it with GET /tenant/deliveries/{id}. Refused with nothing queued when the ' +
+        "tenant is inactive or the alert's or the tenant's webhook channel is off (409), or when the body would be " +
+        'over 4 MB (413).',
+    },
   },
   {
     method: 'POST',
@@ -829,6 +1287,15 @@ export const routes: readonly Route[] = [
     handler: 'fire-alert',
     ...queuesDelivery,
     summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
+    docs: {
+      ...queuesDelivery.docs,
+      description:
+        'Called when the platform fires an alert for a user, with the content it generated: builds the webhook ' +
+        'body and queues a delivery, recorded with trigger `fire`; the webhook deliverer POSTs it, signed, and ' +
+        'retries it on failure. Follow it with GET /tenant/deliveries/{id}. Refused with nothing queued when the ' +
+        "tenant is inactive or the alert's or the tenant's webhook channel is off (409), or when the body would be " +
+        'over 4 MB (413).',
+    },
   },
   {
     method: 'GET',
@@ -838,7 +1305,13 @@ export const routes: readonly Route[] = [
     table: 'read',
     paginated: true,
     summary: "An alert's deliveries, newest first (kept 30 days)",
-    docs: { answer: { data: 'delivery', list: true } },
+    docs: {
+      description:
+        'The deliveries of one alert, newest first, each with its status (`queued`, `retrying`, `delivered` or ' +
+        '`failed`), its attempts and its next attempt. They stay readable after the alert is deleted, until they ' +
+        'expire (30 days by default). It changes nothing.',
+      answer: { data: 'delivery', list: true },
+    },
   },
   {
     method: 'GET',
@@ -847,7 +1320,13 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     summary: 'A delivery: status, attempts (time, status code or error), next attempt',
-    docs: { answer: { data: 'delivery' } },
+    docs: {
+      description:
+        "One delivery: its status, every attempt (when, and the receiver's status code or the error), the next " +
+        'attempt and, once failed, why. Use it to follow a delivery that send, fire or redeliver queued. It ' +
+        'changes nothing.',
+      answer: { data: 'delivery' },
+    },
   },
   {
     method: 'POST',
@@ -858,7 +1337,15 @@ export const routes: readonly Route[] = [
     sends: ['webhook'],
     payloads: 'read',
     summary: 'Queue a failed delivery again, with the same webhook-id',
-    docs: { answer: { data: 'delivery' }, success: { 202: 'The delivery, queued again.' } },
+    docs: {
+      description:
+        'Queues a failed delivery again for a new round of attempts, with the same body and the same `webhook-id`, ' +
+        'so a receiver that deduplicates on it handles it once. Only a failed delivery can go again, with the ' +
+        'channel enabled and its body not expired yet (409 otherwise); a second call while it is queued is 409 ' +
+        'too.',
+      answer: { data: 'delivery' },
+      success: { 202: 'The delivery, queued again.' },
+    },
   },
   {
     method: 'POST',
@@ -870,6 +1357,12 @@ export const routes: readonly Route[] = [
     signingKeys: true,
     summary: 'A login token and the URL that opens the BI authenticated (spec 4.6)',
     docs: {
+      description:
+        'Issues a login token for a user of the tenant (spec 4.6): a signed JWT valid for one hour and reusable ' +
+        'until then, and the ready URL, `https://{tenant_domain}/auth/api/<token>` (with `showMenu`, ' +
+        '`showDesksIcon` and, from `route`, `ref`), that opens the BI signed in. Call it from your backend each ' +
+        'time a signed-in user of yours opens the BI, then embed, redirect to or open the URL. Nothing is stored: ' +
+        'each call issues another token, and earlier ones work until they expire or are revoked.',
       success: { 200: 'The login token and the URL that opens the BI signed in (spec 4.6).' },
       answer: { schema: 'login-answer' },
     },
@@ -882,7 +1375,14 @@ export const routes: readonly Route[] = [
     body: 'revoke-login',
     table: 'readWrite',
     summary: "End a user's sessions and void the login tokens issued to them",
-    docs: { success: { 200: 'Revoked.' }, answer: { schema: 'revoke-login-answer' } },
+    docs: {
+      description:
+        'Voids every login token issued to a user up to now and ends their open BI sessions; what is issued ' +
+        'afterwards works. Call it when the user signs out of your application or loses access. Repeating it voids ' +
+        'whatever was issued since.',
+      success: { 200: 'Revoked.' },
+      answer: { schema: 'revoke-login-answer' },
+    },
   },
   {
     method: 'GET',
@@ -893,6 +1393,10 @@ export const routes: readonly Route[] = [
     signingKeys: true,
     summary: 'The public keys that verify login tokens',
     docs: {
+      description:
+        'The public keys (a JWK set, ES256, by `kid`) that verify login tokens. Fetch it if you check login tokens ' +
+        'yourself; signing keys are rotated, so cache it no longer than the five minutes it allows. It changes ' +
+        'nothing.',
       success: { 200: 'A JWK set (RFC 7517), cacheable for five minutes.' },
       answer: { schema: 'jwk-set', mediaType: 'application/jwk-set+json' },
     },
@@ -915,6 +1419,12 @@ export const routes: readonly Route[] = [
     ],
     summary: 'SSO landing: verifies a login token, opens a session, redirects into the BI',
     docs: {
+      description:
+        "Where a login URL takes the user's browser: verifies the login token (signature, expiry, this tenant " +
+        'domain, tenant active, user still linked, not revoked), opens a BI session (an 8-hour cookie that works ' +
+        'in an iframe) and redirects to the `ref` route if it is a path on this site, else to `/`. A backend does ' +
+        'not call it: the browser opens the `url` that POST /tenant/login answered. Each visit stores a new ' +
+        'session; a refused token gets an HTML page that says why.',
       success: { 302: 'Signed in: a session cookie, and a redirect to the route (`ref`) on the BI.' },
       answer: { none: true },
       headers: {
@@ -941,6 +1451,10 @@ export const routes: readonly Route[] = [
     table: 'read',
     summary: "The BI session's user, tenant and UI flags",
     docs: {
+      description:
+        "The BI session of the browser's cookie: its user, tenant, UI flags (`showMenu`, `showDesksIcon` from the " +
+        'login URL) and when it ends. The BI front end calls it on the tenant domain; a session that expired, was ' +
+        'revoked, or whose user, login or tenant changed is 401. It changes nothing.',
       answer: { data: 'session' },
       credential: {
         in: 'cookie',
@@ -955,7 +1469,15 @@ export const routes: readonly Route[] = [
     auth: ['agent'],
     table: 'readWrite',
     summary: 'Agent heartbeat: marks it online, returns the loads dispatched to it',
-    docs: { answer: { data: 'heartbeat' } },
+    docs: {
+      description:
+        "An agent's beat: marks it online for two minutes and answers the loads waiting for it (`runs`, oldest " +
+        "first, as many as fit in one answer), the tenant's development_variables once for all of them, and when " +
+        'to beat next (`nextHeartbeatInSeconds`, 48 to 72). The agent calls it in a loop; a run comes back in ' +
+        "every answer until the agent reports on it (POST /agent/runs/{id}). It changes only the agent's last " +
+        'heartbeat time.',
+      answer: { data: 'heartbeat' },
+    },
   },
   {
     method: 'POST',
@@ -965,7 +1487,13 @@ export const routes: readonly Route[] = [
     body: 'report-run',
     table: 'readWrite',
     summary: 'Agent reports a run running, succeeded or failed',
-    docs: { answer: { data: 'run' } },
+    docs: {
+      description:
+        'An agent reports on a run it took: `running`, then `succeeded` or `failed`, with an optional message. The ' +
+        "first report takes the run off the agent's heartbeat answers; status and message show in GET " +
+        "/tenant/runs. Another agent's run is 404, and a finished run cannot change (409 `run_finished`).",
+      answer: { data: 'run' },
+    },
   },
 ];
 

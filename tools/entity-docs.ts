@@ -10,6 +10,7 @@ import { format, resolveConfig } from 'prettier';
 import type { DeclaredEntity, Facet, KeyTemplate, UniqueClaim } from '#functions/core/store/entities.ts';
 import { entities } from '#functions/core/store/entity-declarations.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
+import { code, listed, replaceBlock, table } from './markdown.ts';
 
 export const architectureFile = fileURLToPath(new URL('../docs/architecture.md', import.meta.url));
 
@@ -18,12 +19,10 @@ export const blockMarkers = {
   dataModel: '<!-- generated: entities (npm run generate) -->',
   rules: '<!-- generated: entity rules (npm run generate) -->',
 } as const;
-export const endMarker = '<!-- end generated -->';
 
 type AnyTemplate = KeyTemplate<never>;
 
 const declared: readonly DeclaredEntity[] = Object.values(entities);
-const code = (text: string) => `\`${text}\``;
 
 /** How the table writes a facet: its name, and how its kind writes the value when that is not as it is. */
 function facetText(facet: Facet<string, never>): string {
@@ -48,10 +47,6 @@ const templateText = (template: AnyTemplate, given: Readonly<Record<string, stri
       })
       .join(''),
   );
-
-const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-const table = (header: readonly string[], rows: readonly string[][]) =>
-  [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
 
 /** The index column of an entity: its entry in `index` (with its sparse rule and writer), and an earlier version's. */
 function indexCell({ declaration }: DeclaredEntity, index: string): string {
@@ -143,9 +138,6 @@ function countRow(counted: DeclaredEntity): string[] {
   ];
 }
 
-const listed = (names: readonly string[]) =>
-  names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
-
 function sweepRow(deleted: DeclaredEntity): string[] {
   const sweep = deleted.declaration.sweep;
   if (!sweep) return [];
@@ -164,16 +156,6 @@ function rulesTable(): string {
   return table(['Rule the declarations state', 'Kept by'], rows);
 }
 
-/** `document` with the text after `marker`, up to the end marker, made `block`. */
-function replaceBlock(document: string, marker: string, block: string): string {
-  const start = document.indexOf(marker);
-  const end = document.indexOf(endMarker, start);
-  if (start === -1 || end === -1 || document.indexOf(marker, start + marker.length) !== -1) {
-    throw new Error(`${architectureFile} needs one ${marker}, followed by ${endMarker}`);
-  }
-  return `${document.slice(0, start + marker.length)}\n\n${block}\n${document.slice(end)}`;
-}
-
 /** `document` (docs/architecture.md as it is) with its generated blocks made afresh, as prettier writes them. */
 export async function generateArchitectureDoc(document: string): Promise<string> {
   const options = { ...(await resolveConfig(architectureFile)), filepath: architectureFile };
@@ -182,7 +164,7 @@ export async function generateArchitectureDoc(document: string): Promise<string>
     [blockMarkers.dataModel, dataModelTable()],
     [blockMarkers.rules, rulesTable()],
   ] as const) {
-    generated = replaceBlock(generated, marker, await format(block, options));
+    generated = replaceBlock(generated, marker, await format(block, options), architectureFile);
   }
   return generated;
 }

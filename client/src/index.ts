@@ -52,15 +52,19 @@ export type PathsFor<Kind extends TokenKind> = {
     };
 };
 
-/** A client for a token of `Kind`: `IntegratorClient`, `TenantClient` or `AgentClient`. */
-export type ServiceClient<Kind extends TokenKind> = Client<PathsFor<Kind>>;
+/**
+ * A client for a token of `Kind`: `IntegratorClient`, `TenantClient` or `AgentClient`. It reads JSON
+ * answers: a route that can also answer YAML (a schedule file) is typed as its JSON answer, not as a
+ * union to narrow.
+ */
+export type ServiceClient<Kind extends TokenKind> = Client<PathsFor<Kind>, 'application/json'>;
 export type IntegratorClient = ServiceClient<'client'>;
 export type TenantClient = ServiceClient<'tenant'>;
 export type AgentClient = ServiceClient<'agent'>;
 
 /** A client that sends `token` as its bearer token. */
 function withToken<Kind extends TokenKind>(token: string, options: ClientOptions): ServiceClient<Kind> {
-  const client = createClient<PathsFor<Kind>>({
+  const client = createClient<PathsFor<Kind>, 'application/json'>({
     baseUrl: options.baseUrl,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });

@@ -8,7 +8,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness check */
+    /**
+     * Liveness check
+     * @description Answers `{status: 'ok'}` as soon as the API's function runs. It reaches no dependency (not the table, not the queues), so it says that the API is up, not that every part of the service is. Point an uptime monitor or a deployment check at it; it changes nothing.
+     */
     get: operations['health'];
     put?: never;
     post?: never;
@@ -25,7 +28,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This API as an OpenAPI 3.1 document (generated from the route table and the schemas) */
+    /**
+     * This API as an OpenAPI 3.1 document (generated from the route table and the schemas)
+     * @description This document: every route with its bodies, answers and error codes, and the alert webhook, generated from the route table and the schemas. Fetch it to generate a client or to load the API into a tool; its content changes only with a deployment, so it may be cached for five minutes. Reading it changes nothing.
+     */
     get: operations['openapi'];
     put?: never;
     post?: never;
@@ -42,7 +48,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The API documentation page (Swagger UI, served by the service itself) */
+    /**
+     * The API documentation page (Swagger UI, served by the service itself)
+     * @description A page that renders this document with Swagger UI, served by the service itself: its script and styles come from GET /docs/{asset} and nothing from another origin. Open it in a browser to read the API, or to try a call with a token. It changes nothing.
+     */
     get: operations['docs'];
     put?: never;
     post?: never;
@@ -59,7 +68,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files) */
+    /**
+     * A script or style sheet of the documentation page (a fixed allow-list of Swagger UI's files)
+     * @description One of the three files the documentation page loads (Swagger UI's script and style sheet, and the script that starts it); any other name is 404. The page fetches them itself, so an integrator has no reason to call this. Gzipped when the browser accepts it, with an ETag for conditional requests; it changes nothing.
+     */
     get: operations['docsAsset'];
     put?: never;
     post?: never;
@@ -78,7 +90,9 @@ export interface paths {
     };
     /**
      * Who the bearer token belongs to (only the token lookup)
-     * @description Takes a client or a tenant token.
+     * @description Says whose a client or tenant token is: its kind and the client's or the tenant's id, from the token lookup alone. Call it to check that a token works and is the one you meant before using it: an unknown or revoked token is 401, a deleted tenant's is 404. It changes nothing.
+     *
+     *     Takes a client or a tenant token.
      */
     get: operations['whoami'];
     put?: never;
@@ -98,18 +112,24 @@ export interface paths {
     };
     /**
      * List the client's tenants
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description The client's live tenants, a page at a time: id, nome, dominio, ativo and the template still pending, if any (deleted tenants are not listed). Call it to match your customer records with the service's, or to find a tenant's id. It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listTenants'];
     put?: never;
     /**
      * Create a tenant (spec 4.1)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Creates a tenant of the client: its record, its domain (`<slug-of-nome>-<id>.<base domain>`, never changed), a default agent and the tenant token, which only this answer shows: store it, the tenant backend sends it on every `/tenant` route. The template named by `templateId` (else the client's default, when one is set) is applied at once to an active tenant, and kept pending until activation for an inactive one; should that apply fail, the tenant exists all the same and the template is applied within minutes. The answer has no reload plan: the tables the template created stay empty until the tenant's next POST /tenant/templates/apply lists their flows.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createTenant'];
     /**
      * Delete a tenant (spec 4.10)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Deletes one of the client's tenants (a soft delete): in one transaction it leaves the client's list and frees its place in the client's tenant quota, its token and its agents' tokens stop working (the tenant token answers 404 `Tenant not found` from then on), and a billing record (tenant, client, dates) is kept. Loads queued for its agents are dropped, and its BI sessions end. Call it when a customer leaves: it cannot be undone, and deleting it again is 404.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     delete: operations['deleteTenantDelete'];
     options?: never;
@@ -128,7 +148,9 @@ export interface paths {
     put?: never;
     /**
      * Delete a tenant, compatibility form (spec 4.3)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Deletes one of the client's tenants exactly as DELETE /tenants does (same body, same code path, same answer), for HTTP clients that cannot send a DELETE with a body. In one transaction the tenant is marked deleted, its token and its agents' tokens stop working, and a billing record is kept. Deleting it again is 404.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['deleteTenantPost'];
     delete?: never;
@@ -146,7 +168,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Deactivate a tenant */
+    /**
+     * Deactivate a tenant
+     * @description Deactivates one of the client's tenants, for example while an account is suspended. Its token still reads, but applying templates, reloading, login tokens and alert deliveries are refused (409 `tenant_inactive`), its schedules skip their fires, and every login token and BI session issued until now is void, also after a reactivation. Nothing is deleted: POST /tenants/{id}/activate undoes it, and repeating it is harmless.
+     */
     post: operations['deactivateTenant'];
     delete?: never;
     options?: never;
@@ -163,7 +188,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Activate a tenant */
+    /**
+     * Activate a tenant
+     * @description Activates one of the client's tenants: its token may again apply templates, reload, ask for login tokens and send alerts, and its schedules fire again. A tenant created inactive with a template gets that template applied now (by the follow-up sweeper within minutes, should this request stop first). Login tokens and sessions voided by the deactivation stay void; repeating it is harmless.
+     */
     post: operations['activateTenant'];
     delete?: never;
     options?: never;
@@ -178,7 +206,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One of the client’s tenants: its development_variables, template, state and dates */
+    /**
+     * One of the client’s tenants: its development_variables, template, state and dates
+     * @description One of the client's tenants as the client set it: nome, dominio, ativo, development_variables and scheduling granularity, the template version it has (and one still pending), with its creation and change dates. Read it before a PATCH: its ETag is the version to send back as If-Match. It changes nothing.
+     */
     get: operations['getClientTenant'];
     put?: never;
     post?: never;
@@ -187,7 +218,9 @@ export interface paths {
     head?: never;
     /**
      * Change a tenant's nome, development_variables or schedulingGranularity (If-Match guards against lost updates)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
+     * @description Changes what the client sets of a tenant; fields left out keep their values. `nome` renames it (its domain stays), `development_variables` replaces them whole (either format, checked as on creation; agents get the new ones with the next loads they take), and `schedulingGranularity` `minutes` allows Minute triggers in its schedules (going back to `hours` is 409 while a schedule has one). Answers the tenant as GET /tenants/{id} shows it, with its new ETag.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     patch: operations['updateTenant'];
     trace?: never;
@@ -201,7 +234,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Rotate a tenant's token */
+    /**
+     * Rotate a tenant's token
+     * @description Issues a new token for one of the client's tenants, shown only in this answer; the previous one stops working at once, with no grace period. Call it when a tenant token may have leaked, then give the new one to the tenant backend. Its agents' tokens are not affected; each call replaces the token again.
+     */
     post: operations['rotateTenantToken'];
     delete?: never;
     options?: never;
@@ -216,7 +252,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant of the token, with its applications and desks */
+    /**
+     * The tenant of the token, with its applications and desks
+     * @description The tenant of the token: its summary, the template version it has, and the applications, desks (with their tables) and flows its templates put in it. Call it to build your own BI menu (with `showMenu=0` login URLs, spec 4.6), or to find the flow ids that schedules and reload items name. It changes nothing.
+     */
     get: operations['getTenant'];
     put?: never;
     post?: never;
@@ -233,12 +272,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List the client's templates (spec 4.2) */
+    /**
+     * List the client's templates (spec 4.2)
+     * @description The client's templates, each as `{id, nome}` (spec 4.2). Call it to choose the `templateId` to create a tenant with, to apply, or to make the default. The whole list (at most the 1,000 templates a client may have) unless `limit` is sent. It changes nothing.
+     */
     get: operations['listTemplates'];
     put?: never;
     /**
      * Publish a new template (version 1)
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Publishes a new template of the client as version 1: a bundle of desks, tables with their columns, connections, flows (with the tables they read and write), applications and dashboards, in JSON or YAML. It is checked whole before anything is stored (unique keys, references that resolve, no flow cycles: 400 `invalid_template`), and its name must be new among the client's templates (409 names the template that has it). No tenant changes until the template is applied to it, at its creation or by POST /tenant/templates/apply.
+     *
+     *     The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['publishTemplate'];
     delete?: never;
@@ -254,17 +298,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A template: its latest bundle and version history */
+    /**
+     * A template: its latest bundle and version history
+     * @description One of the client's templates: the bundle of its latest version and the list of its versions. Read it to see what an apply would write, or before deleting it (its ETag is the latest version, to send back as If-Match). It changes nothing.
+     */
     get: operations['getTemplate'];
     /**
      * Publish a template's next version
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Publishes the next version of one of the client's templates, checked as a new template is (its name must stay its own). Tenants that have the template get the new version only when it is applied to them again; tenants created with it from now on get it at once. Sending the latest version's bundle again adds no version and answers the latest one, so a retry is safe.
+     *
+     *     The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     put: operations['publishTemplateVersion'];
     post?: never;
     /**
      * Delete a template and its versions (409 while it is the client's default; tenants keep what it applied)
-     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
+     * @description Deletes one of the client's templates with all its versions. Tenants keep everything it applied; a tenant still waiting to get it (created inactive with it) drops it. Refused (409 `template_is_default`) while it is the client's default: set another default, or none, first.
+     *
+     *     `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     delete: operations['deleteTemplate'];
     options?: never;
@@ -282,7 +333,9 @@ export interface paths {
     get?: never;
     /**
      * Set or clear the client's default template
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Sets the client's default template (`templateId`), or clears it (`null`): a tenant created without `templateId` gets the default applied. Tenants that exist already are not touched, and setting the same value again changes nothing.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     put: operations['setDefaultTemplate'];
     post?: never;
@@ -303,7 +356,9 @@ export interface paths {
     put?: never;
     /**
      * Apply a template to the tenant (spec 4.4)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Writes the latest version of one of the client's templates into the tenant of the token (spec 4.4): resources are matched by key, those in the template are created or overwritten (their ids kept), those not in it are left alone. Answers the `reloadPlan`: the flows that fill the tables this apply created or rebuilt (and those the tenant's creation, or an apply that stopped half-way, left empty), in dependency order; those tables stay empty until you send `{"items": reloadPlan}` to POST /tenant/templates/reload. Call it after publishing a new version, and once after creating a tenant with a template; applying again rewrites only what differs, and an inactive tenant or an apply already running is 409.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['applyTemplate'];
     delete?: never;
@@ -323,7 +378,9 @@ export interface paths {
     put?: never;
     /**
      * Queue the loads of flows, per agent and in dependency order (spec 4.5)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Queues the loads of flows (spec 4.5), usually an apply's `reloadPlan`: each item names a flow and the agent (`tokenId`) that runs it. Each online agent gets its loads on its own FIFO queue, in dependency order; the loads of an agent with no heartbeat in the last 2 minutes are `skipped_offline` and not queued (send them again once it is online). Every item is checked first: a flow or an agent that is not the tenant's is 400, with nothing queued. The reload worker then makes each load a `dispatched` run that its agent takes with its next heartbeat (GET /tenant/runs); without an Idempotency-Key, a repeat queues the loads again.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['reload'];
     delete?: never;
@@ -339,12 +396,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant's agents, online or not */
+    /**
+     * The tenant's agents, online or not
+     * @description The tenant's agents: id, nome (the slot that template connections name), whether it is the default agent, whether it is online (a heartbeat in the last 2 minutes) and its last heartbeat. Check it before a reload: an offline agent's loads are skipped. The whole list (at most the 50 agents a tenant may have) unless `limit` is sent. It changes nothing.
+     */
     get: operations['listAgents'];
     put?: never;
     /**
      * Add an agent (its token is shown once)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Adds an agent to the tenant, with a token that only this answer shows. Its name is a slot: the flows of a connection whose `agent` names it run on this agent, all others on the default agent; names are unique in the tenant. Call it to run loads on more than one machine; a retry without an Idempotency-Key is 409 `agent_name_taken`, the first attempt having taken the name.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createAgent'];
     delete?: never;
@@ -362,7 +424,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Give an agent a new token (the old one stops working) */
+    /**
+     * Give an agent a new token (the old one stops working)
+     * @description Issues a new token for one of the tenant's agents, shown only in this answer; the old one stops working at once. This is how the default agent, created with the tenant, gets its first token, and how a leaked token is replaced: configure the agent with the new one. Each call replaces the token again.
+     */
     post: operations['rotateAgentToken'];
     delete?: never;
     options?: never;
@@ -379,7 +444,9 @@ export interface paths {
     };
     /**
      * The tenant's runs, newest first
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description The tenant's runs, newest first: each load the reload worker handed to an agent, with its flow, agent, context, batch, status (`dispatched`, `running`, `succeeded` or `failed`) and the agent's message. Poll it to follow a reload, or a schedule's loads, to the end; runs are kept for a limited time (90 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listRuns'];
     put?: never;
@@ -397,12 +464,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Every user with their groups and effective permissions (spec 4.10) */
+    /**
+     * Every user with their groups and effective permissions (spec 4.10)
+     * @description Every user of the tenant with their groups and their effective permissions on each datamart table (spec 4.10): their own record on a table if they have one, else their groups' records, expired ones left out. Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. It changes nothing.
+     */
     get: operations['listUsers'];
     put?: never;
     /**
      * Add a user (login unique in the tenant)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Adds a user to the tenant: a login unique in the tenant, a nome and an optional e-mail. The user can then get login tokens (POST /tenant/login), join groups, own datamarts and receive permissions. Call it when a person gets access to the BI; a retry without an Idempotency-Key is 409 `login_taken`.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createUser'];
     delete?: never;
@@ -418,17 +490,25 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A user with their groups */
+    /**
+     * A user with their groups
+     * @description One user of the tenant with their groups and their effective permissions on each datamart table, as GET /tenant/users shows each user. Read it after changing a user's groups or permissions to see what they can now see. It changes nothing.
+     */
     get: operations['getUser'];
     put?: never;
     post?: never;
-    /** Unlink a user: their login tokens and sessions stop working */
+    /**
+     * Unlink a user: their login tokens and sessions stop working
+     * @description Unlinks a user from the tenant: their login tokens and BI sessions stop working at once, and their login is free to be used again. Their group memberships, datamart ownerships and permission records are deleted right after (by the follow-up sweeper, should this request stop first). Deleting the user again is 404.
+     */
     delete: operations['deleteUser'];
     options?: never;
     head?: never;
     /**
      * Change a user's login, name or e-mail
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Changes a user's login, nome or e-mail (`null` removes the e-mail); fields left out keep their values. A new login must be free in the tenant (409 otherwise), and changing it ends the user's BI sessions and voids the login tokens issued for the old one. Groups and permissions stay with the user.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     patch: operations['updateUser'];
     trace?: never;
@@ -440,12 +520,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The groups and their members */
+    /**
+     * The groups and their members
+     * @description Every group of the tenant with its members' user ids. Use it to see who inherits a group's permissions. The whole list (at most the 1,000 groups a tenant may have) unless `limit` is sent. It changes nothing.
+     */
     get: operations['listGroups'];
     put?: never;
     /**
      * Add a group
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Adds a group to the tenant, with no members. Put users in it (PUT /tenant/groups/{id}/members/{userId}) and give it permissions on datamarts: its members inherit them wherever they have no record of their own. A retry without an Idempotency-Key adds a second group.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createGroup'];
     delete?: never;
@@ -461,11 +546,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One group and its members */
+    /**
+     * One group and its members
+     * @description One group of the tenant with its members' user ids, as GET /tenant/groups shows each group. Read it after changing its members. It changes nothing.
+     */
     get: operations['getGroup'];
     put?: never;
     post?: never;
-    /** Remove a group and its memberships */
+    /**
+     * Remove a group and its memberships
+     * @description Removes a group: its members stop inheriting its permissions at once; the users themselves stay. Its memberships and datamart permission records are deleted right after (by the follow-up sweeper, should this request stop first). Deleting it again is 404.
+     */
     delete: operations['deleteGroup'];
     options?: never;
     head?: never;
@@ -480,10 +571,16 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Put a user in a group */
+    /**
+     * Put a user in a group
+     * @description Puts a user of the tenant in a group: from now on the user inherits the group's datamart permissions wherever they have no record of their own. Idempotent: for a user who is a member already, nothing changes.
+     */
     put: operations['addGroupMember'];
     post?: never;
-    /** Take a user out of a group */
+    /**
+     * Take a user out of a group
+     * @description Takes a user out of a group: they stop inheriting its permissions at once. Idempotent: removing a user who is not a member changes nothing (the group and the user must exist, else 404).
+     */
     delete: operations['removeGroupMember'];
     options?: never;
     head?: never;
@@ -497,12 +594,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The datamarts with their tables, columns and owners (spec 4.7) */
+    /**
+     * The datamarts with their tables, columns and owners (spec 4.7)
+     * @description Every datamart of the tenant with its tables (and their columns) and its owners (spec 4.7); the whole list unless `limit` is sent. Read it for the table ids and column names that permission records use. It changes nothing.
+     */
     get: operations['listDatamarts'];
     put?: never;
     /**
      * Create a datamart over tables of the tenant, with owners
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Creates a datamart: a name, a set of the tenant's tables (from its templates) and the users who own it (spec 2.3). Tables and owners must be the tenant's (400 names each one that is not). Nobody gets access from the datamart alone: give it with PUT /tenant/datamart/{id}/user/{userId} or …/group/{groupId}. A retry without an Idempotency-Key creates a second datamart.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createDatamart'];
     delete?: never;
@@ -518,17 +620,25 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One datamart with its tables, columns and owners */
+    /**
+     * One datamart with its tables, columns and owners
+     * @description One datamart of the tenant with its tables, their columns and its owners (spec 2.3). Read it for the table ids and column names that its permission records may use. It changes nothing.
+     */
     get: operations['getDatamart'];
     put?: never;
     post?: never;
-    /** Delete a datamart and its permission records */
+    /**
+     * Delete a datamart and its permission records
+     * @description Deletes a datamart: it is gone at once, and no permission record on it counts any more. Those records are deleted right after (by the follow-up sweeper, should this request stop first); the tables, users and groups stay. Deleting it again is 404.
+     */
     delete: operations['deleteDatamart'];
     options?: never;
     head?: never;
     /**
      * Rename a datamart or replace its tables or owners
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Renames a datamart, or replaces its list of tables or of owners (each list replaced whole; fields left out keep their values). Tables and owners must be the tenant's (400). Permission records on a table taken out stop counting at once and are deleted right after (by the follow-up sweeper, should this request stop first).
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     patch: operations['updateDatamart'];
     trace?: never;
@@ -540,7 +650,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** User permissions of a datamart (spec 4.8) */
+    /**
+     * User permissions of a datamart (spec 4.8)
+     * @description The user permission records on a datamart (spec 4.8), as they were set: per user and table, whether the table is visible and exportable, until when, the hidden columns and the row filters, not combined with the users' groups (GET …/user/{userId}/effective does that). The whole list unless `limit` is sent. It changes nothing.
+     */
     get: operations['listUserPermissions'];
     put?: never;
     post?: never;
@@ -557,7 +670,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Group permissions of a datamart (spec 4.9) */
+    /**
+     * Group permissions of a datamart (spec 4.9)
+     * @description The group permission records on a datamart (spec 4.9), as they were set: per group and table, whether the table is visible and exportable, until when, the hidden columns and the row filters. The whole list unless `limit` is sent. It changes nothing.
+     */
     get: operations['listGroupPermissions'];
     put?: never;
     post?: never;
@@ -577,11 +693,16 @@ export interface paths {
     get?: never;
     /**
      * Replace a user's permissions on a datamart
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Sets a user's permission records on a datamart: afterwards the user has exactly the records sent, at most one per table, and their records on other tables of it are removed. Each record says whether the table is visible, whether it may be exported, until when, which columns are hidden and which rows pass; on a table where the user has a record of their own, their groups' records do not apply. Tables, columns and expiry are checked (400); sending the same body again changes nothing.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     put: operations['replaceUserPermissions'];
     post?: never;
-    /** Remove a user's permissions on a datamart */
+    /**
+     * Remove a user's permissions on a datamart
+     * @description Removes every permission record a user has on a datamart: from now on they see its tables only through their groups. Idempotent: a user with no records keeps none (the datamart and the user must exist, else 404).
+     */
     delete: operations['removeUserPermissions'];
     options?: never;
     head?: never;
@@ -598,11 +719,16 @@ export interface paths {
     get?: never;
     /**
      * Replace a group's permissions on a datamart
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Sets a group's permission records on a datamart: afterwards the group has exactly the records sent, at most one per table, and its records on other tables of it are removed. Each member without a record of their own on a table gets the group's record as a grant, kept whole (with several groups, a cell is visible when one grant shows it). Tables, columns and expiry are checked (400); sending the same body again changes nothing.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     put: operations['replaceGroupPermissions'];
     post?: never;
-    /** Remove a group's permissions on a datamart */
+    /**
+     * Remove a group's permissions on a datamart
+     * @description Removes every permission record a group has on a datamart: its members stop inheriting access to its tables from it at once. Idempotent: a group with no records keeps none (the datamart and the group must exist, else 404).
+     */
     delete: operations['removeGroupPermissions'];
     options?: never;
     head?: never;
@@ -616,7 +742,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A user's effective permissions on each table of a datamart */
+    /**
+     * A user's effective permissions on each table of a datamart
+     * @description What a user really sees of each table of a datamart: their own record if they have one, else each of their groups' records as a grant kept whole, expired records left out; with no record there is no access. Use it to check access before opening the BI for the user, or to explain what they see. It changes nothing. Always the whole list, one entry per table of the datamart, and no `limit`: each entry is computed from the user's own and all their groups' records on the datamart, read together, so a page would only slice that computation, not read less.
+     */
     get: operations['effectivePermissions'];
     put?: never;
     post?: never;
@@ -633,17 +762,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A schedule file, as YAML or JSON by Accept, with its version as ETag */
+    /**
+     * A schedule file, as YAML or JSON by Accept, with its version as ETag
+     * @description One schedule file as stored, with the version and audit fields the service set: YAML when Accept prefers `application/yaml`, else JSON. Read it before editing: its ETag is the version to send back as If-Match. It changes nothing.
+     */
     get: operations['getSchedule'];
     /**
      * Create or replace a schedule file (spec 2.7), YAML or JSON; If-Match guards against lost updates
-     * @description The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
+     * @description Creates the schedule of this id, or replaces it: a schedule file (spec 2.7) naming flows of the tenant and the triggers that start them, in a time zone; every problem is reported at once (400). The service sets the version and the audit fields and computes the next fire; when it comes, the flows are queued to their agents as a reload queues them (not while the tenant is inactive). Sending the same content again changes nothing (same version, 200).
+     *
+     *     The body may be JSON or YAML (`Content-Type: application/yaml`). Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     put: operations['putSchedule'];
     post?: never;
     /**
      * Delete a schedule (If-Match optional)
-     * @description `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
+     * @description Deletes a schedule: it fires no more. With If-Match only the version named is deleted (412 otherwise); without it, whatever version is current. Deleting it again is 404.
+     *
+     *     `If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).
      */
     delete: operations['deleteSchedule'];
     options?: never;
@@ -660,7 +796,9 @@ export interface paths {
     };
     /**
      * The schedules, each with its next fire
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description The tenant's schedules, one line each: name, whether active, time zone, version, how many triggers and flows, and the next fire (null when there is none). Check `nextFireAt` to see that a schedule will run. It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listSchedules'];
     put?: never;
@@ -678,7 +816,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The next fire instants of a schedule, in UTC and local time */
+    /**
+     * The next fire instants of a schedule, in UTC and local time
+     * @description The next fire instants of a schedule (`count` of them, 10 by default), each in UTC and in the schedule's time zone, with daylight-saving gaps and overlaps resolved as the firing resolves them. Use it to check triggers before relying on them; an inactive schedule lists none. It changes nothing.
+     */
     get: operations['previewSchedule'];
     put?: never;
     post?: never;
@@ -697,7 +838,9 @@ export interface paths {
     };
     /**
      * A schedule's fires, newest first, with each flow's status
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description A schedule's fires, newest first: the slot (in UTC and local time), when it fired, the schedule's version, and what became of each flow (`enqueued`, `skipped_offline` or `flow_not_found`). Use it to see whether a schedule ran and why a flow was not loaded; the loads themselves are in GET /tenant/runs. It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listScheduleRuns'];
     put?: never;
@@ -715,7 +858,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant's allowed alert channels (the webhook URL and its state, never the secret) */
+    /**
+     * The tenant's allowed alert channels (the webhook URL and its state, never the secret)
+     * @description The tenant's alert channels: the webhook URL, whether it is enabled (and why it was disabled), how many attempts it takes at once, the state of its endpoint and when its signing secret was made; never the secret itself. Check it when deliveries fail or wait. It changes nothing.
+     */
     get: operations['getSettings'];
     put?: never;
     post?: never;
@@ -724,7 +870,9 @@ export interface paths {
     head?: never;
     /**
      * Set, change, pause, re-enable or remove the webhook channel (its signing secret is shown once)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Sets, changes or removes the tenant's webhook channel. A URL set for the first time gets a signing secret, shown only in this answer (keep it to verify signatures); a new URL keeps the secret; `enabled: false` turns the channel off and `true` back on (also after a receiver's 410 disabled it); `null` removes the webhook and its secrets. Each attempt goes to the URL set at that moment, and one made while the channel is off or removed fails (redeliver it once it is back).
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     patch: operations['updateSettings'];
     trace?: never;
@@ -738,7 +886,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A new webhook signing secret (shown once); the previous one also signs for 24 hours */
+    /**
+     * A new webhook signing secret (shown once); the previous one also signs for 24 hours
+     * @description Makes a new signing secret for the webhook, shown only in this answer. For 24 hours deliveries carry a signature with the previous secret too, so the receiver can switch without losing one; older secrets stop signing at once. 409 `no_webhook` when no webhook is set.
+     */
     post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
@@ -755,13 +906,17 @@ export interface paths {
     };
     /**
      * The tenant's alerts
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description The tenant's alerts, with their channels and content blocks. Use it to find an alert's id. It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listAlerts'];
     put?: never;
     /**
      * Create an alert: its channels and content blocks
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Creates an alert of the tenant: its name, its channels (the webhook on or off) and its content blocks (text, ai, report, chart), each with what it sends when a delivery brings no content. Creating it sends nothing: deliveries come from POST /tenant/alerts/{id}/fire and …/send. A retry without an Idempotency-Key creates a second alert.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['createAlert'];
     delete?: never;
@@ -777,17 +932,25 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** An alert */
+    /**
+     * An alert
+     * @description One alert of the tenant: its name, channels and content blocks. Read it before changing it. It changes nothing.
+     */
     get: operations['getAlert'];
     put?: never;
     post?: never;
-    /** Delete an alert (its deliveries stay readable until they expire) */
+    /**
+     * Delete an alert (its deliveries stay readable until they expire)
+     * @description Deletes an alert: it can no longer be fired, sent or previewed. Its deliveries stay readable until they expire, and those queued already are still attempted. Deleting it again is 404.
+     */
     delete: operations['deleteAlert'];
     options?: never;
     head?: never;
     /**
      * Change an alert's name, channels or content
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Replaces the fields sent of an alert (its name, channels or content blocks); fields left out keep their values. Deliveries queued already keep the body built when they were queued.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     patch: operations['updateAlert'];
     trace?: never;
@@ -803,7 +966,9 @@ export interface paths {
     put?: never;
     /**
      * The payload a delivery would send; sends nothing
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Builds the webhook body a delivery of this alert would POST for this user and content (spec 6), with its size and whether it is within the 4 MB limit. Use it to test an alert's content or a receiver's parser: nothing is queued, sent or stored.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['previewAlert'];
     delete?: never;
@@ -823,7 +988,9 @@ export interface paths {
     put?: never;
     /**
      * Force-send an alert: queue a webhook delivery and return its id
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description A user's force-send: builds the alert's webhook body for the user (the content sent, else the alert's own blocks) and queues a delivery, recorded with trigger `send`; the webhook deliverer POSTs it, signed, and retries it on failure. Follow it with GET /tenant/deliveries/{id}. Refused with nothing queued when the tenant is inactive or the alert's or the tenant's webhook channel is off (409), or when the body would be over 4 MB (413).
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['sendAlert'];
     delete?: never;
@@ -843,7 +1010,9 @@ export interface paths {
     put?: never;
     /**
      * The platform fired an alert for a user, with its generated content: queue a webhook delivery
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     * @description Called when the platform fires an alert for a user, with the content it generated: builds the webhook body and queues a delivery, recorded with trigger `fire`; the webhook deliverer POSTs it, signed, and retries it on failure. Follow it with GET /tenant/deliveries/{id}. Refused with nothing queued when the tenant is inactive or the alert's or the tenant's webhook channel is off (409), or when the body would be over 4 MB (413).
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
      */
     post: operations['fireAlert'];
     delete?: never;
@@ -861,7 +1030,9 @@ export interface paths {
     };
     /**
      * An alert's deliveries, newest first (kept 30 days)
-     * @description Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     * @description The deliveries of one alert, newest first, each with its status (`queued`, `retrying`, `delivered` or `failed`), its attempts and its next attempt. They stay readable after the alert is deleted, until they expire (30 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listDeliveries'];
     put?: never;
@@ -879,7 +1050,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A delivery: status, attempts (time, status code or error), next attempt */
+    /**
+     * A delivery: status, attempts (time, status code or error), next attempt
+     * @description One delivery: its status, every attempt (when, and the receiver's status code or the error), the next attempt and, once failed, why. Use it to follow a delivery that send, fire or redeliver queued. It changes nothing.
+     */
     get: operations['getDelivery'];
     put?: never;
     post?: never;
@@ -898,7 +1072,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Queue a failed delivery again, with the same webhook-id */
+    /**
+     * Queue a failed delivery again, with the same webhook-id
+     * @description Queues a failed delivery again for a new round of attempts, with the same body and the same `webhook-id`, so a receiver that deduplicates on it handles it once. Only a failed delivery can go again, with the channel enabled and its body not expired yet (409 otherwise); a second call while it is queued is 409 too.
+     */
     post: operations['redeliver'];
     delete?: never;
     options?: never;
@@ -917,7 +1094,9 @@ export interface paths {
     put?: never;
     /**
      * A login token and the URL that opens the BI authenticated (spec 4.6)
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Issues a login token for a user of the tenant (spec 4.6): a signed JWT valid for one hour and reusable until then, and the ready URL, `https://{tenant_domain}/auth/api/<token>` (with `showMenu`, `showDesksIcon` and, from `route`, `ref`), that opens the BI signed in. Call it from your backend each time a signed-in user of yours opens the BI, then embed, redirect to or open the URL. Nothing is stored: each call issues another token, and earlier ones work until they expire or are revoked.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['login'];
     delete?: never;
@@ -937,7 +1116,9 @@ export interface paths {
     put?: never;
     /**
      * End a user's sessions and void the login tokens issued to them
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description Voids every login token issued to a user up to now and ends their open BI sessions; what is issued afterwards works. Call it when the user signs out of your application or loses access. Repeating it voids whatever was issued since.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['revokeLogin'];
     delete?: never;
@@ -953,7 +1134,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The public keys that verify login tokens */
+    /**
+     * The public keys that verify login tokens
+     * @description The public keys (a JWK set, ES256, by `kid`) that verify login tokens. Fetch it if you check login tokens yourself; signing keys are rotated, so cache it no longer than the five minutes it allows. It changes nothing.
+     */
     get: operations['jwks'];
     put?: never;
     post?: never;
@@ -972,7 +1156,9 @@ export interface paths {
     };
     /**
      * SSO landing: verifies a login token, opens a session, redirects into the BI
-     * @description Authenticated by the login token in the path (from `POST /tenant/login`): an ES256 JWT for this tenant domain, valid one hour. Meant for a browser, on the tenant domain: answers a redirect or an HTML page.
+     * @description Where a login URL takes the user's browser: verifies the login token (signature, expiry, this tenant domain, tenant active, user still linked, not revoked), opens a BI session (an 8-hour cookie that works in an iframe) and redirects to the `ref` route if it is a path on this site, else to `/`. A backend does not call it: the browser opens the `url` that POST /tenant/login answered. Each visit stores a new session; a refused token gets an HTML page that says why.
+     *
+     *     Authenticated by the login token in the path (from `POST /tenant/login`): an ES256 JWT for this tenant domain, valid one hour. Meant for a browser, on the tenant domain: answers a redirect or an HTML page.
      */
     get: operations['landing'];
     put?: never;
@@ -992,7 +1178,9 @@ export interface paths {
     };
     /**
      * The BI session's user, tenant and UI flags
-     * @description Authenticated by the `__Host-bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).
+     * @description The BI session of the browser's cookie: its user, tenant, UI flags (`showMenu`, `showDesksIcon` from the login URL) and when it ends. The BI front end calls it on the tenant domain; a session that expired, was revoked, or whose user, login or tenant changed is 401. It changes nothing.
+     *
+     *     Authenticated by the `__Host-bi_session` cookie the SSO landing set on the tenant domain (not a bearer token).
      */
     get: operations['session'];
     put?: never;
@@ -1012,7 +1200,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Agent heartbeat: marks it online, returns the loads dispatched to it */
+    /**
+     * Agent heartbeat: marks it online, returns the loads dispatched to it
+     * @description An agent's beat: marks it online for two minutes and answers the loads waiting for it (`runs`, oldest first, as many as fit in one answer), the tenant's development_variables once for all of them, and when to beat next (`nextHeartbeatInSeconds`, 48 to 72). The agent calls it in a loop; a run comes back in every answer until the agent reports on it (POST /agent/runs/{id}). It changes only the agent's last heartbeat time.
+     */
     post: operations['agentHeartbeat'];
     delete?: never;
     options?: never;
@@ -1031,7 +1222,9 @@ export interface paths {
     put?: never;
     /**
      * Agent reports a run running, succeeded or failed
-     * @description Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     * @description An agent reports on a run it took: `running`, then `succeeded` or `failed`, with an optional message. The first report takes the run off the agent's heartbeat answers; status and message show in GET /tenant/runs. Another agent's run is 404, and a finished run cannot change (409 `run_finished`).
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['reportRun'];
     delete?: never;
@@ -1136,25 +1329,46 @@ export interface components {
      * @description A download URL; not permanent: the receiver must download and store the file.
      */
     'alert-webhook.downloadUrl': string;
-    /** @description One content block; what `generated` holds depends on `type`. */
+    /** @description One content block: `type` says which, and what `generated` holds. */
     'alert-webhook.block': {
       /** @enum {unknown} */
       type: 'text' | 'ai' | 'report' | 'chart';
-      /** @description The block's name. */
-      nome: components['schemas']['text.visibleText'];
-      generated: Record<string, never>;
-    } & (unknown & unknown & unknown);
-    'alert-webhook.blockTypeIs.textual': {
-      /** @enum {unknown} */
+    } & (
+      | components['schemas']['alert-webhook.textBlock']
+      | components['schemas']['alert-webhook.reportBlock']
+      | components['schemas']['alert-webhook.chartBlock']
+    );
+    /** @description The block's name. */
+    'alert-webhook.blockName': components['schemas']['text.visibleText'];
+    /** @description A text or ai block: its text. */
+    'alert-webhook.textBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
       type: 'text' | 'ai';
+      nome: components['schemas']['alert-webhook.blockName'];
+      generated: components['schemas']['alert-webhook.textGenerated'];
     };
-    'alert-webhook.blockTypeIs.report': {
-      /** @constant */
+    /** @description A report block: download URLs of its files. */
+    'alert-webhook.reportBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
       type: 'report';
+      nome: components['schemas']['alert-webhook.blockName'];
+      generated: components['schemas']['alert-webhook.reportGenerated'];
     };
-    'alert-webhook.blockTypeIs.chart': {
-      /** @constant */
+    /** @description A chart block: a dashboard, or a chart image. */
+    'alert-webhook.chartBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
       type: 'chart';
+      nome: components['schemas']['alert-webhook.blockName'];
+      generated: components['schemas']['alert-webhook.chartGenerated'];
     };
     /** @description text and ai blocks: the text. */
     'alert-webhook.textGenerated': {
@@ -1212,10 +1426,43 @@ export interface components {
     'create-alert.content': ({
       /** @enum {unknown} */
       type: 'text' | 'ai' | 'report' | 'chart';
-      /** @description The block's name. */
-      nome: components['schemas']['text.displayName'];
-      generated?: Record<string, never>;
-    } & (unknown & unknown & unknown))[];
+    } & (
+      | components['schemas']['create-alert.textBlock']
+      | components['schemas']['create-alert.reportBlock']
+      | components['schemas']['create-alert.chartBlock']
+    ))[];
+    /** @description The block's name. */
+    'create-alert.blockName': components['schemas']['text.displayName'];
+    /** @description A text or ai block; `generated`, its text. */
+    'create-alert.textBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'text' | 'ai';
+      nome: components['schemas']['create-alert.blockName'];
+      generated?: components['schemas']['alert-webhook.textGenerated'];
+    };
+    /** @description A report block; `generated`, download URLs of its files. */
+    'create-alert.reportBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'report';
+      nome: components['schemas']['create-alert.blockName'];
+      generated?: components['schemas']['alert-webhook.reportGenerated'];
+    };
+    /** @description A chart block; `generated`, a dashboard or a chart image. */
+    'create-alert.chartBlock': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'chart';
+      nome: components['schemas']['create-alert.blockName'];
+      generated?: components['schemas']['alert-webhook.chartGenerated'];
+    };
     /**
      * Create datamart request
      * @description Body of POST /tenant/datamart.
@@ -1385,10 +1632,7 @@ export interface components {
       nome?: components['schemas']['text.displayName'];
       /** @description Free text. */
       description?: string;
-      /** @description Key/value labels. */
-      labels?: {
-        [key: string]: components['schemas']['text.visibleText'];
-      };
+      labels?: components['schemas']['schedule.v2.labels'];
     };
     /**
      * Format: date-time
@@ -1411,29 +1655,19 @@ export interface components {
     'schedule.v2.trigger': {
       /** @enum {unknown} */
       type: 'Hour' | 'Minute' | 'Day' | 'Month' | 'Week';
-    } & (unknown & unknown & unknown & unknown & unknown);
-    'schedule.v2.typeIs.Hour': {
-      /** @constant */
-      type: 'Hour';
-    };
-    'schedule.v2.typeIs.Minute': {
-      /** @constant */
-      type: 'Minute';
-    };
-    'schedule.v2.typeIs.Day': {
-      /** @constant */
-      type: 'Day';
-    };
-    'schedule.v2.typeIs.Month': {
-      /** @constant */
-      type: 'Month';
-    };
-    'schedule.v2.typeIs.Week': {
-      /** @constant */
-      type: 'Week';
-    };
+    } & (
+      | components['schemas']['schedule.v2.windowTrigger']
+      | components['schemas']['schedule.v2.dayTrigger']
+      | components['schemas']['schedule.v2.monthTrigger']
+      | components['schemas']['schedule.v2.weekTrigger']
+    );
     /** @description Hour or Minute: every period hours or minutes inside the daily window start_time..end_time, never before start_when. */
     'schedule.v2.windowTrigger': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'Hour' | 'Minute';
       /** @description Hours or minutes between slots, an integer from 1 (spec 2.7, 8) to 525,600 (a year of minutes); one longer than the window (24 hours, 1,440 minutes) fires once a window, at start_time. */
       period: number;
       start_when: components['schemas']['schedule.v2.isoDateTime'];
@@ -1442,17 +1676,36 @@ export interface components {
     };
     /** @description Day: once a day at start_when (HH:MM). */
     'schedule.v2.dayTrigger': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'Day';
       start_when: components['schemas']['schedule.v2.localizedTime'];
     };
     /** @description Month: on day period (1 to 31, clamped to the month's last day) at start_when (HH:MM). */
     'schedule.v2.monthTrigger': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'Month';
       period: number;
       start_when: components['schemas']['schedule.v2.localizedTime'];
     };
     /** @description Week: on weekday period (0 = Sunday to 6 = Saturday) at start_when (HH:MM). */
     'schedule.v2.weekTrigger': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'Week';
       period: number;
       start_when: components['schemas']['schedule.v2.localizedTime'];
+    };
+    /** @description Key/value labels. */
+    'schedule.v2.labels': {
+      [key: string]: components['schemas']['text.visibleText'];
     };
     /**
      * Set default template request
@@ -1663,7 +1916,7 @@ export interface components {
         webhook: null | {
           /** @description Where alerts are POSTed. */
           url?: string;
-          /** @description false pauses deliveries; true resumes them (also after a 410, or after days without an answer disabled the channel). */
+          /** @description false turns the channel off: a fire or a send answers 409 `channel_inactive`, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel). */
           enabled?: boolean;
           /** @description Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt. */
           maxInFlight?: number;
@@ -1728,7 +1981,7 @@ export interface components {
       channels: {
         webhook: boolean;
       };
-      content: Record<string, never>[];
+      content: components['schemas']['create-alert.content'];
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1986,7 +2239,22 @@ export interface components {
     };
     /** JWK set (RFC 7517) */
     'jwk-set': {
-      keys: Record<string, never>[];
+      keys: {
+        /** @constant */
+        kty: 'EC';
+        /** @constant */
+        crv: 'P-256';
+        /** @description The key's x coordinate, base64url. */
+        x: string;
+        /** @description The key's y coordinate, base64url. */
+        y: string;
+        /** @description The key's id: a login token names it in its header. */
+        kid: string;
+        /** @constant */
+        alg: 'ES256';
+        /** @constant */
+        use: 'sig';
+      }[];
     };
     /** Login answer (spec 4.6) */
     'login-answer': {
@@ -2011,9 +2279,37 @@ export interface components {
     };
     /**
      * OpenAPI document
-     * @description An OpenAPI 3.1 document.
+     * @description An OpenAPI 3.1 document: this one. Its top level is typed; what lies under paths, components and webhooks is OpenAPI's own format (https://spec.openapis.org/oas/v3.1.0).
      */
-    'openapi-document': Record<string, never>;
+    'openapi-document': {
+      /** @description The OpenAPI version: 3.1.x. */
+      openapi: string;
+      info: {
+        title: string;
+        /** @description The service's version. */
+        version: string;
+        summary?: string;
+        description?: string;
+      };
+      servers?: {
+        url: string;
+      }[];
+      tags?: {
+        name: string;
+      }[];
+      /** @description Each path, with its operations. */
+      paths: {
+        [key: string]: Record<string, never>;
+      };
+      /** @description Schemas, responses, parameters, security schemes. */
+      components: {
+        [key: string]: Record<string, never>;
+      };
+      /** @description What the service sends. */
+      webhooks?: {
+        [key: string]: Record<string, never>;
+      };
+    };
     /**
      * The token's tenant
      * @description GET /tenant: the tenant, its template, and the applications, desks (with their tables) and flows its templates put in it.
@@ -2152,7 +2448,7 @@ export interface components {
       nextFireAt: string | null;
       /** Format: date-time */
       updatedAt: string;
-      labels?: Record<string, never>;
+      labels?: components['schemas']['schedule.v2.labels'];
     };
     /**
      * BI session
@@ -2414,7 +2710,7 @@ export interface components {
   parameters: {
     /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
     IdempotencyKey: string;
-    /** @description Page size. */
+    /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
     limit: number;
     /** @description The `nextCursor` of the previous page. */
     cursor: string;
@@ -2440,6 +2736,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "status": "ok"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['health'];
           };
@@ -2518,6 +2822,153 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "BI tenant administration API",
+           *         "version": "0.1.0",
+           *         "summary": "Integrators create tenants; tenant backends manage them."
+           *       },
+           *       "servers": [
+           *         {
+           *           "url": "/",
+           *           "description": "The service that serves this document"
+           *         }
+           *       ],
+           *       "tags": [
+           *         {
+           *           "name": "health",
+           *           "description": "`/health` (public)"
+           *         },
+           *         {
+           *           "name": "docs",
+           *           "description": "`/openapi.json`, `/docs` (public)"
+           *         },
+           *         {
+           *           "name": "whoami",
+           *           "description": "`/whoami` (client or tenant token)"
+           *         }
+           *       ],
+           *       "paths": {
+           *         "/health": {
+           *           "get": {
+           *             "tags": [
+           *               "health"
+           *             ],
+           *             "summary": "Liveness check",
+           *             "description": "Answers `{status: 'ok'}` as soon as the API's function runs. It reaches no dependency (not the table, not the queues), so it says that the API is up, not that every part of the service is. Point an uptime monitor or a deployment check at it; it changes nothing.",
+           *             "operationId": "health",
+           *             "security": [],
+           *             "responses": {
+           *               "200": {
+           *                 "description": "Success.",
+           *                 "content": {
+           *                   "application/json": {
+           *                     "schema": {
+           *                       "allOf": [
+           *                         {
+           *                           "$ref": "#/components/schemas/success-envelope"
+           *                         },
+           *                         {
+           *                           "type": "object",
+           *                           "required": [
+           *                             "data"
+           *                           ],
+           *                           "properties": {
+           *                             "data": {
+           *                               "$ref": "#/components/schemas/health"
+           *                             }
+           *                           }
+           *                         }
+           *                       ]
+           *                     },
+           *                     "example": {
+           *                       "status": "success",
+           *                       "data": {
+           *                         "status": "ok"
+           *                       }
+           *                     }
+           *                   }
+           *                 }
+           *               },
+           *               "400": {
+           *                 "description": "Invalid: every failing field, by JSON pointer.\n\n- `unknown_query_parameter`: A query parameter the route does not take.\n- `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *                 "content": {
+           *                   "application/json": {
+           *                     "schema": {
+           *                       "allOf": [
+           *                         {
+           *                           "$ref": "#/components/schemas/error-envelope"
+           *                         },
+           *                         {
+           *                           "type": "object",
+           *                           "properties": {
+           *                             "code": {
+           *                               "enum": [
+           *                                 "unknown_query_parameter",
+           *                                 "answer_too_large"
+           *                               ]
+           *                             }
+           *                           }
+           *                         }
+           *                       ]
+           *                     },
+           *                     "example": {
+           *                       "status": "error",
+           *                       "success": false,
+           *                       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *                       "code": "answer_too_large",
+           *                       "errors": [],
+           *                       "errorCount": 0,
+           *                       "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b"
+           *                     }
+           *                   }
+           *                 }
+           *               },
+           *               "429": {
+           *                 "$ref": "#/components/responses/TooManyRequests"
+           *               },
+           *               "500": {
+           *                 "description": "Something failed on our side.\n\n- `internal_error`: Something failed on our side; the logs have it under the same `requestId`.",
+           *                 "content": {
+           *                   "application/json": {
+           *                     "schema": {
+           *                       "allOf": [
+           *                         {
+           *                           "$ref": "#/components/schemas/error-envelope"
+           *                         },
+           *                         {
+           *                           "type": "object",
+           *                           "properties": {
+           *                             "code": {
+           *                               "enum": [
+           *                                 "internal_error"
+           *                               ]
+           *                             }
+           *                           }
+           *                         }
+           *                       ]
+           *                     },
+           *                     "example": {
+           *                       "status": "error",
+           *                       "success": false,
+           *                       "message": "Internal server error",
+           *                       "code": "internal_error",
+           *                       "errors": [],
+           *                       "errorCount": 0,
+           *                       "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b"
+           *                     }
+           *                   }
+           *                 }
+           *               }
+           *             }
+           *           }
+           *         }
+           *       },
+           *       "components": {}
+           *     }
+           */
           'application/json': components['schemas']['openapi-document'];
         };
       };
@@ -2728,6 +3179,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "kind": "client",
+           *         "clientId": 1
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['whoami'];
           };
@@ -2877,7 +3337,7 @@ export interface operations {
   listTenants: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -2894,6 +3354,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Acme",
+           *           "dominio": "acme-1.localhost",
+           *           "ativo": true,
+           *           "pendingTemplateId": null
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-summary'][];
           };
@@ -3045,6 +3520,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "token": "ten_1.1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": true
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-created'];
           };
@@ -3334,6 +3821,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -3345,6 +3838,7 @@ export interface operations {
        *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -3372,7 +3866,13 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -3594,6 +4094,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -3605,6 +4111,7 @@ export interface operations {
        *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -3632,7 +4139,13 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
           };
         };
       };
@@ -3848,6 +4361,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": false,
+           *         "pendingTemplateId": null
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-summary'];
           };
@@ -4055,6 +4580,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": true,
+           *         "pendingTemplateId": null
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-summary'];
           };
@@ -4264,6 +4801,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": true,
+           *         "pendingTemplateId": null,
+           *         "development_variables": {
+           *           "A": 1
+           *         },
+           *         "template": {
+           *           "id": 1,
+           *           "version": 1,
+           *           "appliedAt": "2026-03-02T09:00:00.094Z"
+           *         },
+           *         "schedulingGranularity": "hours",
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.000Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-detail'];
           };
@@ -4447,6 +5007,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": true,
+           *         "pendingTemplateId": null,
+           *         "development_variables": {
+           *           "WAREHOUSE": "south"
+           *         },
+           *         "template": {
+           *           "id": 1,
+           *           "version": 1,
+           *           "appliedAt": "2026-03-02T09:00:01.425Z"
+           *         },
+           *         "schedulingGranularity": "hours",
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:02.244Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['tenant-detail'];
           };
@@ -4736,6 +5319,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "token": "ten_1.1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['token-rotated'];
           };
@@ -4925,6 +5517,82 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Acme",
+           *         "dominio": "acme-1.localhost",
+           *         "ativo": true,
+           *         "pendingTemplateId": null,
+           *         "template": {
+           *           "id": 1,
+           *           "version": 2,
+           *           "appliedAt": "2026-03-02T09:00:00.000Z"
+           *         },
+           *         "schedulingGranularity": "hours",
+           *         "applications": [
+           *           {
+           *             "id": 1,
+           *             "key": "sales-app",
+           *             "nome": "Sales",
+           *             "route": "/apps/sales"
+           *           },
+           *           {
+           *             "id": 2,
+           *             "key": "stock-app",
+           *             "nome": "Stock",
+           *             "route": "/apps/stock"
+           *           }
+           *         ],
+           *         "desks": [
+           *           {
+           *             "id": 1,
+           *             "key": "sales",
+           *             "nome": "Sales",
+           *             "tables": [
+           *               {
+           *                 "id": 1,
+           *                 "key": "orders",
+           *                 "nome": "All orders"
+           *               },
+           *               {
+           *                 "id": 2,
+           *                 "key": "daily",
+           *                 "nome": "Daily sales"
+           *               },
+           *               {
+           *                 "id": 3,
+           *                 "key": "stock",
+           *                 "nome": "Stock"
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "flows": [
+           *           {
+           *             "id": 1,
+           *             "key": "daily-sales",
+           *             "nome": "Daily sales",
+           *             "context": "incremental"
+           *           },
+           *           {
+           *             "id": 2,
+           *             "key": "load-orders",
+           *             "nome": "Load orders",
+           *             "context": "full"
+           *           },
+           *           {
+           *             "id": 3,
+           *             "key": "load-stock",
+           *             "nome": "Load stock",
+           *             "context": "full"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['own-tenant'];
           };
@@ -5073,7 +5741,12 @@ export interface operations {
   };
   listTemplates: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -5086,6 +5759,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Retail 2"
+           *         },
+           *         {
+           *           "id": 2,
+           *           "nome": "Empty"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['template-summary'][];
           };
@@ -5094,6 +5782,7 @@ export interface operations {
       /**
        * @description Invalid: every failing field, by JSON pointer.
        *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -5115,7 +5804,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -5502,6 +6191,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Own",
+           *         "version": 1
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['template-published'];
           };
@@ -5755,6 +6454,149 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Retail 2",
+           *         "version": 2,
+           *         "bundle": {
+           *           "nome": "Retail 2",
+           *           "desks": [
+           *             {
+           *               "key": "sales",
+           *               "nome": "Sales"
+           *             }
+           *           ],
+           *           "tables": [
+           *             {
+           *               "key": "orders",
+           *               "nome": "Orders",
+           *               "desk": "sales",
+           *               "columns": [
+           *                 {
+           *                   "column_name": "order_id",
+           *                   "data_type": "integer",
+           *                   "label": "Order"
+           *                 },
+           *                 {
+           *                   "column_name": "total",
+           *                   "data_type": "decimal(12,2)",
+           *                   "label": "Total"
+           *                 }
+           *               ]
+           *             },
+           *             {
+           *               "key": "daily",
+           *               "nome": "Daily sales",
+           *               "desk": "sales",
+           *               "columns": [
+           *                 {
+           *                   "column_name": "day",
+           *                   "data_type": "date",
+           *                   "label": "Day"
+           *                 }
+           *               ]
+           *             },
+           *             {
+           *               "key": "stock",
+           *               "nome": "Stock",
+           *               "desk": "sales",
+           *               "columns": [
+           *                 {
+           *                   "column_name": "sku",
+           *                   "data_type": "text",
+           *                   "label": "SKU"
+           *                 }
+           *               ]
+           *             }
+           *           ],
+           *           "connections": [
+           *             {
+           *               "key": "erp",
+           *               "nome": "ERP",
+           *               "kind": "postgres"
+           *             },
+           *             {
+           *               "key": "warehouse",
+           *               "nome": "Warehouse",
+           *               "kind": "mysql",
+           *               "agent": "warehouse"
+           *             }
+           *           ],
+           *           "flows": [
+           *             {
+           *               "key": "daily-sales",
+           *               "nome": "Daily sales",
+           *               "connection": "erp",
+           *               "reads": [
+           *                 "orders"
+           *               ],
+           *               "writes": [
+           *                 "daily"
+           *               ],
+           *               "context": "incremental"
+           *             },
+           *             {
+           *               "key": "load-orders",
+           *               "nome": "Load orders",
+           *               "connection": "erp",
+           *               "writes": [
+           *                 "orders"
+           *               ],
+           *               "context": "full"
+           *             },
+           *             {
+           *               "key": "load-stock",
+           *               "nome": "Load stock",
+           *               "connection": "warehouse",
+           *               "writes": [
+           *                 "stock"
+           *               ],
+           *               "context": "full"
+           *             }
+           *           ],
+           *           "applications": [
+           *             {
+           *               "key": "sales-app",
+           *               "nome": "Sales",
+           *               "route": "/apps/sales"
+           *             }
+           *           ],
+           *           "dashboards": [
+           *             {
+           *               "key": "overview",
+           *               "nome": "Overview",
+           *               "application": "sales-app",
+           *               "widgets": [
+           *                 {
+           *                   "key": "by-day",
+           *                   "nome": "Sales by day",
+           *                   "kind": "chart",
+           *                   "table": "daily"
+           *                 }
+           *               ]
+           *             }
+           *           ]
+           *         },
+           *         "versions": [
+           *           {
+           *             "resources": 11,
+           *             "nome": "Retail",
+           *             "publishedAt": "2026-03-02T09:00:00.000Z",
+           *             "version": 1
+           *           },
+           *           {
+           *             "resources": 11,
+           *             "nome": "Retail 2",
+           *             "publishedAt": "2026-03-02T09:00:00.058Z",
+           *             "version": 2
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['template-detail'];
           };
@@ -6199,6 +7041,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Stock 2",
+           *         "version": 2
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['template-published'];
           };
@@ -6469,6 +7321,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -6695,6 +7553,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "templateId": 1
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['default-template'];
           };
@@ -6928,6 +7794,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "reloadPlan": [
+           *         {
+           *           "flowId": 2,
+           *           "tokenId": 1,
+           *           "context": "full"
+           *         },
+           *         {
+           *           "flowId": 1,
+           *           "tokenId": 1,
+           *           "context": "incremental"
+           *         },
+           *         {
+           *           "flowId": 3,
+           *           "tokenId": 1,
+           *           "context": "full"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['apply-template-answer'];
         };
       };
@@ -7209,6 +8097,34 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "results": [
+           *         {
+           *           "tokenId": 1,
+           *           "tenantId": 1,
+           *           "status": "enqueued",
+           *           "flowId": 2,
+           *           "context": "full"
+           *         },
+           *         {
+           *           "tokenId": 1,
+           *           "tenantId": 1,
+           *           "status": "enqueued",
+           *           "flowId": 1,
+           *           "context": "incremental"
+           *         },
+           *         {
+           *           "tokenId": 1,
+           *           "tenantId": 1,
+           *           "status": "enqueued",
+           *           "flowId": 3,
+           *           "context": "full"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['reload-answer'];
         };
       };
@@ -7218,6 +8134,7 @@ export interface operations {
        *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
        *     - `malformed_json`: The body is not valid JSON.
        *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
@@ -7251,6 +8168,7 @@ export interface operations {
               | 'malformed_body'
               | 'malformed_json'
               | 'validation_failed'
+              | 'invalid_query_parameter'
               | 'unknown_query_parameter'
               | 'invalid_idempotency_key'
               | 'answer_too_large'
@@ -7465,7 +8383,12 @@ export interface operations {
   };
   listAgents: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -7478,6 +8401,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "default",
+           *           "default": true,
+           *           "online": true,
+           *           "lastSeenAt": "2026-03-02T09:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['agent'][];
           };
@@ -7486,6 +8424,7 @@ export interface operations {
       /**
        * @description Invalid: every failing field, by JSON pointer.
        *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -7507,7 +8446,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -7651,6 +8590,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "etl-2",
+           *         "token": "agt_1.1-1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['agent-created'];
           };
@@ -7923,6 +8872,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "token": "agt_1.1-1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['token-rotated'];
           };
@@ -8101,7 +9059,7 @@ export interface operations {
   listRuns: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -8118,6 +9076,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 3,
+           *           "flowId": 3,
+           *           "tokenId": 1,
+           *           "context": "full",
+           *           "status": "succeeded",
+           *           "message": "ok",
+           *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "createdAt": "2026-03-02T09:00:00.226Z",
+           *           "updatedAt": "2026-03-02T09:00:00.986Z"
+           *         },
+           *         {
+           *           "id": 2,
+           *           "flowId": 1,
+           *           "tokenId": 1,
+           *           "context": "incremental",
+           *           "status": "succeeded",
+           *           "message": "ok",
+           *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "createdAt": "2026-03-02T09:00:00.119Z",
+           *           "updatedAt": "2026-03-02T09:00:00.915Z"
+           *         },
+           *         {
+           *           "id": 1,
+           *           "flowId": 2,
+           *           "tokenId": 1,
+           *           "context": "full",
+           *           "status": "succeeded",
+           *           "message": "ok",
+           *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "updatedAt": "2026-03-02T09:00:00.816Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['run'][];
           };
@@ -8268,7 +9267,7 @@ export interface operations {
   listUsers: {
     parameters: {
       query?: {
-        /** @description Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null on the last page). */
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
@@ -8285,6 +9284,129 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Ana",
+           *           "login": "ana@acme.com",
+           *           "groups": [
+           *             {
+           *               "id": 1,
+           *               "nome": "Sales"
+           *             }
+           *           ],
+           *           "permissions": [
+           *             {
+           *               "datamartId": 1,
+           *               "tableId": 1,
+           *               "allowed": true,
+           *               "allow_export": true,
+           *               "expires_in": null,
+           *               "hidden_columns": [
+           *                 "total"
+           *               ],
+           *               "row_filters": [
+           *                 [
+           *                   {
+           *                     "column": "order_id",
+           *                     "operator": ">=",
+           *                     "value": "1000"
+           *                   }
+           *                 ]
+           *               ],
+           *               "source": "groups",
+           *               "grants": [
+           *                 {
+           *                   "source": "group",
+           *                   "groupId": 1,
+           *                   "allow_export": true,
+           *                   "expires_in": null,
+           *                   "hidden_columns": [
+           *                     "total"
+           *                   ],
+           *                   "row_filters": [
+           *                     [
+           *                       {
+           *                         "column": "order_id",
+           *                         "operator": ">=",
+           *                         "value": "1000"
+           *                       }
+           *                     ]
+           *                   ]
+           *                 }
+           *               ]
+           *             },
+           *             {
+           *               "datamartId": 1,
+           *               "tableId": 2,
+           *               "allowed": true,
+           *               "allow_export": false,
+           *               "expires_in": "2030-01-01T00:00:00Z",
+           *               "hidden_columns": [],
+           *               "row_filters": null,
+           *               "source": "groups",
+           *               "grants": [
+           *                 {
+           *                   "source": "group",
+           *                   "groupId": 1,
+           *                   "allow_export": false,
+           *                   "expires_in": "2030-01-01T00:00:00Z",
+           *                   "hidden_columns": [],
+           *                   "row_filters": null
+           *                 }
+           *               ]
+           *             }
+           *           ]
+           *         },
+           *         {
+           *           "id": 2,
+           *           "nome": "Bia",
+           *           "login": "bia@acme.com",
+           *           "groups": [],
+           *           "permissions": [
+           *             {
+           *               "datamartId": 1,
+           *               "tableId": 1,
+           *               "allowed": true,
+           *               "allow_export": false,
+           *               "expires_in": null,
+           *               "hidden_columns": [],
+           *               "row_filters": [
+           *                 [
+           *                   {
+           *                     "column": "order_id",
+           *                     "operator": "=",
+           *                     "value": "7"
+           *                   }
+           *                 ]
+           *               ],
+           *               "source": "user",
+           *               "grants": [
+           *                 {
+           *                   "source": "user",
+           *                   "allow_export": false,
+           *                   "expires_in": null,
+           *                   "hidden_columns": [],
+           *                   "row_filters": [
+           *                     [
+           *                       {
+           *                         "column": "order_id",
+           *                         "operator": "=",
+           *                         "value": "7"
+           *                       }
+           *                     ]
+           *                   ]
+           *                 }
+           *               ]
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user-with-access'][];
           };
@@ -8461,6 +9583,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "them",
+           *         "login": "them@y.io",
+           *         "email": "them@y.io"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user'];
           };
@@ -8733,6 +9866,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Ana",
+           *         "login": "ana@acme.com",
+           *         "groups": [
+           *           {
+           *             "id": 1,
+           *             "nome": "Sales"
+           *           },
+           *           {
+           *             "id": 2,
+           *             "nome": "Totals"
+           *           }
+           *         ],
+           *         "permissions": [
+           *           {
+           *             "datamartId": 1,
+           *             "tableId": 1,
+           *             "allowed": true,
+           *             "allow_export": false,
+           *             "expires_in": null,
+           *             "hidden_columns": [
+           *               "total"
+           *             ],
+           *             "row_filters": null,
+           *             "source": "groups",
+           *             "grants": [
+           *               {
+           *                 "source": "group",
+           *                 "groupId": 1,
+           *                 "allow_export": false,
+           *                 "expires_in": null,
+           *                 "hidden_columns": [
+           *                   "total"
+           *                 ],
+           *                 "row_filters": null
+           *               },
+           *               {
+           *                 "source": "group",
+           *                 "groupId": 2,
+           *                 "allow_export": false,
+           *                 "expires_in": null,
+           *                 "hidden_columns": [],
+           *                 "row_filters": [
+           *                   [
+           *                     {
+           *                       "column": "order_id",
+           *                       "operator": ">=",
+           *                       "value": "1000"
+           *                     }
+           *                   ]
+           *                 ]
+           *               }
+           *             ]
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user-with-access'];
           };
@@ -8742,6 +9937,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -8763,7 +9959,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -8899,6 +10095,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -9102,6 +10304,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "ana",
+           *         "login": "ana.souza@acme.com"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user'];
           };
@@ -9349,7 +10561,12 @@ export interface operations {
   };
   listGroups: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -9362,6 +10579,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Analysts",
+           *           "members": [
+           *             1,
+           *             2
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group'][];
           };
@@ -9370,6 +10602,7 @@ export interface operations {
       /**
        * @description Invalid: every failing field, by JSON pointer.
        *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -9391,7 +10624,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -9535,6 +10768,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Ops",
+           *         "members": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group'];
           };
@@ -9801,6 +11044,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Ops",
+           *         "members": [
+           *           1
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group'];
           };
@@ -9967,6 +11222,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -10135,6 +11396,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "groupId": 1,
+           *         "userId": 1,
+           *         "member": true
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['membership'];
           };
@@ -10332,6 +11603,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "groupId": 1,
+           *         "userId": 1,
+           *         "member": false
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['membership'];
           };
@@ -10484,7 +11765,7 @@ export interface operations {
   listDatamarts: {
     parameters: {
       query?: {
-        /** @description Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null on the last page). */
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
@@ -10501,6 +11782,147 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "DM 0",
+           *           "dm_tables": [
+           *             {
+           *               "tableId": 1,
+           *               "table": {
+           *                 "id": 1,
+           *                 "nome": "Orders",
+           *                 "columns": [
+           *                   {
+           *                     "id": 1,
+           *                     "column_name": "order_id",
+           *                     "data_type": "integer",
+           *                     "label": "Order"
+           *                   },
+           *                   {
+           *                     "id": 2,
+           *                     "column_name": "total",
+           *                     "data_type": "decimal(12,2)",
+           *                     "label": "Total"
+           *                   }
+           *                 ]
+           *               }
+           *             },
+           *             {
+           *               "tableId": 2,
+           *               "table": {
+           *                 "id": 2,
+           *                 "nome": "Daily sales",
+           *                 "columns": [
+           *                   {
+           *                     "id": 3,
+           *                     "column_name": "day",
+           *                     "data_type": "date",
+           *                     "label": "Day"
+           *                   }
+           *                 ]
+           *               }
+           *             },
+           *             {
+           *               "tableId": 3,
+           *               "table": {
+           *                 "id": 3,
+           *                 "nome": "Stock",
+           *                 "columns": [
+           *                   {
+           *                     "id": 4,
+           *                     "column_name": "sku",
+           *                     "data_type": "text",
+           *                     "label": "SKU"
+           *                   }
+           *                 ]
+           *               }
+           *             }
+           *           ],
+           *           "owners": [
+           *             {
+           *               "userId": 1,
+           *               "user": {
+           *                 "id": 1,
+           *                 "nome": "User 0",
+           *                 "login": "u0@x.io"
+           *               }
+           *             }
+           *           ]
+           *         },
+           *         {
+           *           "id": 2,
+           *           "nome": "Keyed",
+           *           "dm_tables": [
+           *             {
+           *               "tableId": 1,
+           *               "table": {
+           *                 "id": 1,
+           *                 "nome": "Orders",
+           *                 "columns": [
+           *                   {
+           *                     "id": 1,
+           *                     "column_name": "order_id",
+           *                     "data_type": "integer",
+           *                     "label": "Order"
+           *                   },
+           *                   {
+           *                     "id": 2,
+           *                     "column_name": "total",
+           *                     "data_type": "decimal(12,2)",
+           *                     "label": "Total"
+           *                   }
+           *                 ]
+           *               }
+           *             },
+           *             {
+           *               "tableId": 2,
+           *               "table": {
+           *                 "id": 2,
+           *                 "nome": "Daily sales",
+           *                 "columns": [
+           *                   {
+           *                     "id": 3,
+           *                     "column_name": "day",
+           *                     "data_type": "date",
+           *                     "label": "Day"
+           *                   }
+           *                 ]
+           *               }
+           *             },
+           *             {
+           *               "tableId": 3,
+           *               "table": {
+           *                 "id": 3,
+           *                 "nome": "Stock",
+           *                 "columns": [
+           *                   {
+           *                     "id": 4,
+           *                     "column_name": "sku",
+           *                     "data_type": "text",
+           *                     "label": "SKU"
+           *                   }
+           *                 ]
+           *               }
+           *             }
+           *           ],
+           *           "owners": [
+           *             {
+           *               "userId": 1,
+           *               "user": {
+           *                 "id": 1,
+           *                 "nome": "User 0",
+           *                 "login": "u0@x.io"
+           *               }
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['datamart'][];
           };
@@ -10682,6 +12104,78 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Sales",
+           *         "dm_tables": [
+           *           {
+           *             "tableId": 1,
+           *             "table": {
+           *               "id": 1,
+           *               "nome": "Orders",
+           *               "columns": [
+           *                 {
+           *                   "id": 1,
+           *                   "column_name": "order_id",
+           *                   "data_type": "integer",
+           *                   "label": "Order"
+           *                 },
+           *                 {
+           *                   "id": 2,
+           *                   "column_name": "total",
+           *                   "data_type": "decimal(12,2)",
+           *                   "label": "Total"
+           *                 }
+           *               ]
+           *             }
+           *           },
+           *           {
+           *             "tableId": 2,
+           *             "table": {
+           *               "id": 2,
+           *               "nome": "Daily sales",
+           *               "columns": [
+           *                 {
+           *                   "id": 3,
+           *                   "column_name": "day",
+           *                   "data_type": "date",
+           *                   "label": "Day"
+           *                 }
+           *               ]
+           *             }
+           *           },
+           *           {
+           *             "tableId": 3,
+           *             "table": {
+           *               "id": 3,
+           *               "nome": "Stock",
+           *               "columns": [
+           *                 {
+           *                   "id": 4,
+           *                   "column_name": "sku",
+           *                   "data_type": "text",
+           *                   "label": "SKU"
+           *                 }
+           *               ]
+           *             }
+           *           }
+           *         ],
+           *         "owners": [
+           *           {
+           *             "userId": 1,
+           *             "user": {
+           *               "id": 1,
+           *               "nome": "Ana",
+           *               "login": "ana@x.io"
+           *             }
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['datamart'];
           };
@@ -10958,6 +12452,78 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Sales",
+           *         "dm_tables": [
+           *           {
+           *             "tableId": 1,
+           *             "table": {
+           *               "id": 1,
+           *               "nome": "Orders",
+           *               "columns": [
+           *                 {
+           *                   "id": 1,
+           *                   "column_name": "order_id",
+           *                   "data_type": "integer",
+           *                   "label": "Order"
+           *                 },
+           *                 {
+           *                   "id": 2,
+           *                   "column_name": "total",
+           *                   "data_type": "decimal(12,2)",
+           *                   "label": "Total"
+           *                 }
+           *               ]
+           *             }
+           *           },
+           *           {
+           *             "tableId": 2,
+           *             "table": {
+           *               "id": 2,
+           *               "nome": "Daily sales",
+           *               "columns": [
+           *                 {
+           *                   "id": 3,
+           *                   "column_name": "day",
+           *                   "data_type": "date",
+           *                   "label": "Day"
+           *                 }
+           *               ]
+           *             }
+           *           },
+           *           {
+           *             "tableId": 3,
+           *             "table": {
+           *               "id": 3,
+           *               "nome": "Stock",
+           *               "columns": [
+           *                 {
+           *                   "id": 4,
+           *                   "column_name": "sku",
+           *                   "data_type": "text",
+           *                   "label": "SKU"
+           *                 }
+           *               ]
+           *             }
+           *           }
+           *         ],
+           *         "owners": [
+           *           {
+           *             "userId": 1,
+           *             "user": {
+           *               "id": 1,
+           *               "nome": "Ana",
+           *               "login": "ana@x.io"
+           *             }
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['datamart'];
           };
@@ -11124,6 +12690,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -11304,6 +12876,56 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "V",
+           *         "dm_tables": [
+           *           {
+           *             "tableId": 1,
+           *             "table": {
+           *               "id": 1,
+           *               "nome": "Orders",
+           *               "columns": [
+           *                 {
+           *                   "id": 1,
+           *                   "column_name": "order_id",
+           *                   "data_type": "integer",
+           *                   "label": "Order"
+           *                 },
+           *                 {
+           *                   "id": 2,
+           *                   "column_name": "total",
+           *                   "data_type": "decimal(12,2)",
+           *                   "label": "Total"
+           *                 }
+           *               ]
+           *             }
+           *           }
+           *         ],
+           *         "owners": [
+           *           {
+           *             "userId": 1,
+           *             "user": {
+           *               "id": 1,
+           *               "nome": "Ana",
+           *               "login": "ana@acme.com"
+           *             }
+           *           },
+           *           {
+           *             "userId": 2,
+           *             "user": {
+           *               "id": 2,
+           *               "nome": "Bia",
+           *               "login": "bia@acme.com"
+           *             }
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['datamart'];
           };
@@ -11555,7 +13177,7 @@ export interface operations {
   listUserPermissions: {
     parameters: {
       query?: {
-        /** @description Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null on the last page). */
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
@@ -11575,6 +13197,37 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "userId": 1,
+           *           "user": {
+           *             "id": 1,
+           *             "nome": "Bia",
+           *             "login": "bia@acme.com"
+           *           },
+           *           "tableId": 1,
+           *           "table": {
+           *             "id": 1,
+           *             "nome": "Orders"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": false,
+           *           "expires_in": null,
+           *           "hidden_columns": [],
+           *           "filters": [
+           *             {
+           *               "column": "order_id",
+           *               "value": "7",
+           *               "operator": "="
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user-permission'][];
           };
@@ -11727,7 +13380,7 @@ export interface operations {
   listGroupPermissions: {
     parameters: {
       query?: {
-        /** @description Page size. Without it the answer is the whole list, exactly as the spec shows it (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null on the last page). */
+        /** @description Page size. Without it the answer is the whole list, as the spec shows its lists (never silently fewer: a list too large for one answer, over 6 MB, is a 400 `answer_too_large` that says to send `limit`). With it, a page, and `nextCursor` beside `data` (null exactly on the last page). */
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
@@ -11747,6 +13400,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "groupId": 1,
+           *           "group": {
+           *             "id": 1,
+           *             "nome": "Sales"
+           *           },
+           *           "tableId": 1,
+           *           "table": {
+           *             "id": 1,
+           *             "nome": "Orders"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": true,
+           *           "expires_in": null,
+           *           "hidden_columns": [
+           *             "total"
+           *           ],
+           *           "filters": [
+           *             {
+           *               "column": "order_id",
+           *               "value": "1000",
+           *               "operator": ">="
+           *             }
+           *           ]
+           *         },
+           *         {
+           *           "groupId": 1,
+           *           "group": {
+           *             "id": 1,
+           *             "nome": "Sales"
+           *           },
+           *           "tableId": 2,
+           *           "table": {
+           *             "id": 2,
+           *             "nome": "Daily sales"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": false,
+           *           "expires_in": "2030-01-01T00:00:00Z",
+           *           "hidden_columns": [],
+           *           "filters": []
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group-permission'][];
           };
@@ -11942,6 +13644,37 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "userId": 1,
+           *           "user": {
+           *             "id": 1,
+           *             "nome": "Bia",
+           *             "login": "bia@acme.com"
+           *           },
+           *           "tableId": 1,
+           *           "table": {
+           *             "id": 1,
+           *             "nome": "Orders"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": false,
+           *           "expires_in": null,
+           *           "hidden_columns": [],
+           *           "filters": [
+           *             {
+           *               "column": "order_id",
+           *               "operator": "=",
+           *               "value": "7"
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user-permission'][];
           };
@@ -12211,6 +13944,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": []
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['user-permission'][];
           };
@@ -12435,6 +14174,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "groupId": 1,
+           *           "group": {
+           *             "id": 1,
+           *             "nome": "Sales"
+           *           },
+           *           "tableId": 1,
+           *           "table": {
+           *             "id": 1,
+           *             "nome": "Orders"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": true,
+           *           "expires_in": null,
+           *           "hidden_columns": [
+           *             "total"
+           *           ],
+           *           "filters": [
+           *             {
+           *               "column": "order_id",
+           *               "operator": ">=",
+           *               "value": "1000"
+           *             }
+           *           ]
+           *         },
+           *         {
+           *           "groupId": 1,
+           *           "group": {
+           *             "id": 1,
+           *             "nome": "Sales"
+           *           },
+           *           "tableId": 2,
+           *           "table": {
+           *             "id": 2,
+           *             "nome": "Daily sales"
+           *           },
+           *           "allowed": true,
+           *           "allow_export": false,
+           *           "expires_in": "2030-01-01T00:00:00Z",
+           *           "hidden_columns": [],
+           *           "filters": []
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group-permission'][];
           };
@@ -12704,6 +14492,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": []
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['group-permission'][];
           };
@@ -12902,6 +14696,71 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "tableId": 1,
+           *           "allowed": true,
+           *           "allow_export": true,
+           *           "expires_in": null,
+           *           "hidden_columns": [
+           *             "total"
+           *           ],
+           *           "row_filters": [
+           *             [
+           *               {
+           *                 "column": "order_id",
+           *                 "operator": ">=",
+           *                 "value": "1000"
+           *               }
+           *             ]
+           *           ],
+           *           "source": "groups",
+           *           "grants": [
+           *             {
+           *               "source": "group",
+           *               "groupId": 1,
+           *               "allow_export": true,
+           *               "expires_in": null,
+           *               "hidden_columns": [
+           *                 "total"
+           *               ],
+           *               "row_filters": [
+           *                 [
+           *                   {
+           *                     "column": "order_id",
+           *                     "operator": ">=",
+           *                     "value": "1000"
+           *                   }
+           *                 ]
+           *               ]
+           *             }
+           *           ]
+           *         },
+           *         {
+           *           "tableId": 2,
+           *           "allowed": true,
+           *           "allow_export": false,
+           *           "expires_in": "2030-01-01T00:00:00Z",
+           *           "hidden_columns": [],
+           *           "row_filters": null,
+           *           "source": "groups",
+           *           "grants": [
+           *             {
+           *               "source": "group",
+           *               "groupId": 1,
+           *               "allow_export": false,
+           *               "expires_in": "2030-01-01T00:00:00Z",
+           *               "hidden_columns": [],
+           *               "row_filters": null
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['effective-permission'][];
           };
@@ -12911,6 +14770,7 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -12932,7 +14792,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -13071,6 +14931,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "fileName": "schedule-1.yaml",
+           *         "header": {
+           *           "id": 1,
+           *           "kind": "schedule",
+           *           "nome": "Nightly"
+           *         },
+           *         "body": {
+           *           "nome": "Renamed",
+           *           "ativo": true,
+           *           "timezone": "America/Sao_Paulo",
+           *           "version": 2,
+           *           "flows": [
+           *             {
+           *               "flow_etl_id": 1,
+           *               "context": "full"
+           *             }
+           *           ],
+           *           "triggers": [
+           *             {
+           *               "type": "Day",
+           *               "start_when": "06:30"
+           *             }
+           *           ],
+           *           "tags": [
+           *             "nightly"
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "createdBy": "tenant:1",
+           *           "updatedAt": "2026-03-02T09:00:00.098Z",
+           *           "updatedBy": "tenant:1"
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
@@ -13342,6 +15240,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "fileName": "schedule-1.yaml",
+           *         "header": {
+           *           "id": 1,
+           *           "kind": "schedule",
+           *           "nome": "Nightly"
+           *         },
+           *         "body": {
+           *           "nome": "Renamed",
+           *           "ativo": true,
+           *           "timezone": "America/Sao_Paulo",
+           *           "version": 2,
+           *           "flows": [
+           *             {
+           *               "flow_etl_id": 1,
+           *               "context": "full"
+           *             }
+           *           ],
+           *           "triggers": [
+           *             {
+           *               "type": "Day",
+           *               "start_when": "06:30"
+           *             }
+           *           ],
+           *           "tags": [
+           *             "nightly"
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "createdBy": "tenant:1",
+           *           "updatedAt": "2026-03-02T09:00:00.098Z",
+           *           "updatedBy": "tenant:1"
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
@@ -13356,6 +15292,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "fileName": "schedule-1.yaml",
+           *         "header": {
+           *           "id": 1,
+           *           "kind": "schedule",
+           *           "nome": "Nightly"
+           *         },
+           *         "body": {
+           *           "nome": "Nightly loads",
+           *           "ativo": true,
+           *           "timezone": "America/Sao_Paulo",
+           *           "version": 1,
+           *           "flows": [
+           *             {
+           *               "flow_etl_id": 1,
+           *               "context": "full"
+           *             }
+           *           ],
+           *           "triggers": [
+           *             {
+           *               "type": "Minute",
+           *               "period": 15,
+           *               "start_when": "2026-01-01T00:00",
+           *               "start_time": "00:00",
+           *               "end_time": "23:59"
+           *             }
+           *           ],
+           *           "tags": [
+           *             "nightly"
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "createdBy": "tenant:1",
+           *           "updatedAt": "2026-03-02T09:00:00.000Z",
+           *           "updatedBy": "tenant:1"
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
@@ -13651,6 +15628,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -13856,7 +15839,7 @@ export interface operations {
   listSchedules: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -13873,6 +15856,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Nightly loads",
+           *           "ativo": true,
+           *           "timezone": "America/Sao_Paulo",
+           *           "version": 1,
+           *           "triggers": 1,
+           *           "flows": 1,
+           *           "nextFireAt": "2026-03-03T09:30:00.000Z",
+           *           "updatedAt": "2026-03-02T09:00:00.000Z"
+           *         },
+           *         {
+           *           "id": 2,
+           *           "nome": "Nightly loads",
+           *           "ativo": false,
+           *           "timezone": "America/Sao_Paulo",
+           *           "version": 1,
+           *           "triggers": 1,
+           *           "flows": 1,
+           *           "nextFireAt": null,
+           *           "updatedAt": "2026-03-02T09:00:00.067Z"
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule-summary'][];
           };
@@ -14041,6 +16054,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "ativo": true,
+           *         "timezone": "UTC",
+           *         "fires": [
+           *           {
+           *             "utc": "2026-03-03T08:00:00.000Z",
+           *             "local": "2026-03-03T08:00:00Z"
+           *           },
+           *           {
+           *             "utc": "2026-03-04T08:00:00.000Z",
+           *             "local": "2026-03-04T08:00:00Z"
+           *           },
+           *           {
+           *             "utc": "2026-03-05T08:00:00.000Z",
+           *             "local": "2026-03-05T08:00:00Z"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule-preview'];
           };
@@ -14193,7 +16230,7 @@ export interface operations {
   listScheduleRuns: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -14213,6 +16250,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "slot": "2026-01-02T00:00:00.000Z",
+           *           "slotLocal": "2026-01-02T00:00:00.000Z",
+           *           "firedAt": "2026-03-02T09:00:00.000Z",
+           *           "scheduleVersion": 1,
+           *           "status": "fired",
+           *           "flows": []
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule-run'][];
           };
@@ -14377,6 +16430,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "alertChannels": {
+           *           "webhook": {
+           *             "url": "https://hooks.example.com/gone",
+           *             "enabled": false,
+           *             "disabledAt": "2026-03-02T09:00:00.049Z",
+           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.048Z",
+           *             "maxInFlight": 2,
+           *             "endpoint": {
+           *               "state": "closed",
+           *               "stalls": 0,
+           *               "inFlight": 0,
+           *               "maxInFlight": 2
+           *             },
+           *             "secretCreatedAt": "2026-03-02T09:00:00.000Z"
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['settings'];
           };
@@ -14551,6 +16627,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "alertChannels": {
+           *           "webhook": {
+           *             "url": "https://hooks.example.com/a",
+           *             "enabled": true,
+           *             "maxInFlight": 2,
+           *             "endpoint": {
+           *               "state": "closed",
+           *               "stalls": 0,
+           *               "inFlight": 0,
+           *               "maxInFlight": 2
+           *             },
+           *             "secretCreatedAt": "2026-03-02T09:00:00.000Z",
+           *             "signingSecret": "whsec_9tJOB/a8D5L4dMtUyBygX4m6R6Gf7TLDs2hSWsgMaiE="
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['settings'];
           };
@@ -14802,6 +16900,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "alertChannels": {
+           *           "webhook": {
+           *             "url": "https://hooks.example.com/a",
+           *             "enabled": true,
+           *             "maxInFlight": 2,
+           *             "endpoint": {
+           *               "state": "closed",
+           *               "stalls": 0,
+           *               "inFlight": 0,
+           *               "maxInFlight": 2
+           *             },
+           *             "secretCreatedAt": "2026-03-02T09:00:00.000Z",
+           *             "signingSecret": "whsec_9tJOB/a8D5L4dMtUyBygX4m6R6Gf7TLDs2hSWsgMaiE="
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['settings'];
           };
@@ -14979,7 +17099,7 @@ export interface operations {
   listAlerts: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -14996,6 +17116,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "nome": "Daily sales",
+           *           "channels": {
+           *             "webhook": true
+           *           },
+           *           "content": [
+           *             {
+           *               "type": "text",
+           *               "generated": {
+           *                 "text": "Hi"
+           *               },
+           *               "nome": "Intro"
+           *             }
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "updatedAt": "2026-03-02T09:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['alert'][];
           };
@@ -15182,6 +17328,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Other",
+           *         "channels": {
+           *           "webhook": true
+           *         },
+           *         "content": [
+           *           {
+           *             "type": "text",
+           *             "nome": "Intro",
+           *             "generated": {
+           *               "text": "Hi"
+           *             }
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.000Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['alert'];
           };
@@ -15448,6 +17617,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Both",
+           *         "channels": {
+           *           "webhook": false
+           *         },
+           *         "content": [
+           *           {
+           *             "type": "text",
+           *             "generated": {
+           *               "text": "Hi"
+           *             },
+           *             "nome": "Intro"
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.018Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['alert'];
           };
@@ -15614,6 +17806,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": true
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['done'];
           };
@@ -15791,6 +17989,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "nome": "Both",
+           *         "channels": {
+           *           "webhook": true
+           *         },
+           *         "content": [
+           *           {
+           *             "type": "text",
+           *             "generated": {
+           *               "text": "Hi"
+           *             },
+           *             "nome": "Intro"
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.014Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['alert'];
           };
@@ -16047,6 +18268,34 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "payload": {
+           *           "alert": {
+           *             "nome": "Daily sales",
+           *             "id": 1
+           *           },
+           *           "user": {
+           *             "id": "u-9"
+           *           },
+           *           "content": [
+           *             {
+           *               "type": "text",
+           *               "nome": "Intro",
+           *               "generated": {
+           *                 "text": "Hi"
+           *               }
+           *             }
+           *           ],
+           *           "timestamp": "2026-03-02T09:00:00.000Z"
+           *         },
+           *         "bytes": 167,
+           *         "withinLimit": true
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['alert-preview'];
           };
@@ -16306,6 +18555,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "status": "queued"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['delivery-queued'];
           };
@@ -16605,6 +18864,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "status": "queued"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['delivery-queued'];
           };
@@ -16865,7 +19134,7 @@ export interface operations {
   listDeliveries: {
     parameters: {
       query?: {
-        /** @description Page size. */
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
@@ -16885,6 +19154,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "alertId": 1,
+           *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *           "trigger": "send",
+           *           "status": "retrying",
+           *           "bytes": 101,
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "attempts": [
+           *             {
+           *               "at": "2026-03-02T09:00:00.154Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 14,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:01.286Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 13,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:02.376Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 5,
+           *               "url": "https://hooks.example.com/x"
+           *             }
+           *           ],
+           *           "nextAttemptAt": "2026-03-02T09:00:04.550Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['delivery'][];
           };
@@ -17052,6 +19359,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "alertId": 1,
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "trigger": "fire",
+           *         "status": "retrying",
+           *         "bytes": 602,
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "attempts": [
+           *           {
+           *             "at": "2026-03-02T09:00:00.063Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 9,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:01.163Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 2,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:02.277Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 49,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           }
+           *         ],
+           *         "nextAttemptAt": "2026-03-02T09:00:03.325Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['delivery'];
           };
@@ -17218,6 +19563,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "alertId": 1,
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "trigger": "fire",
+           *         "status": "queued",
+           *         "bytes": 602,
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "attempts": [
+           *           {
+           *             "at": "2026-03-02T09:00:00.063Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 9,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:01.163Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 2,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:02.277Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 49,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           }
+           *         ],
+           *         "nextAttemptAt": null,
+           *         "failureReason": "Gave up after 8 attempts; last: HTTP 500"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['delivery'];
           };
@@ -17422,6 +19806,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTA0LCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
+           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTA0LCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
+           *     }
+           */
           'application/json': components['schemas']['login-answer'];
         };
       };
@@ -17708,6 +20099,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "success": true
+           *     }
+           */
           'application/json': components['schemas']['revoke-login-answer'];
         };
       };
@@ -18094,6 +20490,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "user": {
+           *           "id": 1,
+           *           "nome": "ana",
+           *           "login": "ana@acme.com"
+           *         },
+           *         "tenant": {
+           *           "id": 1,
+           *           "nome": "Acme",
+           *           "dominio": "acme-1.localhost"
+           *         },
+           *         "ui": {
+           *           "showMenu": "0",
+           *           "showDesksIcon": "1"
+           *         },
+           *         "expiresAt": "2026-03-02T09:00:00.000Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['session'];
           };
@@ -18201,6 +20619,54 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "agentId": 1,
+           *         "serverTime": "2026-03-02T09:00:00.218Z",
+           *         "nextHeartbeatInSeconds": 65,
+           *         "runs": [
+           *           {
+           *             "id": 1,
+           *             "flowId": 2,
+           *             "tokenId": 1,
+           *             "context": "full",
+           *             "status": "dispatched",
+           *             "message": null,
+           *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "createdAt": "2026-03-02T09:00:00.000Z",
+           *             "updatedAt": "2026-03-02T09:00:00.000Z"
+           *           },
+           *           {
+           *             "id": 2,
+           *             "flowId": 1,
+           *             "tokenId": 1,
+           *             "context": "incremental",
+           *             "status": "dispatched",
+           *             "message": null,
+           *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "createdAt": "2026-03-02T09:00:00.119Z",
+           *             "updatedAt": "2026-03-02T09:00:00.119Z"
+           *           },
+           *           {
+           *             "id": 3,
+           *             "flowId": 3,
+           *             "tokenId": 1,
+           *             "context": "full",
+           *             "status": "dispatched",
+           *             "message": null,
+           *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "createdAt": "2026-03-02T09:00:00.226Z",
+           *             "updatedAt": "2026-03-02T09:00:00.226Z"
+           *           }
+           *         ],
+           *         "variables": {
+           *           "WAREHOUSE": "north"
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['heartbeat'];
           };
@@ -18348,6 +20814,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "flowId": 1,
+           *         "tokenId": 1,
+           *         "context": "full",
+           *         "status": "succeeded",
+           *         "message": "ok",
+           *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.760Z"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['run'];
           };

@@ -1,10 +1,11 @@
-import { httpHandler } from '#functions/core/api/http-handler.ts';
+import { httpHandler, wholeListParameters } from '#functions/core/api/http-handler.ts';
+import { listAnswer } from '#functions/core/api/whole-list.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
-import { listAgents } from '#functions/core/agents/agent-repository.ts';
-import { describeAgent } from '#functions/core/agents/agents.ts';
+import { listAgentViews } from '#functions/core/agents/agents.ts';
 
-export const handler = httpHandler(async ({ principal }) => {
-  const now = Date.now();
-  const agents = await listAgents(tenantIdOf(principal));
-  return { status: 200, body: { status: 'success', data: agents.map((agent) => describeAgent(agent, now)) } };
+/** The tenant's agents: every one, or a page with `limit`. */
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = wholeListParameters(request);
+  const page = await listAgentViews(tenantIdOf(request.principal), limit, cursor);
+  return { status: 200, body: listAnswer(page, limit) };
 });

@@ -273,6 +273,11 @@ describe('permissions (spec 2.4, 4.8, 4.9) and effective access', () => {
     expect(biaListed.permissions).toEqual([
       expect.objectContaining({ datamartId: dm.id, tableId: tables.orders, source: 'user' }),
     ]);
+
+    // The group's records go with one DELETE, which answers what is left of them: nothing.
+    const removed = await api('DELETE', `/tenant/datamart/${dm.id}/group/${sales.id}`, { token: tenant.token });
+    expect(removed.body).toEqual({ status: 'success', data: [] });
+    expect((await api('GET', `/tenant/datamart/${dm.id}/group`, { token: tenant.token })).body.data).toEqual([]);
   });
 
   test('issue 34: one group sees every order without `total`, another `total` only from order 1000: a user in both gets both grants whole, never `total` of every order', async () => {

@@ -7,19 +7,28 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { queryParametersOf, type Route, routeKey, routes } from '#functions/routes.ts';
-import { api, type ApiAnswer } from '#test/support/api.ts';
+import { api, type ApiAnswer, newTenant } from '#test/support/api.ts';
 import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
 import { tablePermission } from '#test/support/permissions.ts';
-import { eventually, retailBundle } from '#test/support/templates.ts';
+import { eventually, publish, retailBundle } from '#test/support/templates.ts';
 import { putRuns } from '#functions/core/schedules/schedule-repository.ts';
 
 /**
- * Two items in each list of `owner`'s that the party leaves with fewer, so each gives a cursor:
- * runs (a reload of two flows), permission records (two tables), schedule runs (written as the fire
- * worker writes them) and deliveries (an alert sent twice).
+ * Two items in each list of `owner`'s that the party leaves with fewer, so each gives a cursor (a
+ * page of one item that is the whole list is the last page, with none): tenants, templates and
+ * schedules (a second of each), runs (a reload of two flows), permission records (two tables),
+ * schedule runs (written as the fire worker writes them) and deliveries (an alert sent twice).
  */
 async function twoOfEach(owner: Party): Promise<void> {
   const token = owner.tenant.token;
+  await newTenant(owner.client.token, { nome: 'Second' });
+  await publish(owner.client.token, { ...retailBundle(), nome: 'Second template' });
+  const second = (owner.ids.schedule as number) + 100;
+  const file = {
+    header: { id: second },
+    body: { nome: 'S2', ativo: false, timezone: 'UTC', flows: [{ flow_etl_id: owner.flows[0], context: 'full' }], triggers: [] },
+  };
+  expect((await api('PUT', `/tenant/schedules/${second}`, { token, body: file })).status).toBe(201);
   await api('POST', '/agent/heartbeat', { token: owner.agent });
   const reload = await api('POST', '/tenant/templates/reload', {
     token,

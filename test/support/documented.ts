@@ -93,4 +93,9 @@ export function expectDocumented(method: string, url: string, answer: ReceivedAn
       `${where} ${answer.status} does not match docs/openapi.json: ${problems.join('; ')}\n${JSON.stringify(answer.body).slice(0, 500)}`,
     );
   }
+  // Real answers, for the document's success examples (bin/record-answer-examples.ts sets it).
+  if (process.env.ANSWER_EXAMPLES_FILE && answer.status >= 200 && answer.status < 300 && mediaType === 'application/json') {
+    const line = { method: route.method, path: route.path, status: answer.status, body: answer.body };
+    appendFileSync(process.env.ANSWER_EXAMPLES_FILE, `${JSON.stringify(line)}\n`);
+  }
 }

@@ -27,7 +27,7 @@ export const testWebhookBreakerCooldownSeconds = { first: 1, longest: 2 };
 /**
  * Starts the real local twin (DynamoDB Local, fauxqs, pollers, gateway) once for every test file.
  * Without its wall clock: tests tick the schedule dispatcher at instants of their choosing, and
- * test/e2e/schedule-clock.test.ts runs a twin of its own to see the clock fire.
+ * test/e2e/readme.test.ts runs a twin of its own to see the clock fire (the README schedule session).
  */
 export default async function setup(project: TestProject) {
   try {

@@ -2,11 +2,43 @@
  * Compile-time checks of the typed client (`tsc`, in `npm run lint`): the calls below are wrong on
  * purpose, and each `@ts-expect-error` fails the build if the client ever accepts it.
  */
-import { agentClient, integratorClient, must, tenantClient } from '../../client/src/index.ts';
+import { agentClient, type components, integratorClient, must, tenantClient } from '../../client/src/index.ts';
 
 const integrator = integratorClient('cli_x', { baseUrl: 'http://localhost:3000' });
 const tenant = tenantClient('ten_x', { baseUrl: 'http://localhost:3000' });
 const agent = agentClient('agt_x', { baseUrl: 'http://localhost:3000' });
+
+type Block = components['schemas']['alert-webhook']['content'][number];
+type Trigger = components['schemas']['schedule.v2.trigger'];
+
+/** Blocks and triggers are tagged unions: their tag narrows them to their own shape. */
+export const contentOf = (block: Block): string => {
+  switch (block.type) {
+    case 'text':
+    case 'ai':
+      return block.generated.text;
+    case 'report':
+      return block.generated.pdf ?? block.generated.xlsx ?? '';
+    case 'chart':
+      return 'kind' in block.generated ? block.generated.kind : block.generated.chart;
+  }
+};
+export const periodOf = (trigger: Trigger): number => {
+  switch (trigger.type) {
+    case 'Hour':
+    case 'Minute':
+    case 'Month':
+    case 'Week':
+      return trigger.period;
+    case 'Day':
+      return 1;
+  }
+};
+export const day: Trigger = { type: 'Day', start_when: '08:00' };
+// @ts-expect-error a Month trigger needs its day of the month
+export const month: Trigger = { type: 'Month', start_when: '08:00' };
+// @ts-expect-error a text block's content is its text
+export const wrongBlock: Block = { type: 'text', nome: 'x', generated: { pdf: 'https://a.example/b' } };
 
 export async function wrongOnPurpose() {
   // @ts-expect-error a misspelled field (ativ) is not a creation's field
@@ -34,5 +66,8 @@ export async function wrongOnPurpose() {
   void created.data.tokn;
   const own = await must(tenant.GET('/tenant'));
   const flows: number[] = own.data.flows.map((flow) => flow.id);
-  return { token, flows };
+  // A schedule answers JSON (or YAML when asked): the client reads JSON, typed, with no union to narrow.
+  const schedule = await must(tenant.GET('/tenant/schedules/{id}', { params: { path: { id: 1 } } }));
+  const triggers = schedule.data.body.triggers.map(periodOf);
+  return { token, flows, triggers };
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import type { DeclaredEntity } from '#functions/core/store/entities.ts';
 import { entities } from '#functions/core/store/entity-declarations.ts';
-import { architectureFile, blockMarkers, endMarker, generateArchitectureDoc } from '#tools/entity-docs.ts';
+import { architectureFile, blockMarkers, generateArchitectureDoc } from '#tools/entity-docs.ts';
+import { endMarker } from '#tools/markdown.ts';
 
 const architecture = () => readFileSync(architectureFile, 'utf8');
 

@@ -6,9 +6,9 @@ import { type Route, routeKey, routes } from '#functions/routes.ts';
 const authColumn = (route: Route) =>
   route.auth.length > 0
     ? route.auth.join(' or ')
-    : route.docs?.credential?.in === 'path'
+    : route.docs.credential?.in === 'path'
       ? 'login token'
-      : route.docs?.credential?.in === 'cookie'
+      : route.docs.credential?.in === 'cookie'
         ? 'session cookie'
         : 'none';
 

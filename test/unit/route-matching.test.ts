@@ -9,6 +9,7 @@ const route = (method: Route['method'], path: string): Route => ({
   auth: [],
   table: 'none',
   summary: '',
+  docs: { description: '' },
 });
 const table = [
   route('GET', '/tenants'),

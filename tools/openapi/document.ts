@@ -14,13 +14,16 @@ import { schemeNames } from '#functions/core/auth/principals.ts';
 import {
   type HttpMethod,
   pageQuery,
+  pageSize,
   type QueryParameter,
   type Route,
   type RouteAnswer,
   type RouteDocs,
+  routeKey,
 } from '#functions/routes.ts';
 import { errorBody, type FieldError, maxEchoedLength, maxListedErrors } from '#functions/core/errors.ts';
 import { type ErrorCode, errorCodes } from '#functions/core/error-codes.ts';
+import recordedAnswers from './answer-examples.json' with { type: 'json' };
 
 type Schema = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -199,7 +202,39 @@ export function schemaComponents(schemas: Readonly<Record<string, Schema>>): Rec
     hoist($defs, []);
   }
   for (const name of referenced) if (!components[name]) throw new Error(`$ref target ${name} is not in its schema`);
-  return components;
+  return withDiscriminatorMappings(components);
+}
+
+/**
+ * Each tagged union (`discriminator` beside a `oneOf` of references) given its `mapping`: every value
+ * of the tag, to the branch that takes it (its `const` or `enum`). JSON Schema validators such as ajv
+ * refuse a mapping, so the schemas state only the tag's name; generators read the mapping to type
+ * each branch by its tag's values (several values may share a branch: `Hour` and `Minute`).
+ */
+function withDiscriminatorMappings(components: Record<string, Schema>): Record<string, Schema> {
+  const mapped = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(mapped);
+    if (typeof value !== 'object' || value === null) return value;
+    const node = Object.fromEntries(Object.entries(value).map(([key, child]) => [key, mapped(child)])) as Schema;
+    const discriminator = node.discriminator as { propertyName: string } | undefined;
+    if (!discriminator) return node;
+    const mapping: Record<string, string> = {};
+    for (const branch of (node.oneOf ?? []) as { $ref?: string }[]) {
+      const target = components[branch.$ref?.split('/').at(-1) ?? ''];
+      const tag = (target?.properties as Record<string, { const?: string; enum?: string[] }> | undefined)?.[
+        discriminator.propertyName
+      ];
+      const values = tag?.const !== undefined ? [tag.const] : (tag?.enum ?? []);
+      if (!branch.$ref || values.length === 0) {
+        throw new Error(
+          `Every branch of a tagged union is a reference whose ${discriminator.propertyName} is a const or an enum`,
+        );
+      }
+      for (const tagValue of values) mapping[tagValue] = branch.$ref;
+    }
+    return { ...node, discriminator: { ...discriminator, mapping } };
+  };
+  return Object.fromEntries(Object.entries(components).map(([name, schema]) => [name, mapped(schema) as Schema]));
 }
 
 const errorExample = (code: ErrorCode, message: string, errors: FieldError[] = []) =>
@@ -403,16 +438,24 @@ function requestBody(route: Route, sources: OpenApiSources): Json | undefined {
   return { required: true, content };
 }
 
+/** What the tests really received, scrubbed (`npm run examples:record`): each 2xx JSON answer's example, by route and status. */
+const answerExamples: Readonly<Record<string, Readonly<Record<string, unknown>>>> = recordedAnswers;
+
 function responses(route: Route, sources: OpenApiSources): Json {
-  const docs = route.docs ?? {};
+  const { docs } = route;
   const result: Json = {};
   const content = answerContent(docs.answer);
   for (const [status, description] of Object.entries(docs.success ?? { 200: 'Success.' })) {
+    const example = answerExamples[routeKey(route)]?.[status];
+    const media = (type: string, schema: Schema) => ({
+      schema,
+      ...(type === 'application/json' && example !== undefined ? { example } : {}),
+    });
     result[status] = {
       description,
       ...(docs.headers ? { headers: stringHeaders(docs.headers) } : {}),
       ...(Object.keys(content).length > 0
-        ? { content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }])) }
+        ? { content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, media(type, schema)])) }
         : {}),
     };
   }
@@ -439,20 +482,21 @@ function responses(route: Route, sources: OpenApiSources): Json {
   return result;
 }
 
-function description(route: Route): string | undefined {
+/** The row's own description, then (a paragraph of their own) the notes its other facts give. */
+function description(route: Route): string {
   const notes: string[] = [];
-  if (route.docs?.credential) notes.push(route.docs.credential.note);
+  if (route.docs.credential) notes.push(route.docs.credential.note);
   if (route.auth.length > 1) notes.push(`Takes a ${route.auth.join(' or a ')} token.`);
   if (route.yaml) notes.push('The body may be JSON or YAML (`Content-Type: application/yaml`).');
   if (route.body) notes.push(`Bodies up to ${maxBodyBytes.toLocaleString('en-US')} bytes (\`payload_too_large\`, 413, beyond).`);
   if (route.idempotent) notes.push(`Honours an \`Idempotency-Key\` header for ${idempotencyRetentionHours} hours.`);
   if (route.ifMatch) notes.push('`If-Match` (the ETag of the version read) refuses to overwrite a newer version (412).');
   if (route.paginated) notes.push('Paginated: `limit` and `cursor`, and `nextCursor` in the answer.');
-  return notes.length > 0 ? notes.join(' ') : undefined;
+  return notes.length > 0 ? `${route.docs.description}\n\n${notes.join(' ')}` : route.docs.description;
 }
 
 function operation(route: Route, operationId: string, routes: readonly Route[], sources: OpenApiSources): Json {
-  const credential = route.docs?.credential;
+  const { credential } = route.docs;
   const security = credential ? credentialSecurity[credential.in] : route.auth.map((scheme) => ({ [schemeNames[scheme]]: [] }));
   const parameters: Json[] = [
     ...pathParameterNames(route.path).map(pathParameter),
@@ -463,12 +507,11 @@ function operation(route: Route, operationId: string, routes: readonly Route[], 
       ? [{ name: 'If-Match', in: 'header', description: 'The ETag of the version read.', schema: { type: 'string' } }]
       : []),
   ];
-  const notes = description(route);
   const body = requestBody(route, sources);
   return {
     tags: [tagOf(route, routes)],
     summary: route.summary,
-    ...(notes ? { description: notes } : {}),
+    description: description(route),
     operationId,
     security,
     ...(parameters.length > 0 ? { parameters } : {}),
@@ -558,6 +601,12 @@ export function openApiDocument(sources: OpenApiSources): Json {
         'every failing field by JSON pointer (a query parameter the route does not declare too), 401 sends',
         '`WWW-Authenticate`, 500 carries a `requestId` to find in the logs. A path no route has is 404; a path that',
         'other methods take is 405 with `Allow` naming them; both in the error envelope.',
+        '',
+        'Every list takes `limit` and `cursor`, save the effective permissions of a user on a datamart (computed whole).',
+        `A paged list answers ${pageSize.default} items unless \`limit\` asks for another number (at most ${pageSize.maximum}); the`,
+        'lists the spec shows whole (datamarts and their permission records, users, templates), and the groups and agents,',
+        'stay whole unless `limit` is sent. A page carries `nextCursor` beside `data`: send it back as `cursor` for the next',
+        'page. It is null exactly on the last page, also one that is exactly full.',
         '',
         'Three bearer token kinds: client (integrator), tenant and agent. Each route names the kinds it takes: another',
         'kind of valid token is 403 naming the scheme the route needs, and the token of a deleted tenant is 404',

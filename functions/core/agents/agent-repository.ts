@@ -3,7 +3,16 @@ import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repo
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { claimWrites } from '#functions/core/store/claims.ts';
 import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
-import { db, getAll, getItem, nextTenantId, queryAll, tableName, type TransactItem } from '#functions/core/store/dynamo.ts';
+import {
+  db,
+  getAll,
+  getItem,
+  nextTenantId,
+  type Page,
+  queryList,
+  tableName,
+  type TransactItem,
+} from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
@@ -74,8 +83,22 @@ export async function defaultAgentItems(tenantId: number, clientId: number, crea
   ];
 }
 
-export function listAgents(tenantId: number): Promise<AgentRecord[]> {
-  return queryAll<AgentRecord>(stored.agent.partition({ tenantId }), stored.agent.keyPrefix({}));
+/** The tenant's agents, by id: all of them, or a page of `limit` (`maxAgentsPerTenant` bounds the whole list). */
+export function listAgentsPage(
+  tenantId: number,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<AgentRecord>> {
+  return queryList<AgentRecord>({
+    partition: stored.agent.partition({ tenantId }),
+    prefix: stored.agent.keyPrefix({}),
+    limit,
+    cursor,
+  });
+}
+
+export async function listAgents(tenantId: number): Promise<AgentRecord[]> {
+  return (await listAgentsPage(tenantId, undefined, undefined)).items;
 }
 
 export async function findAgent(tenantId: number, agentId: number): Promise<AgentRecord | undefined> {

@@ -1,7 +1,15 @@
 import { newToken } from '#functions/core/auth/tokens.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
+import { mapPage } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
-import { type AgentRecord, allocateAgentId, findAgent, insertAgent, replaceAgentToken } from './agent-repository.ts';
+import {
+  type AgentRecord,
+  allocateAgentId,
+  findAgent,
+  insertAgent,
+  listAgentsPage,
+  replaceAgentToken,
+} from './agent-repository.ts';
 
 export const maxAgentsPerTenant = 50;
 /** An agent is online when its last heartbeat is this recent (DESIGN 7). */
@@ -30,6 +38,12 @@ export const describeAgent = (agent: AgentRecord, now = Date.now()) => ({
   online: isOnline(agent, now),
   lastSeenAt: agent.lastSeenAt ?? null,
 });
+
+/** GET /tenant/agents: every agent of the tenant (at most `maxAgentsPerTenant`), or a page of `limit`. */
+export async function listAgentViews(tenantId: number, limit: number | undefined, cursor: string | undefined) {
+  const now = Date.now();
+  return mapPage(await listAgentsPage(tenantId, limit, cursor), (agent) => describeAgent(agent, now));
+}
 
 /** POST /tenant/agents' answer: the only one that shows the agent's token. */
 export interface AgentCreated {

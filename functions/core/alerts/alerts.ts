@@ -106,12 +106,18 @@ export async function deleteAlert(tenantId: number, alertId: number): Promise<vo
   if (!deleted) throw alertNotFound();
 }
 
-/** What a block sends when the delivery brings no generated content for it. */
-function defaultGenerated(block: BlockDefinition): Record<string, unknown> {
-  if (block.generated) return block.generated;
-  if (block.type === 'text' || block.type === 'ai') return { text: '' };
-  if (block.type === 'chart') return { kind: 'dashboard' };
-  return {};
+/** A block as a delivery that brings no generated content sends it: its definition's content, else its type's default. */
+function sentBlock(block: BlockDefinition): Block {
+  const { nome } = block;
+  switch (block.type) {
+    case 'text':
+    case 'ai':
+      return { type: block.type, nome, generated: block.generated ?? { text: '' } };
+    case 'report':
+      return { type: block.type, nome, generated: block.generated ?? {} };
+    case 'chart':
+      return { type: block.type, nome, generated: block.generated ?? { kind: 'dashboard' } };
+  }
 }
 
 /** The spec 6 body for one user: the generated content when given, else the alert's definitions. */
@@ -124,11 +130,7 @@ export function buildPayload(
   return {
     alert: { nome: alert.nome, id: alert.alertId },
     user: { id: user.id, ...(user.email === undefined ? {} : { email: user.email }) },
-    content:
-      content ??
-      // A block: its definition's generated content was checked against its type when the alert was
-      // written (schemas/create-alert.schema.json), and each default suits the types it serves.
-      alert.content.map((block) => ({ type: block.type, nome: block.nome, generated: defaultGenerated(block) }) as Block),
+    content: content ?? alert.content.map(sentBlock),
     timestamp: now.toISOString(),
   };
 }

@@ -24,14 +24,26 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'POST /tenants/{id}/token': { auth: ['client'] },
   'GET /tenant': { auth: ['tenant'] },
   'POST /tenants/templates': { auth: ['client'], body: 'template-bundle', yaml: true, idempotent: true },
-  'GET /tenants/templates': { auth: ['client'] },
+  'GET /tenants/templates': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
   'GET /tenants/templates/{id}': { auth: ['client'] },
   'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true },
   'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true },
   'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template' },
   'POST /tenant/templates/apply': { auth: ['tenant'], body: 'apply-template' },
   'POST /tenant/templates/reload': { auth: ['tenant'], body: 'reload', idempotent: true },
-  'GET /tenant/agents': { auth: ['tenant'] },
+  'GET /tenant/agents': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
   'POST /tenant/agents': { auth: ['tenant'], body: 'create-agent', idempotent: true },
   'POST /tenant/agents/{id}/token': { auth: ['tenant'] },
   'GET /tenant/runs': {
@@ -53,7 +65,13 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'PATCH /tenant/users/{id}': { auth: ['tenant'], body: 'update-user' },
   'DELETE /tenant/users/{id}': { auth: ['tenant'] },
   'POST /tenant/groups': { auth: ['tenant'], body: 'create-group', idempotent: true },
-  'GET /tenant/groups': { auth: ['tenant'] },
+  'GET /tenant/groups': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
   'GET /tenant/groups/{id}': { auth: ['tenant'] },
   'DELETE /tenant/groups/{id}': { auth: ['tenant'] },
   'PUT /tenant/groups/{id}/members/{userId}': { auth: ['tenant'] },

@@ -79,10 +79,10 @@ export function describeErrors(errors: readonly ErrorObject[], patternMessages: 
   }
   const described: FieldError[] = [];
   for (const error of errors) {
-    // An `if`/`then` failure (a trigger's kind-specific rules) always comes with the errors of
-    // its `then` branch, which name the fields; the summary line adds nothing.
-    if (isBranchTypeMismatch(error) || error.keyword === 'if') continue;
-    if (error.keyword === 'oneOf' || error.keyword === 'anyOf') {
+    if (isBranchTypeMismatch(error)) continue;
+    // A tagged union (`discriminator`: a trigger's or a block's `type`) whose tag is missing or
+    // unknown: the schema's own rule for the tag (required, one of its values) names the field.
+    if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'discriminator') {
       if (pathsWithDeeperErrors.has(error.instancePath)) continue;
       const types = branchTypes.get(error.instancePath) ?? [];
       described.push({

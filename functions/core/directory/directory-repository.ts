@@ -4,6 +4,7 @@ import {
   getItem,
   type Page,
   queryAll,
+  queryBetween,
   queryList,
   tableName,
   type TransactItem,
@@ -386,13 +387,40 @@ export async function findGroup(tenantId: number, groupId: number): Promise<Grou
   return getItem<GroupRecord>(stored.group.key({ tenantId, groupId }));
 }
 
-export function listGroups(tenantId: number): Promise<GroupRecord[]> {
-  return queryAll<GroupRecord>(stored.tenant.key({ tenantId }).pk, stored.group.keyPrefix({}));
+/** The tenant's groups, by id: all of them, or a page of `limit` (`maxGroupsPerTenant` bounds the whole list). */
+export function listGroupsPage(
+  tenantId: number,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<GroupRecord>> {
+  return queryList<GroupRecord>({
+    partition: stored.tenant.key({ tenantId }).pk,
+    prefix: stored.group.keyPrefix({}),
+    limit,
+    cursor,
+  });
+}
+
+export async function listGroups(tenantId: number): Promise<GroupRecord[]> {
+  return (await listGroupsPage(tenantId, undefined, undefined)).items;
 }
 
 /** Every membership of the tenant (one query, however many groups). */
 export function listMemberships(tenantId: number): Promise<MembershipRecord[]> {
   return queryAll<MembershipRecord>(stored.tenant.key({ tenantId }).pk, stored.membership.keyPrefix({}));
+}
+
+/** The memberships of the groups from `firstGroupId` to `lastGroupId` (one query of their range of keys). */
+export function listMembershipsOfGroups(
+  tenantId: number,
+  firstGroupId: number,
+  lastGroupId: number,
+): Promise<MembershipRecord[]> {
+  return queryBetween<MembershipRecord>(
+    stored.tenant.key({ tenantId }).pk,
+    stored.membership.keyPrefix({ groupId: firstGroupId }),
+    `${stored.membership.keyPrefix({ groupId: lastGroupId })}\uffff`,
+  );
 }
 
 /** One user's memberships (one index query), whatever the size of the tenant. */

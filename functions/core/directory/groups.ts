@@ -1,5 +1,6 @@
 import { conflict, notFound } from '#functions/core/errors.ts';
 import { recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import type { Page } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   allocateGroupId,
@@ -10,8 +11,9 @@ import {
   insertGroup,
   insertMembership,
   listGroupMembers,
-  listGroups,
+  listGroupsPage,
   listMemberships,
+  listMembershipsOfGroups,
   type MembershipRecord,
 } from './directory-repository.ts';
 import { maxGroupsPerTenant, maxMembershipsPerTenant } from './quotas.ts';
@@ -101,8 +103,28 @@ export function groupViews(groups: readonly GroupRecord[], memberships: readonly
   return groups.map((group) => ({ id: group.groupId, nome: group.nome, members: membersOf.get(group.groupId) ?? [] }));
 }
 
-/** Groups with their member ids, for GET /tenant/groups: the groups and every membership, read together. */
+/**
+ * GET /tenant/groups: every group with its member ids, or a page of `limit`. The whole list reads the
+ * groups and every membership together; a page reads its groups, then the memberships of those
+ * groups alone (one Query of their range of keys).
+ */
+export async function listGroupViews(
+  tenantId: number,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Omit<Page<GroupView>, 'cursorAfter'>> {
+  const [page, everyMembership] = await Promise.all([
+    listGroupsPage(tenantId, limit, cursor),
+    limit === undefined ? listMemberships(tenantId) : undefined,
+  ]);
+  const first = page.items[0];
+  const last = page.items.at(-1);
+  const memberships =
+    everyMembership ?? (first && last ? await listMembershipsOfGroups(tenantId, first.groupId, last.groupId) : []);
+  return { items: groupViews(page.items, memberships), nextCursor: page.nextCursor };
+}
+
+/** Every group with its member ids, as the whole GET /tenant/groups shows them. */
 export async function describeGroups(tenantId: number): Promise<GroupView[]> {
-  const [groups, memberships] = await Promise.all([listGroups(tenantId), listMemberships(tenantId)]);
-  return groupViews(groups, memberships);
+  return (await listGroupViews(tenantId, undefined, undefined)).items;
 }

@@ -173,8 +173,9 @@ export async function loadFlowTargets(tenantId: number): Promise<FlowTargets> {
 
 /**
  * Starts flows through the reload path for a schedule: each flow goes to the agent of its
- * connection, as the reload plan of an apply does. A flow deleted since the schedule was written
- * (by a template re-apply) is `flow_not_found`; the others are queued. `targets` may be shared by
+ * connection, as the reload plan of an apply does. A flow the tenant no longer has is
+ * `flow_not_found` (applies never remove flows: only data changed by hand meets it); the others are
+ * queued. `targets` may be shared by
  * several schedules of one tenant (the dispatcher reads them once per tenant and tick).
  */
 export async function startFlows(

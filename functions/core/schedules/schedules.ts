@@ -73,7 +73,7 @@ const invalidSchedule = (errors: FieldError[]) =>
 
 /**
  * PUT /tenant/schedules/{id}: creates or replaces a schedule. Checks everything first (400 listing
- * every problem), honours If-Match (409 on a stale version), sets version and audit fields, and
+ * every problem), honours If-Match (412 on a stale version), sets version and audit fields, and
  * computes the next fire. A PUT of the same content changes nothing (same version). A creation
  * takes one of the tenant's `options.max` schedules (`maxSchedulesPerTenant`; tests pass smaller
  * ones), in its own transaction.

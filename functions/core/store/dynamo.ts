@@ -344,32 +344,61 @@ interface ListQuery {
  * One page of a partition (of the table, or of a global index), optionally only the sort keys
  * starting with `prefix`. The cursor is the last evaluated key, base64url encoded; a cursor that
  * was not issued for this partition is a 400, never a DynamoDB error.
+ *
+ * `nextCursor` is null exactly on the last page. DynamoDB names a last evaluated key whenever a
+ * Query stops at its Limit, also when nothing follows, so the page reads one item past its size:
+ * only when that one comes back is there a next page, which then starts after the page's last item.
+ * A Query cut short by DynamoDB's 1 MB per call goes on from where it stopped, never past that one
+ * extra item.
  */
 export async function queryPage<T>(options: ListQuery & { limit: number }): Promise<Page<T>> {
+  const size = Math.min(options.limit, maxPageSize);
+  const items: T[] = [];
+  let startKey = startKeyOf(options);
+  do {
+    const result = await db().send(new QueryCommand(listQueryInput(options, size + 1 - items.length, startKey)));
+    items.push(...((result.Items ?? []) as T[]));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length <= size);
+  if (items.length <= size) return pageOf(items, null, options.index);
+  const page = items.slice(0, size);
+  return pageOf(page, cursorAfterItem(page.at(-1), options.index), options.index);
+}
+
+/** The first item of a list (the newest, `newestFirst`), if any: one Query of one item, with no page around it. */
+export async function queryFirst<T>(options: Omit<ListQuery, 'cursor'>): Promise<T | undefined> {
+  const result = await db().send(new QueryCommand(listQueryInput(options, 1, undefined)));
+  return result.Items?.[0] as T | undefined;
+}
+
+/** The Query of a list's next `limit` items, from after `startKey` (from its start without one). */
+function listQueryInput(
+  options: Omit<ListQuery, 'cursor'>,
+  limit: number,
+  startKey: Record<string, unknown> | undefined,
+): QueryCommandInput {
   const names = keyNamesOf(options.index);
-  const input: QueryCommandInput = {
+  return {
     TableName: tableName(),
     IndexName: names.indexName,
     ...keyCondition(names, options.partition, { prefix: options.prefix }),
-    Limit: Math.min(options.limit, maxPageSize),
+    Limit: limit,
     ScanIndexForward: !options.newestFirst,
-    ExclusiveStartKey: startKeyOf(options),
+    ExclusiveStartKey: startKey,
   };
-  const result = await db().send(new QueryCommand(input));
-  const nextCursor = result.LastEvaluatedKey ? encodeCursor(result.LastEvaluatedKey) : null;
-  return pageOf((result.Items ?? []) as T[], nextCursor, options.index);
 }
 
 /** A page whose items are as read (with their keys), so that cursorAfter can name where any of them ends. */
 function pageOf<T>(items: T[], nextCursor: string | null, index: IndexName | undefined): Page<T> {
-  const attributes = keyAttributesOf(index);
-  const cursorAfter = (count: number) => {
-    if (count >= items.length) return nextCursor;
-    const last = items[count - 1] as Record<string, unknown> | undefined;
-    if (!last) throw new Error('A page cut before its first item has no cursor');
-    return encodeCursor(Object.fromEntries(attributes.map((name) => [name, last[name]])));
-  };
+  const cursorAfter = (count: number) => (count >= items.length ? nextCursor : cursorAfterItem(items[count - 1], index));
   return { items, nextCursor, cursorAfter };
+}
+
+/** The cursor that resumes after an item as read (with its keys): its key, as a last evaluated key names it. */
+function cursorAfterItem(item: unknown, index: IndexName | undefined): string {
+  if (!item) throw new Error('A page cut before its first item has no cursor');
+  const key = item as Record<string, unknown>;
+  return encodeCursor(Object.fromEntries(keyAttributesOf(index).map((name) => [name, key[name]])));
 }
 
 /**

@@ -3,6 +3,7 @@ import { findClient } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { badRequest, conflict, notFound, type ServiceError } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { mapPage } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
 import {
@@ -165,9 +166,10 @@ export async function describeTemplate(clientId: number, templateId: number) {
   return { view: { ...published(template), bundle, versions }, etag: templateEtag(template) };
 }
 
-/** GET /tenants/templates (spec 4.2): exactly `{id, nome}` per template of the client. */
-export async function listTemplates(clientId: number) {
-  return (await listClientTemplates(clientId)).map((template) => ({ id: template.templateId, nome: template.nome }));
+/** GET /tenants/templates (spec 4.2): exactly `{id, nome}` per template of the client, all of them or a page of `limit`. */
+export async function listTemplates(clientId: number, limit: number | undefined, cursor: string | undefined) {
+  const page = await listClientTemplates(clientId, limit, cursor);
+  return mapPage(page, (template) => ({ id: template.templateId, nome: template.nome }));
 }
 
 /** PUT /tenants/templates/default: a template of the client (it must exist as it is set), or null for none. */

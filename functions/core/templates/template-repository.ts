@@ -13,9 +13,11 @@ import {
   getAll,
   getItem,
   nextId,
+  type Page,
   putAll,
   queryAll,
-  queryPage,
+  queryFirst,
+  queryList,
   tableName,
   writeIf,
 } from '#functions/core/store/dynamo.ts';
@@ -275,8 +277,18 @@ export async function templateExists(clientId: number, templateId: number): Prom
   return (await findTemplate(clientId, templateId)) !== undefined;
 }
 
-export function listClientTemplates(clientId: number): Promise<TemplateRecord[]> {
-  return queryAll<TemplateRecord>(stored.template.partition({ clientId }), stored.template.keyPrefix({}));
+/** The client's templates, by id: all of them, or a page of `limit` (the client's template quota bounds the whole list). */
+export function listClientTemplates(
+  clientId: number,
+  limit: number | undefined,
+  cursor: string | undefined,
+): Promise<Page<TemplateRecord>> {
+  return queryList<TemplateRecord>({
+    partition: stored.template.partition({ clientId }),
+    prefix: stored.template.keyPrefix({}),
+    limit,
+    cursor,
+  });
 }
 
 export function listVersions(clientId: number, templateId: number): Promise<TemplateVersionSummary[]> {
@@ -466,14 +478,11 @@ export async function findLatestVersion(
   clientId: number,
   templateId: number,
 ): Promise<{ version: number; bundle: TemplateBundle } | undefined> {
-  const { items } = await queryPage<{ version: number; bundle: Uint8Array }>({
+  const latest = await queryFirst<{ version: number; bundle: Uint8Array }>({
     partition: stored.templateVersion.partition({ clientId }),
     prefix: stored.templateVersion.keyPrefix({ templateId }),
-    limit: 1,
-    cursor: undefined,
     newestFirst: true,
   });
-  const [latest] = items;
   return latest ? { version: latest.version, bundle: decodeBundle(latest.bundle) } : undefined;
 }
 

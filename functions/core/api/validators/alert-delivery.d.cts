@@ -4,43 +4,17 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.AlertDeliveryBody>;
 declare namespace schema {
   /**
-   * One content block; what `generated` holds depends on `type`.
+   * One content block: `type` says which, and what `generated` holds.
    */
   export type Block = {
     type: 'text' | 'ai' | 'report' | 'chart';
-    /**
-     * The block's name.
-     */
-    nome: VisibleText;
-    generated: {
-      [k: string]: unknown;
-    };
-  } & (
-    | ({
-        type: 'text';
-      } & {
-        generated?: TextGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'ai';
-      } & {
-        generated?: TextGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'report';
-      } & {
-        generated?: ReportGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'chart';
-      } & {
-        generated?: ChartGenerated;
-        [k: string]: unknown;
-      })
-  );
+    [k: string]: unknown;
+  } & Block1;
+  export type Block1 = TextBlock | ReportBlock | ChartBlock;
+  /**
+   * The block's name.
+   */
+  export type BlockName = VisibleText;
   /**
    * Text without control characters, invisible format characters or lone surrogates.
    */
@@ -92,6 +66,14 @@ declare namespace schema {
     email?: string;
   }
   /**
+   * A text or ai block: its text.
+   */
+  export interface TextBlock {
+    type: 'text' | 'ai';
+    nome: BlockName;
+    generated: TextGenerated;
+  }
+  /**
    * text and ai blocks: the text.
    */
   export interface TextGenerated {
@@ -101,11 +83,27 @@ declare namespace schema {
     text: MultilineText;
   }
   /**
+   * A report block: download URLs of its files.
+   */
+  export interface ReportBlock {
+    type: 'report';
+    nome: BlockName;
+    generated: ReportGenerated;
+  }
+  /**
    * report blocks: download URLs of the PDF and the spreadsheet, each optional.
    */
   export interface ReportGenerated {
     pdf?: DownloadUrl;
     xlsx?: DownloadUrl;
+  }
+  /**
+   * A chart block: a dashboard, or a chart image.
+   */
+  export interface ChartBlock {
+    type: 'chart';
+    nome: BlockName;
+    generated: ChartGenerated;
   }
 }
 export = schema;

@@ -41,23 +41,8 @@ declare namespace schema {
   export type Trigger = {
     type: 'Hour' | 'Minute' | 'Day' | 'Month' | 'Week';
     [k: string]: unknown;
-  } & (
-    | ({
-        type: 'Hour';
-      } & WindowTrigger)
-    | ({
-        type: 'Minute';
-      } & WindowTrigger)
-    | ({
-        type: 'Day';
-      } & DayTrigger)
-    | ({
-        type: 'Month';
-      } & MonthTrigger)
-    | ({
-        type: 'Week';
-      } & WeekTrigger)
-  );
+  } & Trigger1;
+  export type Trigger1 = WindowTrigger | DayTrigger | MonthTrigger | WeekTrigger;
   /**
    * ISO 8601 date-time, YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]; without an offset it is read in the schedule's time zone. The instant must lie within the schedule horizon, from 1970-01-01T00:00:00Z up to (not including) 2100-01-01T00:00:00Z (checked by the service).
    */
@@ -168,17 +153,19 @@ declare namespace schema {
      * Free text.
      */
     description?: string;
-    /**
-     * Key/value labels.
-     */
-    labels?: {
-      [k: string]: VisibleText;
-    };
+    labels?: Labels;
+  }
+  /**
+   * Key/value labels.
+   */
+  export interface Labels {
+    [k: string]: VisibleText;
   }
   /**
    * Hour or Minute: every period hours or minutes inside the daily window start_time..end_time, never before start_when.
    */
   export interface WindowTrigger {
+    type: 'Hour' | 'Minute';
     /**
      * Hours or minutes between slots, an integer from 1 (spec 2.7, 8) to 525,600 (a year of minutes); one longer than the window (24 hours, 1,440 minutes) fires once a window, at start_time.
      */
@@ -192,6 +179,7 @@ declare namespace schema {
    * Day: once a day at start_when (HH:MM).
    */
   export interface DayTrigger {
+    type: 'Day';
     start_when: LocalizedTime;
     [k: string]: unknown;
   }
@@ -199,6 +187,7 @@ declare namespace schema {
    * Month: on day period (1 to 31, clamped to the month's last day) at start_when (HH:MM).
    */
   export interface MonthTrigger {
+    type: 'Month';
     period: number;
     start_when: LocalizedTime;
     [k: string]: unknown;
@@ -207,6 +196,7 @@ declare namespace schema {
    * Week: on weekday period (0 = Sunday to 6 = Saturday) at start_when (HH:MM).
    */
   export interface WeekTrigger {
+    type: 'Week';
     period: number;
     start_when: LocalizedTime;
     [k: string]: unknown;

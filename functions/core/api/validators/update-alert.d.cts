@@ -12,6 +12,10 @@ declare namespace schema {
    */
   export type VisibleText = string;
   /**
+   * The block's name.
+   */
+  export type BlockName = DisplayName;
+  /**
    * Text of several lines: like visibleText, but tab, line feed and carriage return are allowed. Each character then takes at most 2 bytes more in JSON (a `\n`, a `\"`), never the 6 of a `\u0001`, so what is stored stays as large as it is in every answer that carries it.
    */
   export type MultilineText = string;
@@ -35,42 +39,13 @@ declare namespace schema {
    * The content blocks, in order.
    *
    * @maxItems 50
+   *
+   * Items: One content block: `type` says which, and what its optional `generated` holds.
    */
-  export type Content = ({
+  export type Content = ((TextBlock | ReportBlock | ChartBlock) & {
     type: 'text' | 'ai' | 'report' | 'chart';
-    /**
-     * The block's name.
-     */
-    nome: DisplayName;
-    generated?: {
-      [k: string]: unknown;
-    };
-  } & (
-    | ({
-        type: 'text';
-      } & {
-        generated?: TextGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'ai';
-      } & {
-        generated?: TextGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'report';
-      } & {
-        generated?: ReportGenerated;
-        [k: string]: unknown;
-      })
-    | ({
-        type: 'chart';
-      } & {
-        generated?: ChartGenerated;
-        [k: string]: unknown;
-      })
-  ))[];
+    [k: string]: unknown;
+  })[];
 
   /**
    * Body of PATCH /tenant/alerts/{id}: any of the alert's fields, replaced whole.
@@ -93,6 +68,14 @@ declare namespace schema {
     webhook: boolean;
   }
   /**
+   * A text or ai block; `generated`, its text.
+   */
+  export interface TextBlock {
+    type: 'text' | 'ai';
+    nome: BlockName;
+    generated?: TextGenerated;
+  }
+  /**
    * text and ai blocks: the text.
    */
   export interface TextGenerated {
@@ -102,11 +85,27 @@ declare namespace schema {
     text: MultilineText;
   }
   /**
+   * A report block; `generated`, download URLs of its files.
+   */
+  export interface ReportBlock {
+    type: 'report';
+    nome: BlockName;
+    generated?: ReportGenerated;
+  }
+  /**
    * report blocks: download URLs of the PDF and the spreadsheet, each optional.
    */
   export interface ReportGenerated {
     pdf?: DownloadUrl;
     xlsx?: DownloadUrl;
+  }
+  /**
+   * A chart block; `generated`, a dashboard or a chart image.
+   */
+  export interface ChartBlock {
+    type: 'chart';
+    nome: BlockName;
+    generated?: ChartGenerated;
   }
 }
 export = schema;

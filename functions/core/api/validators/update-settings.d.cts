@@ -17,7 +17,7 @@ declare namespace schema {
          */
         url?: string;
         /**
-         * false pauses deliveries; true resumes them (also after a 410, or after days without an answer disabled the channel).
+         * false turns the channel off: a fire or a send answers 409 `channel_inactive`, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel).
          */
         enabled?: boolean;
         /**
