@@ -14972,6 +14972,41 @@ export interface operations {
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
+          /**
+           * @example {
+           *       "fileName": "schedule-1.yaml",
+           *       "header": {
+           *         "id": 1,
+           *         "kind": "schedule",
+           *         "nome": "Nightly"
+           *       },
+           *       "body": {
+           *         "nome": "Renamed",
+           *         "ativo": true,
+           *         "timezone": "America/Sao_Paulo",
+           *         "version": 2,
+           *         "flows": [
+           *           {
+           *             "flow_etl_id": 1,
+           *             "context": "full"
+           *           }
+           *         ],
+           *         "triggers": [
+           *           {
+           *             "type": "Day",
+           *             "start_when": "06:30"
+           *           }
+           *         ],
+           *         "tags": [
+           *           "nightly"
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "createdBy": "tenant:1",
+           *         "updatedAt": "2026-03-02T09:00:00.098Z",
+           *         "updatedBy": "tenant:1"
+           *       }
+           *     }
+           */
           'application/yaml': components['schemas']['schedule.v2'];
         };
       };
@@ -15281,6 +15316,41 @@ export interface operations {
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
+          /**
+           * @example {
+           *       "fileName": "schedule-1.yaml",
+           *       "header": {
+           *         "id": 1,
+           *         "kind": "schedule",
+           *         "nome": "Nightly"
+           *       },
+           *       "body": {
+           *         "nome": "Renamed",
+           *         "ativo": true,
+           *         "timezone": "America/Sao_Paulo",
+           *         "version": 2,
+           *         "flows": [
+           *           {
+           *             "flow_etl_id": 1,
+           *             "context": "full"
+           *           }
+           *         ],
+           *         "triggers": [
+           *           {
+           *             "type": "Day",
+           *             "start_when": "06:30"
+           *           }
+           *         ],
+           *         "tags": [
+           *           "nightly"
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "createdBy": "tenant:1",
+           *         "updatedAt": "2026-03-02T09:00:00.098Z",
+           *         "updatedBy": "tenant:1"
+           *       }
+           *     }
+           */
           'application/yaml': components['schemas']['schedule.v2'];
         };
       };
@@ -15336,6 +15406,44 @@ export interface operations {
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['schedule.v2'];
           };
+          /**
+           * @example {
+           *       "fileName": "schedule-1.yaml",
+           *       "header": {
+           *         "id": 1,
+           *         "kind": "schedule",
+           *         "nome": "Nightly"
+           *       },
+           *       "body": {
+           *         "nome": "Nightly loads",
+           *         "ativo": true,
+           *         "timezone": "America/Sao_Paulo",
+           *         "version": 1,
+           *         "flows": [
+           *           {
+           *             "flow_etl_id": 1,
+           *             "context": "full"
+           *           }
+           *         ],
+           *         "triggers": [
+           *           {
+           *             "type": "Minute",
+           *             "period": 15,
+           *             "start_when": "2026-01-01T00:00",
+           *             "start_time": "00:00",
+           *             "end_time": "23:59"
+           *           }
+           *         ],
+           *         "tags": [
+           *           "nightly"
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "createdBy": "tenant:1",
+           *         "updatedAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedBy": "tenant:1"
+           *       }
+           *     }
+           */
           'application/yaml': components['schemas']['schedule.v2'];
         };
       };

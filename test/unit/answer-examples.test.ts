@@ -60,6 +60,26 @@ test.each(answers.map((answer) => [answer.key, answer] as const))('%s has an exa
   expect(problems).toEqual([]);
 });
 
+test('every 2xx YAML answer (a schedule file) shows the record its JSON answer shows, and its schema accepts it', () => {
+  const yamlAnswers = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, { responses }]) =>
+      Object.entries(responses).flatMap(([status, answer]) => {
+        const media = answer.content?.['application/yaml'];
+        return status.startsWith('2') && media ? [{ key: `${method} ${path} ${status}`, method, path, status, media }] : [];
+      }),
+    ),
+  );
+  expect(yamlAnswers.length).toBeGreaterThanOrEqual(3);
+  for (const { key, method, path, status, media } of yamlAnswers) {
+    const json = document.paths[path]?.[method]?.responses[status]?.content?.['application/json']?.example as { data?: unknown };
+    expect(media.example, key).toEqual(json?.data);
+    const validate = ajv.compile({
+      $ref: `openapi#/paths/${pointerToken(path)}/${method}/responses/${status}/content/application~1yaml/schema`,
+    });
+    expect(validate(media.example), key).toBe(true);
+  }
+});
+
 test('every example in the file is of an answer the document has', () => {
   const documented = new Set(answers.map(({ route, status }) => `${route} ${status}`));
   const recorded = Object.entries(examples).flatMap(([route, byStatus]) =>

@@ -446,10 +446,12 @@ function responses(route: Route, sources: OpenApiSources): Json {
   const result: Json = {};
   const content = answerContent(docs.answer);
   for (const [status, description] of Object.entries(docs.success ?? { 200: 'Success.' })) {
-    const example = answerExamples[routeKey(route)]?.[status];
+    const example = answerExamples[routeKey(route)]?.[status] as { data?: unknown } | undefined;
+    // A YAML answer is the JSON answer's record; an example is a value, whichever media type spells it.
+    const examples: Record<string, unknown> = { 'application/json': example, 'application/yaml': example?.data };
     const media = (type: string, schema: Schema) => ({
       schema,
-      ...(type === 'application/json' && example !== undefined ? { example } : {}),
+      ...(examples[type] !== undefined ? { example: examples[type] } : {}),
     });
     result[status] = {
       description,
