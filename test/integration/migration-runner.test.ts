@@ -5,9 +5,9 @@
  * leaves; a second runner waits for the first's lease.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { db, deleteAll, getItem, putAll, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Migration, type MigrationSet, runMigrations } from '#functions/core/store/migrations.ts';
@@ -23,6 +23,12 @@ beforeAll(async () => {
   await ensureTable(client, tableName());
   client.destroy();
   installFaultInjection();
+});
+// The table goes with the file: DynamoDB Local is shared by the whole run.
+afterAll(async () => {
+  const client = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
+  await client.send(new DeleteTableCommand({ TableName: tableName() }));
+  client.destroy();
 });
 
 const itemCount = 23;
@@ -152,8 +158,9 @@ describe('the migration runner', () => {
       applied: 0,
     });
     expect(await shapesOf(type)).toEqual(Array(itemCount).fill(0));
-    // Its first page takes it past its deadline: it stops after that page, where the state says.
-    const deadline = Date.now() + 200;
+    // Its first page takes it past its deadline: it stops after that page, where the state says. The
+    // deadline leaves the run seconds to start that page on a loaded machine; the page then waits past it.
+    const deadline = Date.now() + 3_000;
     const slowFirstPage: MigrationSet = {
       ...set,
       migrations: set.migrations.map((migration) => ({

@@ -123,8 +123,3 @@ export async function listGroupViews(
     everyMembership ?? (first && last ? await listMembershipsOfGroups(tenantId, first.groupId, last.groupId) : []);
   return { items: groupViews(page.items, memberships), nextCursor: page.nextCursor };
 }
-
-/** Every group with its member ids, as the whole GET /tenant/groups shows them. */
-export async function describeGroups(tenantId: number): Promise<GroupView[]> {
-  return (await listGroupViews(tenantId, undefined, undefined)).items;
-}

@@ -54,7 +54,7 @@ export const keyPrefixesOf = ({ entity, key = {} }: Selection) => ({
 });
 
 /** The Scan filter that selects a migration's items: any of its selections, each its key prefixes and its condition. */
-export function scanFilterOf(migration: Migration): Condition {
+function scanFilterOf(migration: Migration): Condition {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const merge = <T>(into: Record<string, T>, from: Readonly<Record<string, T>> = {}) => {
