@@ -7,7 +7,7 @@
  * `npm run bench -- sizes` prints them; no twin is started.
  */
 import type { AgentRecord } from '#functions/core/agents/agent-repository.ts';
-import type { Attempt, DeliveryRecord } from '#functions/core/alerts/alert-repository.ts';
+import type { Attempt, AlertDeliveryRecord } from '#functions/core/alerts/alert-repository.ts';
 import { maxAttemptsPerDelivery, maxResponseBodyBytes } from '#functions/core/alerts/webhook-config.ts';
 import type { RunRecord } from '#functions/core/reload/run-repository.ts';
 import type { ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
@@ -104,7 +104,7 @@ const timedOut: Attempt = {
   error: 'timed out after 10 s',
 };
 
-const delivery = (attempts: number, attempt = timedOut): DeliveryRecord => ({
+const delivery = (attempts: number, attempt = timedOut): AlertDeliveryRecord => ({
   tenantId,
   deliveryId: 98_765,
   alertId: 12,

@@ -212,16 +212,26 @@ export function noisySection(result: NoisyResult): string {
 
 /** `npm run bench -- noisy`, and the full run's last step: measures in a process of its own, then puts the section in place of the report's. */
 export async function rewriteNoisySection(reportFile: string, environment: NodeJS.ProcessEnv): Promise<void> {
+  const result = await measureInOwnProcess<NoisyResult>('noisy.ts', environment);
+  await replaceSection(reportFile, noisyHeading, noisySection(result));
+}
+
+/** Runs a bench script of bench/ in a process of its own (a twin serves one process) and parses the JSON it prints. */
+export async function measureInOwnProcess<Result>(script: string, environment: NodeJS.ProcessEnv): Promise<Result> {
   const projectRoot = fileURLToPath(new URL('..', import.meta.url));
-  const output = await runForStdout(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('noisy.ts', import.meta.url))], {
+  const output = await runForStdout(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))], {
     cwd: projectRoot,
     env: environment,
   });
-  const section = noisySection(JSON.parse(output) as NoisyResult);
+  return JSON.parse(output) as Result;
+}
+
+/** Prints a section and puts it in place of the report's section under `heading` (at the end, when it has none). */
+export async function replaceSection(reportFile: string, heading: string, section: string): Promise<void> {
   console.log(`\n${section}\n`);
   const markdown = await readFile(reportFile, 'utf8');
-  const start = markdown.indexOf(`${noisyHeading}\n`);
-  const end = start === -1 ? -1 : markdown.indexOf('\n## ', start + noisyHeading.length);
+  const start = markdown.indexOf(`${heading}\n`);
+  const end = start === -1 ? -1 : markdown.indexOf('\n## ', start + heading.length);
   const rewritten =
     start === -1
       ? `${markdown.trimEnd()}\n\n${section}\n`

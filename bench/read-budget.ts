@@ -56,12 +56,16 @@ export function readPath(route: Route, data: ScaledTenant): string {
     '/tenant/schedules/{id}': ids.schedule,
     '/tenant/alerts/{id}': ids.alert,
     '/tenant/deliveries/{id}': ids.delivery,
+    '/tenants/deliveries/{id}': ids.eventDelivery,
   };
   const prefix = Object.keys(owner)
     .filter((candidate) => route.path.startsWith(candidate))
     .sort((a, b) => b.length - a.length)[0];
   const withId = prefix ? `${prefix.replace('{id}', String(owner[prefix]))}${route.path.slice(prefix.length)}` : route.path;
-  return withId.replace('{userId}', String(ids.user)).replace('{groupId}', String(ids.group));
+  return withId
+    .replace('{userId}', String(ids.user))
+    .replace('{groupId}', String(ids.group))
+    .replace('{rolloutId}', String(ids.rollout));
 }
 
 export const readToken = (route: Route, data: ScaledTenant) => (route.auth[0] === 'client' ? data.clientToken : data.tenantToken);

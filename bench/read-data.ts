@@ -4,6 +4,8 @@
  * and test/integration/read-round-trips.test.ts, which checks the same at 1x and 100x).
  */
 import type { TemplateBundle } from '#functions/core/templates/bundle.ts';
+import { clientEventWrites } from '#functions/core/events/client-events.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 import { tablePermission } from '#test/support/permissions.ts';
 
 /** One API request; anything but a 2xx throws. Returns the answer's body. */
@@ -16,7 +18,10 @@ export interface ScaledTenant {
   clientToken: string;
   tenantToken: string;
   /** Path parameters that name real records: a user, a group, a datamart, a schedule, an alert, a delivery, a template. */
-  ids: Record<'tenant' | 'user' | 'group' | 'datamart' | 'schedule' | 'alert' | 'delivery' | 'template', number>;
+  ids: Record<
+    'tenant' | 'user' | 'group' | 'datamart' | 'schedule' | 'alert' | 'delivery' | 'template' | 'rollout' | 'eventDelivery',
+    number
+  >;
 }
 
 /** Per unit of scale: what a small tenant has. */
@@ -148,6 +153,7 @@ export async function scaledTenant(call: ApiCall, clientToken: string, scale: nu
   });
   // Paused, so that the deliverer's retries stop and leave the measurements alone.
   await call('PATCH', '/tenant/settings', token, webhook(false));
+  const [rollout, eventDelivery] = [await finishedRollout(call, clientToken, template.id), await failedEvent(call, clientToken)];
   return {
     scale,
     clientToken,
@@ -161,6 +167,45 @@ export async function scaledTenant(call: ApiCall, clientToken: string, scale: nu
       alert: alerts[0] as number,
       delivery: deliveries[0] as number,
       template: template.id as number,
+      rollout,
+      eventDelivery,
     },
   };
+}
+
+/** Polls `read` every 100 ms until it answers a value (the workers run beside the bench). */
+async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** One rollout of the template, finished (its tenant runs the version already: unchanged, nothing applied). */
+async function finishedRollout(call: ApiCall, clientToken: string, templateId: number): Promise<number> {
+  const rollouts = `/tenants/templates/${templateId}/rollouts`;
+  const id = (await call('POST', rollouts, clientToken, { tenants: 'all' })).data.id as number;
+  await until(async () => ((await call('GET', `${rollouts}/${id}`, clientToken)).data.state === 'finished' ? true : undefined));
+  return id;
+}
+
+/**
+ * One event in the client's delivery log: its webhook is turned off before the event is sent, so the
+ * delivery fails at the deliverer's first look, with no request made.
+ */
+async function failedEvent(call: ApiCall, clientToken: string): Promise<number> {
+  const { clientId } = (await call('GET', '/whoami', clientToken)).data as { clientId: number };
+  await call('PATCH', '/tenants/settings', clientToken, { webhook: { url: 'https://hooks.invalid/read-events' } });
+  const error = { code: 'apply_in_progress', message: 'Another apply is in progress' };
+  const events = await clientEventWrites(clientId, [
+    { type: 'tenant.apply_failed', data: { tenantId: 1, templateId: 1, version: 1, rolloutId: null, error } },
+  ]);
+  await transaction<'clientEvent'>().include(events.items).commit();
+  await call('PATCH', '/tenants/settings', clientToken, { webhook: { enabled: false } });
+  await events.afterCommit();
+  return until(async () => {
+    const [delivery] = (await call('GET', '/tenants/deliveries', clientToken)).data as Array<{ id: number; status: string }>;
+    return delivery?.status === 'failed' ? delivery.id : undefined;
+  });
 }

@@ -29,6 +29,7 @@ import { measureWrites, writeBudgetRows, writeSection, type WriteRow } from './w
 import { twinData } from './twin-api.ts';
 import { measureParsers, type ParserCost, parserBudgetRatio } from './parsers.ts';
 import { rewriteNoisySection } from './noisy-section.ts';
+import { rewriteRolloutSection } from './rollout-section.ts';
 import { itemSizeSection } from './item-sizes.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -387,7 +388,7 @@ console.log(`bench: node ${process.version}, ${cpus().length} CPUs, load average
 if (loadAverage > cpus().length)
   console.log('NOTE: the machine was already busy; absolute latencies will be inflated and noisy.');
 const section = process.argv[2];
-const sections = ['parsers', 'reads', 'writes', 'noisy', 'sizes'];
+const sections = ['parsers', 'reads', 'writes', 'noisy', 'rollouts', 'sizes'];
 if (section !== undefined && !sections.includes(section))
   throw new Error(`Unknown bench section ${section}: the ones to run alone are ${sections.join(', ')}`);
 if (section === 'sizes') {
@@ -397,6 +398,10 @@ if (section === 'sizes') {
 }
 if (section === 'noisy') {
   await rewriteNoisySection(reportFile, callerEnvironment);
+  process.exit(0);
+}
+if (section === 'rollouts') {
+  await rewriteRolloutSection(reportFile, callerEnvironment);
   process.exit(0);
 }
 if (section === 'parsers') {
@@ -422,4 +427,5 @@ await writeFile(
   `${JSON.stringify({ timestamp: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverageAtStart: loadAverage, settings: { ...settings, twinWarmupRequestsPerRoute }, bundleBudgetBytes, ...results }, null, 2)}\n`,
 );
 await rewriteNoisySection(reportFile, callerEnvironment);
+await rewriteRolloutSection(reportFile, callerEnvironment);
 console.log(`Report written to ${relative(projectRoot, reportFile)}, numbers to ${relative(projectRoot, resultsFile)}`);

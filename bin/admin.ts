@@ -15,6 +15,10 @@ import { listClients } from '#functions/core/clients/client-repository.ts';
 import { db } from '#functions/core/store/dynamo.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
+import type { CreateRolloutBody } from '#functions/core/api/validators/create-rollout.cjs';
+import rolloutSchema from '#functions/core/api/validators/create-rollout.cjs';
+import { schemaErrors } from '#functions/core/api/validation.ts';
+import { getRollout, type RolloutView, startRollout } from '#functions/core/rollouts/rollouts.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { awaitTransactionCommits, type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { ensureTokenKeys } from '#local/token-keys.ts';
@@ -35,21 +39,41 @@ const usage = `Usage: npm run admin -- <command> [--json]
   token-keys list                 the token key ids, and which one signs (never the keys)
   tokens unsigned                 the tokens issued before tokens were signed: whose owners must rotate
                                   them before UNSIGNED_TOKENS=refuse (kind and owner ids)
+  rollout start --client <id> --template <id> [--tenants all|<id,id,…>] [--version <n>] [--wave-size <n>]
+                [--pause <seconds>] [--failure-budget <n>] [--reload] [--dry-run]
+                                  roll a template version out to its tenants in waves (docs/rollouts.md), as
+                                  POST /tenants/templates/{id}/rollouts does; --dry-run prints what each would get
+  rollout watch --client <id> --template <id> --id <rollout id>
+                                  follow a rollout: a line whenever it moves on, until it finishes, is
+                                  cancelled or pauses
 
 Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
-endpoint), the keyring secret named by SIGNING_KEYS_SECRET_ARN and the token keyring secret named
-by TOKEN_KEYS_SECRET_ARN (the stack's outputs), else the local twin's: the running one (started with
-npm start, in memory or not, on DATA_DIR), or its data in DATA_DIR (default .data/) when none runs.`;
+endpoint), the keyring secret named by SIGNING_KEYS_SECRET_ARN, the token keyring secret named
+by TOKEN_KEYS_SECRET_ARN and the rollout queue named by ROLLOUT_QUEUE_URL (the stack's outputs), else
+the local twin's: the running one (started with npm start, in memory or not, on DATA_DIR), or its data
+in DATA_DIR (default .data/) when none runs (a rollout needs the running twin: it runs on its queues).`;
 
 const dataDir = process.env.DATA_DIR || '.data';
 
 class UsageError extends Error {}
+
+/** How often `rollout watch` reads the rollout. */
+const watchIntervalMs = 1_000;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: {
     name: { type: 'string' },
     id: { type: 'string' },
+    client: { type: 'string' },
+    template: { type: 'string' },
+    tenants: { type: 'string', default: 'all' },
+    version: { type: 'string' },
+    'wave-size': { type: 'string' },
+    pause: { type: 'string' },
+    'failure-budget': { type: 'string' },
+    reload: { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'without-edge': { type: 'boolean', default: false },
     help: { type: 'boolean' },
@@ -118,9 +142,50 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function positiveId(raw: string | undefined): number {
-  if (!raw || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new UsageError('--id must be a positive integer');
+function positiveId(raw: string | undefined, option = 'id'): number {
+  if (!raw || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new UsageError(`--${option} must be a positive integer`);
   return Number(raw);
+}
+
+/** A whole-number option, when given (0 allowed where `min` is 0); the API's schema checks its range. */
+function wholeNumber(option: keyof typeof values, min = 1): number | undefined {
+  const raw = values[option];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) {
+    throw new UsageError(`--${option} must be a whole number of at least ${min}`);
+  }
+  return Number(raw);
+}
+
+/** The body a rollout start sends, from the options, checked as the API checks it. */
+function rolloutRequest(): CreateRolloutBody {
+  const tenants =
+    values.tenants === 'all' ? ('all' as const) : (values.tenants ?? '').split(',').map((id) => positiveId(id.trim(), 'tenants'));
+  const request = {
+    tenants,
+    version: wholeNumber('version'),
+    waveSize: wholeNumber('wave-size'),
+    pauseSeconds: wholeNumber('pause', 0),
+    failureBudget: wholeNumber('failure-budget'),
+    reload: values.reload,
+    dryRun: values['dry-run'],
+  };
+  const body = Object.fromEntries(Object.entries(request).filter(([, value]) => value !== undefined));
+  const [first] = schemaErrors(rolloutSchema, body);
+  if (first) throw new UsageError(`The rollout is not valid: ${first.pointer} ${first.message}`);
+  return body as unknown as CreateRolloutBody;
+}
+
+/** One line on a rollout: its state, wave and counts. */
+function rolloutLine(rollout: RolloutView): string {
+  const { counts } = rollout;
+  const wave = rollout.currentWave === null ? '' : ` wave ${rollout.currentWave}/${rollout.waves.length}`;
+  const reason = rollout.pauseReason ? ` (${rollout.pauseReason})` : '';
+  return (
+    `rollout ${rollout.id} v${rollout.version} ${rollout.state}${reason}${wave}: ${counts.applied} applied, ` +
+    `${counts.unchanged} unchanged, ${counts.pending_activation} waiting for activation, ${counts.failed} failed, ` +
+    `${counts.pending} pending`
+  );
 }
 
 async function run(print: (text: string, data: unknown) => void): Promise<number> {
@@ -243,6 +308,45 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       );
       return 0;
     }
+    case 'rollout start': {
+      const clientId = positiveId(values.client, 'client');
+      const templateId = positiveId(values.template, 'template');
+      const started = await startRollout(clientId, templateId, rolloutRequest(), Date.now() + 60_000);
+      if ('dryRun' in started) {
+        const { dryRun } = started;
+        const lines = dryRun.tenants.map(
+          (tenant) =>
+            `tenant ${tenant.tenantId} (${tenant.nome}): v${tenant.fromVersion ?? '-'} -> v${tenant.toVersion} ${tenant.outcome}` +
+            `; tables created ${tenant.tables.created.length}, rebuilt ${tenant.tables.rebuilt.length}` +
+            (tenant.error ? `; ${tenant.error.code}: ${tenant.error.message}` : ''),
+        );
+        const more = dryRun.truncated ? `\n(the first ${dryRun.tenants.length} of ${dryRun.total})` : '';
+        print(
+          `Dry run: ${dryRun.total} tenant(s) in ${dryRun.waves} wave(s) of ${dryRun.waveSize}\n${lines.join('\n')}${more}`,
+          dryRun,
+        );
+      } else {
+        print(
+          `${rolloutLine(started.rollout)}\nFollow it: npm run admin -- rollout watch --client ${clientId} --template ${templateId} --id ${started.rollout.id}`,
+          started.rollout,
+        );
+      }
+      return 0;
+    }
+    case 'rollout watch': {
+      const clientId = positiveId(values.client, 'client');
+      const templateId = positiveId(values.template, 'template');
+      const rolloutId = positiveId(values.id);
+      let last = '';
+      for (;;) {
+        const rollout = await getRollout(clientId, templateId, rolloutId);
+        const line = rolloutLine(rollout);
+        if (line !== last) print(line, rollout);
+        last = line;
+        if (rollout.state !== 'running') return rollout.state === 'finished' ? 0 : 1;
+        await new Promise((resolve) => setTimeout(resolve, watchIntervalMs));
+      }
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
@@ -279,6 +383,17 @@ try {
       const running = runningTwin();
       if (!running) await refuseOtherTwin();
       useLocalTokenKeys(running);
+    }
+  } else if (positionals[0] === 'rollout' && positionals[1] === 'start' && !values['dry-run']) {
+    // A rollout runs on the rollout queue: the running twin's, or the stack's.
+    if (process.env.TABLE_NAME && !process.env.ROLLOUT_QUEUE_URL) {
+      throw new UsageError('rollout start on a deployed stack needs ROLLOUT_QUEUE_URL (the RolloutQueueUrl output)');
+    }
+    if (!process.env.TABLE_NAME) {
+      const running = runningTwin();
+      if (!running) throw new Error("A rollout runs on the twin's queues: start the twin (npm start) first");
+      Object.assign(process.env, { SQS_ENDPOINT: running.queueEndpoint, ROLLOUT_QUEUE_URL: running.rolloutQueueUrl });
+      localDynamo = await useLocalData();
     }
   } else if (!process.env.TABLE_NAME) {
     localDynamo = await useLocalData();

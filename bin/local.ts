@@ -9,6 +9,7 @@ import { JavaMissingError } from '#local/dynamodb-local.ts';
 import { LocalClientTokenError } from '#local/local-client.ts';
 import { ensurePortFree, PortBusyError } from '#local/ports.ts';
 import { startTwin, type TwinRuntime } from '#local/twin.ts';
+import { queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';
 const runtimeFile = join(dataDir, 'twin.json');
@@ -42,6 +43,8 @@ try {
     signingKeysFile: twin.environment.SIGNING_KEYS_FILE as string,
     tokenKeysFile: twin.environment.TOKEN_KEYS_FILE as string,
     inMemory,
+    queueEndpoint: twin.environment.SQS_ENDPOINT as string,
+    rolloutQueueUrl: twin.environment[queueUrlVariable('rollout')] as string,
   };
   writeFileSync(runtimeFile, JSON.stringify(runtime));
   console.log(

@@ -21,8 +21,9 @@ import { openApiFile } from '#tools/openapi/openapi-json.ts';
 export const answerExamplesFile = fileURLToPath(new URL('../tools/openapi/answer-examples.json', import.meta.url));
 
 /**
- * Together these reach every 2xx JSON answer of the document (the walkthroughs of each area, plus
- * opaque-values for a schedule's runs and docs-page for the document itself), in about a minute and a half.
+ * Together these reach every 2xx JSON answer of the document (the walkthroughs of each area, the
+ * integrator's events and the fleet's rollouts among them, plus opaque-values for a schedule's runs
+ * and docs-page for the document itself), in about a minute and a half.
  */
 const recordedTestFiles = [
   'test/e2e/smoke.test.ts',
@@ -32,6 +33,8 @@ const recordedTestFiles = [
   'test/e2e/datamarts.test.ts',
   'test/e2e/schedules.test.ts',
   'test/e2e/alerts.test.ts',
+  'test/e2e/client-events.test.ts',
+  'test/e2e/rollouts.test.ts',
   'test/e2e/sso.test.ts',
   'test/e2e/opaque-values.test.ts',
   'test/e2e/docs-page.test.ts',

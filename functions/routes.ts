@@ -527,6 +527,156 @@ export const routes: readonly Route[] = [
     },
   },
   {
+    method: 'GET',
+    path: '/tenants/templates/{id}/tenants',
+    handler: 'list-template-tenants',
+    auth: ['client'],
+    table: 'read',
+    paginated: true,
+    query: [
+      {
+        name: 'belowVersion',
+        description: 'Only the tenants on an earlier version of the template (or on none of its versions yet).',
+        schema: { type: 'integer', minimum: 1, maximum: 999_999 },
+      },
+    ],
+    summary: "The template's tenants (its fleet), each with the version it runs",
+    docs: {
+      description:
+        'The tenants that have the template (the one each last applied, or waits for), by version then id: each ' +
+        'with its name, whether it is active, the version it runs (null while it has none yet) and whether an apply ' +
+        'of the template waits for it (its activation, or its provisioning). `belowVersion` lists those still on an ' +
+        'earlier version: the tenants a rollout of that version would change. It changes nothing.',
+      answer: { data: 'template-tenant', list: true },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/templates/{id}/rollouts',
+    handler: 'start-rollout',
+    auth: ['client'],
+    body: 'create-rollout',
+    table: 'readWrite',
+    sends: ['rollout'],
+    idempotent: true,
+    summary: 'Roll a template version out to its tenants in waves (or a dry run of it)',
+    docs: {
+      description:
+        'Applies a version of the template (the latest unless `version` says which) to its tenants, all of them ' +
+        'or those listed, in waves of `waveSize` (10% of them by default) with `pauseSeconds` between waves. Each ' +
+        'tenant is applied once, under its own apply lock and rules; an inactive one keeps the version pending ' +
+        'until its activation; with `reload`, each applied tenant gets its reload plan queued. After ' +
+        '`failureBudget` failed tenants the rollout pauses itself. With `dryRun` it answers 200 at once with what ' +
+        'each of the first 100 tenants would get (versions, tables created, rebuilt and unchanged, reload plan) ' +
+        'and writes nothing; otherwise 202 with the rollout, which runs in the background: follow it with GET ' +
+        '…/rollouts/{rolloutId} or the `rollout.*` events. One rollout per template runs (or is paused) at a time.',
+      success: { 200: 'A dry run: what would happen, nothing written.', 202: 'The rollout, started.' },
+      answer: { data: 'rollout-started' },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/templates/{id}/rollouts',
+    handler: 'list-rollouts',
+    auth: ['client'],
+    table: 'read',
+    paginated: true,
+    summary: "The template's rollouts, newest first",
+    docs: {
+      description:
+        "The template's rollouts, newest first, each with its state and its counts as of its last finished wave " +
+        '(GET …/rollouts/{rolloutId} has the running wave too). Rollouts are kept as long as runs are (90 days by ' +
+        'default). It changes nothing.',
+      answer: { data: 'rollout', list: true },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/templates/{id}/rollouts/{rolloutId}',
+    handler: 'get-rollout',
+    auth: ['client'],
+    table: 'read',
+    summary: 'A rollout: its state, counts per outcome and waves',
+    docs: {
+      description:
+        'One rollout: its state (`running`, `paused` with its reason, `finished`, `cancelled`), its tenants by ' +
+        'outcome (`pending`, `applied`, `unchanged`, `pending_activation`, `failed`), and each wave with its own ' +
+        'counts; GET …/tenants lists each tenant with its outcome and error. Poll it, or take the `rollout.*` ' +
+        'events, to follow the rollout. It changes nothing.',
+      answer: { data: 'rollout' },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/templates/{id}/rollouts/{rolloutId}/tenants',
+    handler: 'list-rollout-tenants',
+    auth: ['client'],
+    table: 'read',
+    paginated: true,
+    query: [
+      {
+        name: 'outcome',
+        description: 'Only the tenants with this outcome (listed by tenant id); without it, every tenant, wave by wave.',
+        schema: { enum: ['pending', 'applied', 'unchanged', 'pending_activation', 'failed'] },
+      },
+    ],
+    summary: "A rollout's tenants: each one's wave, outcome and error",
+    docs: {
+      description:
+        "The rollout's tenants, each with its wave, outcome, the version it had, the error that failed it and the " +
+        'reload plan its apply made. `outcome=failed` lists the tenants to look at (the error is what the apply ' +
+        'answered: a resource limit, a flow cycle, …). It changes nothing.',
+      answer: { data: 'rollout-tenant', list: true },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/templates/{id}/rollouts/{rolloutId}/pause',
+    handler: 'pause-rollout',
+    auth: ['client'],
+    table: 'readWrite',
+    sends: ['webhook'],
+    summary: 'Pause a running rollout',
+    docs: {
+      description:
+        'Pauses a running rollout: no tenant starts after this (those being applied finish). It stays the ' +
+        "template's rollout until it is resumed or cancelled; a `rollout.paused` event says so (reason `asked`). " +
+        'Anything but a running rollout is 409 `rollout_state`.',
+      answer: { data: 'rollout' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/templates/{id}/rollouts/{rolloutId}/resume',
+    handler: 'resume-rollout',
+    auth: ['client'],
+    table: 'readWrite',
+    sends: ['rollout'],
+    summary: 'Resume a paused rollout',
+    docs: {
+      description:
+        'Resumes a paused rollout (paused when asked, or by its failure budget) where it stopped; its failure ' +
+        'budget counts afresh from now. Anything but a paused rollout is 409 `rollout_state`.',
+      answer: { data: 'rollout' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/templates/{id}/rollouts/{rolloutId}/cancel',
+    handler: 'cancel-rollout',
+    auth: ['client'],
+    table: 'readWrite',
+    sends: ['webhook'],
+    summary: 'Cancel a rollout (what it applied stays)',
+    docs: {
+      description:
+        'Cancels a running or paused rollout: it stops before its next tenant; the tenants it applied keep the ' +
+        'version, the others stay as they are (`pending`), and the template may have a new rollout. A ' +
+        '`rollout.finished` event says so (state `cancelled`). A rollout that ended is 409 `rollout_state`.',
+      answer: { data: 'rollout' },
+    },
+  },
+  {
     method: 'POST',
     path: '/tenant/templates/apply',
     handler: 'apply-template',
@@ -1348,6 +1498,102 @@ export const routes: readonly Route[] = [
     },
   },
   {
+    method: 'GET',
+    path: '/tenants/settings',
+    handler: 'get-client-settings',
+    auth: ['client'],
+    table: 'read',
+    summary: "The client's events webhook (its URL and state, never the secret)",
+    docs: {
+      description:
+        "The client's own webhook, where the integrator's events go (rollouts, failed applies and runs, missed " +
+        "schedule slots, tenants' disabled alert channels: docs/events.md): the URL, whether it is enabled (and " +
+        'why it was disabled), how many attempts it takes at once, the state of its endpoint and when its signing ' +
+        'secret was made; never the secret itself. It changes nothing.',
+      answer: { data: 'client-settings' },
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/tenants/settings',
+    handler: 'update-client-settings',
+    auth: ['client'],
+    body: 'update-client-settings',
+    table: 'readWrite',
+    summary: "Set, change, pause, re-enable or remove the client's events webhook (its signing secret is shown once)",
+    docs: {
+      description:
+        "Sets, changes or removes the client's events webhook, as PATCH /tenant/settings does a tenant's alert " +
+        'channel, with the same rules: a URL set for the first time gets a signing secret, shown only in this ' +
+        'answer; `enabled: false` turns it off (events meanwhile are not kept) and `true` back on (also after a ' +
+        "receiver's 410 disabled it); `null` removes it and its secrets.",
+      answer: { data: 'client-settings' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/settings/webhook/secret',
+    handler: 'rotate-client-webhook-secret',
+    auth: ['client'],
+    table: 'readWrite',
+    summary: 'A new events webhook signing secret (shown once); the previous one also signs for 24 hours',
+    docs: {
+      description:
+        "Makes a new signing secret for the client's events webhook, shown only in this answer. For 24 hours events " +
+        'carry a signature with the previous secret too, so the receiver can switch without losing one; older ' +
+        'secrets stop signing at once. 409 `no_webhook` when no webhook is set.',
+      answer: { data: 'client-settings' },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/deliveries',
+    handler: 'list-event-deliveries',
+    auth: ['client'],
+    table: 'read',
+    paginated: true,
+    summary: "The client's event deliveries, newest first (kept 30 days)",
+    docs: {
+      description:
+        "The deliveries of the integrator's events to the client's webhook, newest first, each with its event " +
+        'type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt. They expire ' +
+        'as tenant deliveries do (30 days by default). It changes nothing.',
+      answer: { data: 'event-delivery', list: true },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/deliveries/{id}',
+    handler: 'get-event-delivery',
+    auth: ['client'],
+    table: 'read',
+    summary: 'An event delivery: status, attempts (time, status code or error), next attempt',
+    docs: {
+      description:
+        "One delivery of an event to the client's webhook: its type, status, every attempt (when, and the " +
+        "receiver's status code or the error), the next attempt and, once failed, why. It changes nothing.",
+      answer: { data: 'event-delivery' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenants/deliveries/{id}/redeliver',
+    handler: 'redeliver-event',
+    auth: ['client'],
+    table: 'readWrite',
+    sends: ['webhook'],
+    summary: 'Queue a failed event delivery again, with the same webhook-id',
+    docs: {
+      description:
+        'Queues a failed event delivery again for a new round of attempts, with the same body and the same ' +
+        '`webhook-id`, so a receiver that deduplicates on it handles it once. Only a failed delivery can go again, ' +
+        'with the webhook enabled and its body not expired yet (409 otherwise); a second call while it is queued ' +
+        'is 409 too.',
+      answer: { data: 'event-delivery' },
+      success: { 202: 'The delivery, queued again.' },
+    },
+  },
+  {
     method: 'POST',
     path: '/tenant/login',
     handler: 'login',
@@ -1486,12 +1732,15 @@ export const routes: readonly Route[] = [
     auth: ['agent'],
     body: 'report-run',
     table: 'readWrite',
+    // A failed run is the integrator's `run.failed` event.
+    sends: ['webhook'],
     summary: 'Agent reports a run running, succeeded or failed',
     docs: {
       description:
         'An agent reports on a run it took: `running`, then `succeeded` or `failed`, with an optional message. The ' +
         "first report takes the run off the agent's heartbeat answers; status and message show in GET " +
-        "/tenant/runs. Another agent's run is 404, and a finished run cannot change (409 `run_finished`).",
+        "/tenant/runs. A failed run sends the integrator's `run.failed` event (docs/events.md). Another agent's run " +
+        'is 404, and a finished run cannot change (409 `run_finished`).',
       answer: { data: 'run' },
     },
   },
@@ -1539,7 +1788,7 @@ export interface QueueConsumer {
   summary: string;
 }
 
-export type ConsumerConcurrencySetting = 'reloadConcurrency' | 'webhookConcurrency' | 'fireConcurrency';
+export type ConsumerConcurrencySetting = 'reloadConcurrency' | 'webhookConcurrency' | 'fireConcurrency' | 'rolloutConcurrency';
 
 export const queueConsumers: readonly QueueConsumer[] = [
   {
@@ -1558,22 +1807,37 @@ export const queueConsumers: readonly QueueConsumer[] = [
     table: 'readWrite',
     payloads: 'readWrite',
     sendsToDeadLetter: true,
+    // A tenant's channel it disables is the integrator's `webhook.endpoint_disabled` event, a delivery of its own.
+    sends: ['webhook'],
     // The batch's deliveries go out in parallel, each with the 10-second receiver time-out.
     timeoutSeconds: 30,
     concurrencySetting: 'webhookConcurrency',
-    summary: 'POSTs alert webhooks (signed), retries on the schedule, dead-letters after the last attempt',
+    summary: 'POSTs alert and integrator event webhooks (signed), retries on the schedule, dead-letters after the last attempt',
   },
   {
     queue: 'fire',
     handler: 'schedule-fire-worker',
     batchSize: 10,
     table: 'readWrite',
-    sends: ['reload'],
+    // A slot that does not fire is the integrator's `schedule.missed` event.
+    sends: ['reload', 'webhook'],
     // A batch is up to 100 schedules fired in parallel: about a second on AWS.
     timeoutSeconds: 20,
     concurrencySetting: 'fireConcurrency',
     reservesConcurrency: true,
     summary: 'Fires the schedules a tick found due: queues their flows, claims each slot once, moves each to its next fire',
+  },
+  {
+    queue: 'rollout',
+    handler: 'rollout-worker',
+    // A message is a whole rollout, worked until the invocation's deadline.
+    batchSize: 1,
+    table: 'readWrite',
+    sends: ['reload', 'webhook'],
+    timeoutSeconds: 60,
+    concurrencySetting: 'rolloutConcurrency',
+    summary:
+      "Rolls a template version out to its tenants in waves (each tenant applied once), queues their reloads and the client's events",
   },
 ];
 

@@ -54,11 +54,18 @@ export const RELOAD_CONCURRENCY: WholeNumberLimits = { fallback: 50, min: 2, max
  */
 export const WEBHOOK_CONCURRENCY: WholeNumberLimits = { fallback: 20, min: 2, max: 1000 };
 
+/**
+ * Rollout workers at most: each works one rollout, 10 tenants at a time, so the default runs 5
+ * rollouts at once (of different templates or clients) and keeps at most 50 applies in flight.
+ */
+export const ROLLOUT_CONCURRENCY: WholeNumberLimits = { fallback: 5, min: 2, max: 1000 };
+
 /** Each consumer's concurrency setting, by name. */
 export const CONSUMER_CONCURRENCY: Record<ConsumerConcurrencySetting, WholeNumberLimits> = {
   reloadConcurrency: RELOAD_CONCURRENCY,
   webhookConcurrency: WEBHOOK_CONCURRENCY,
   fireConcurrency: FIRE_CONCURRENCY,
+  rolloutConcurrency: ROLLOUT_CONCURRENCY,
 };
 
 /**
@@ -232,6 +239,7 @@ export function deploymentSettings(scope: Construct, stack: { edge: boolean }): 
     reloadConcurrency: wholeNumber('reloadConcurrency', RELOAD_CONCURRENCY),
     webhookConcurrency: wholeNumber('webhookConcurrency', WEBHOOK_CONCURRENCY),
     fireConcurrency: wholeNumber('fireConcurrency', FIRE_CONCURRENCY),
+    rolloutConcurrency: wholeNumber('rolloutConcurrency', ROLLOUT_CONCURRENCY),
     accountConcurrencyLimit: wholeNumber('accountConcurrencyLimit', ACCOUNT_CONCURRENCY_LIMIT),
     reserveConcurrency: reserve !== false && reserve !== 'false',
     edge: stack.edge,

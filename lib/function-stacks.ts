@@ -19,8 +19,9 @@ import type { ProjectFunction } from './project-function.ts';
  * deliberately, and the stack-size test (test/infra/stack-size.test.ts) keeps each template under its bound.
  */
 export const functionAreas = {
-  // Integrators' administration of tenants and templates, and what a tenant token reads of itself.
-  Directory: { paths: ['/tenants', '/whoami', '/tenant', '/tenant/templates'], handlers: [] },
+  // Integrators' administration of tenants and templates (and the worker that rolls templates out), and what a
+  // tenant token reads of itself.
+  Directory: { paths: ['/tenants', '/whoami', '/tenant', '/tenant/templates'], handlers: ['rollout-worker'] },
   // Datamarts, users, groups and their permissions.
   Permissions: { paths: ['/tenant/datamart', '/tenant/users', '/tenant/groups'], handlers: [] },
   // Schedules, runs, agents, and the workers that fire and reload them.

@@ -194,12 +194,16 @@ export const DYNAMODB_OPERATIONS = [
  * seconds, and a fire an hour late is lost. Reload: 10 minutes, longer than a burst of 100,000
  * schedules' loads takes at the default reloadConcurrency. Webhook: retries hide messages for
  * their delay on purpose (5 s, 5 minutes, 30 minutes…); SQS leaves a message received three
- * times out of the metric, so a healthy queue's oldest is under about 35 minutes.
+ * times out of the metric, so a healthy queue's oldest is under about 35 minutes. Rollout: each
+ * running rollout's message comes back after every step (at most a minute) and after each pause
+ * between waves (at most an hour), so it is received over and over and soon left out of the metric;
+ * until its third receive it counts, so three hours covers two pauses and the work between them.
  */
 export const OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS: Record<QueueName, number> = {
   fire: 300,
   reload: 600,
   webhook: 3600,
+  rollout: 10_800,
 };
 
 /** Account concurrency: the alarm fires when executions reach this share of the account's quota for 3 minutes. */

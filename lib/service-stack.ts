@@ -165,6 +165,8 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'SigningKeysSecretArn', { value: signingKeys.secret.secretArn });
     new CfnOutput(this, 'TokenKeysSecretArn', { value: this.tokenKeys.secret.secretArn });
     new CfnOutput(this, 'PayloadBucketName', { value: payloads.bucket.bucketName });
+    // Where `npm run admin -- rollout start` queues a rollout's first step (ROLLOUT_QUEUE_URL).
+    new CfnOutput(this, 'RolloutQueueUrl', { value: queues.queues.rollout.queueUrl });
     // What a DLQ redrive needs (docs/operations.md): each queue's ARN, its DLQ's URL and ARN.
     for (const { name, queue, deadLetterQueue } of queues.all) {
       const id = pascalCase(name);

@@ -81,6 +81,9 @@ export interface TwinRuntime {
   signingKeysFile: string;
   tokenKeysFile: string;
   inMemory: boolean;
+  /** The queues' endpoint and the rollout queue's URL: where the admin CLI queues a rollout it starts. */
+  queueEndpoint: string;
+  rolloutQueueUrl: string;
 }
 
 /** Points the in-process handlers (and the SDK) at the twin's emulators, as the stack's env does on AWS. */

@@ -13,6 +13,19 @@ export type { components, operationsByToken, paths };
 /** The error envelope every failure answers (`{status: 'error', success: false, message, code, errors, …}`). */
 export type ErrorEnvelope = components['schemas']['error-envelope'];
 
+/**
+ * A body the client's events webhook receives (`PATCH /tenants/settings`): `{type, timestamp, data}`,
+ * a union narrowed by `type` (`if (event.type === 'run.failed') event.data.runId`). Verify the
+ * Standard Webhooks signature before trusting it; ignore a type you do not know.
+ */
+export type ClientEvent = components['schemas']['client-event'];
+
+/** The event of one type: `ClientEventOf<'run.failed'>`. */
+export type ClientEventOf<Type extends ClientEvent['type']> = Extract<ClientEvent, { type: Type }>;
+
+/** A body a tenant's alert webhook receives (spec 6): `{alert, user, content, timestamp}`. */
+export type AlertWebhook = components['schemas']['alert-webhook'];
+
 /** A call that failed: its HTTP status and the error envelope, typed. */
 export class ServiceError extends Error {
   constructor(

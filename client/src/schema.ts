@@ -345,6 +345,158 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/tenants/templates/{id}/tenants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The template's tenants (its fleet), each with the version it runs
+     * @description The tenants that have the template (the one each last applied, or waits for), by version then id: each with its name, whether it is active, the version it runs (null while it has none yet) and whether an apply of the template waits for it (its activation, or its provisioning). `belowVersion` lists those still on an earlier version: the tenants a rollout of that version would change. It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listTemplateTenants'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The template's rollouts, newest first
+     * @description The template's rollouts, newest first, each with its state and its counts as of its last finished wave (GET …/rollouts/{rolloutId} has the running wave too). Rollouts are kept as long as runs are (90 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listRollouts'];
+    put?: never;
+    /**
+     * Roll a template version out to its tenants in waves (or a dry run of it)
+     * @description Applies a version of the template (the latest unless `version` says which) to its tenants, all of them or those listed, in waves of `waveSize` (10% of them by default) with `pauseSeconds` between waves. Each tenant is applied once, under its own apply lock and rules; an inactive one keeps the version pending until its activation; with `reload`, each applied tenant gets its reload plan queued. After `failureBudget` failed tenants the rollout pauses itself. With `dryRun` it answers 200 at once with what each of the first 100 tenants would get (versions, tables created, rebuilt and unchanged, reload plan) and writes nothing; otherwise 202 with the rollout, which runs in the background: follow it with GET …/rollouts/{rolloutId} or the `rollout.*` events. One rollout per template runs (or is paused) at a time.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond). Honours an `Idempotency-Key` header for 24 hours.
+     */
+    post: operations['startRollout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts/{rolloutId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A rollout: its state, counts per outcome and waves
+     * @description One rollout: its state (`running`, `paused` with its reason, `finished`, `cancelled`), its tenants by outcome (`pending`, `applied`, `unchanged`, `pending_activation`, `failed`), and each wave with its own counts; GET …/tenants lists each tenant with its outcome and error. Poll it, or take the `rollout.*` events, to follow the rollout. It changes nothing.
+     */
+    get: operations['getRollout'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts/{rolloutId}/tenants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A rollout's tenants: each one's wave, outcome and error
+     * @description The rollout's tenants, each with its wave, outcome, the version it had, the error that failed it and the reload plan its apply made. `outcome=failed` lists the tenants to look at (the error is what the apply answered: a resource limit, a flow cycle, …). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listRolloutTenants'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts/{rolloutId}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pause a running rollout
+     * @description Pauses a running rollout: no tenant starts after this (those being applied finish). It stays the template's rollout until it is resumed or cancelled; a `rollout.paused` event says so (reason `asked`). Anything but a running rollout is 409 `rollout_state`.
+     */
+    post: operations['pauseRollout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts/{rolloutId}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resume a paused rollout
+     * @description Resumes a paused rollout (paused when asked, or by its failure budget) where it stopped; its failure budget counts afresh from now. Anything but a paused rollout is 409 `rollout_state`.
+     */
+    post: operations['resumeRollout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/templates/{id}/rollouts/{rolloutId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a rollout (what it applied stays)
+     * @description Cancels a running or paused rollout: it stops before its next tenant; the tenants it applied keep the version, the others stay as they are (`pending`), and the template may have a new rollout. A `rollout.finished` event says so (state `cancelled`). A rollout that ended is 409 `rollout_state`.
+     */
+    post: operations['cancelRollout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/tenant/templates/apply': {
     parameters: {
       query?: never;
@@ -1083,6 +1235,114 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/tenants/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The client's events webhook (its URL and state, never the secret)
+     * @description The client's own webhook, where the integrator's events go (rollouts, failed applies and runs, missed schedule slots, tenants' disabled alert channels: docs/events.md): the URL, whether it is enabled (and why it was disabled), how many attempts it takes at once, the state of its endpoint and when its signing secret was made; never the secret itself. It changes nothing.
+     */
+    get: operations['getClientSettings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Set, change, pause, re-enable or remove the client's events webhook (its signing secret is shown once)
+     * @description Sets, changes or removes the client's events webhook, as PATCH /tenant/settings does a tenant's alert channel, with the same rules: a URL set for the first time gets a signing secret, shown only in this answer; `enabled: false` turns it off (events meanwhile are not kept) and `true` back on (also after a receiver's 410 disabled it); `null` removes it and its secrets.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
+     */
+    patch: operations['updateClientSettings'];
+    trace?: never;
+  };
+  '/tenants/settings/webhook/secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A new events webhook signing secret (shown once); the previous one also signs for 24 hours
+     * @description Makes a new signing secret for the client's events webhook, shown only in this answer. For 24 hours events carry a signature with the previous secret too, so the receiver can switch without losing one; older secrets stop signing at once. 409 `no_webhook` when no webhook is set.
+     */
+    post: operations['rotateClientWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The client's event deliveries, newest first (kept 30 days)
+     * @description The deliveries of the integrator's events to the client's webhook, newest first, each with its event type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt. They expire as tenant deliveries do (30 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listEventDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/deliveries/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An event delivery: status, attempts (time, status code or error), next attempt
+     * @description One delivery of an event to the client's webhook: its type, status, every attempt (when, and the receiver's status code or the error), the next attempt and, once failed, why. It changes nothing.
+     */
+    get: operations['getEventDelivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/deliveries/{id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queue a failed event delivery again, with the same webhook-id
+     * @description Queues a failed event delivery again for a new round of attempts, with the same body and the same `webhook-id`, so a receiver that deduplicates on it handles it once. Only a failed delivery can go again, with the webhook enabled and its body not expired yet (409 otherwise); a second call while it is queued is 409 too.
+     */
+    post: operations['redeliverEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/tenant/login': {
     parameters: {
       query?: never;
@@ -1222,7 +1482,7 @@ export interface paths {
     put?: never;
     /**
      * Agent reports a run running, succeeded or failed
-     * @description An agent reports on a run it took: `running`, then `succeeded` or `failed`, with an optional message. The first report takes the run off the agent's heartbeat answers; status and message show in GET /tenant/runs. Another agent's run is 404, and a finished run cannot change (409 `run_finished`).
+     * @description An agent reports on a run it took: `running`, then `succeeded` or `failed`, with an optional message. The first report takes the run off the agent's heartbeat answers; status and message show in GET /tenant/runs. A failed run sends the integrator's `run.failed` event (docs/events.md). Another agent's run is 404, and a finished run cannot change (409 `run_finished`).
      *
      *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
@@ -1249,6 +1509,146 @@ export interface webhooks {
      * @description Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenant/settings` or `POST /tenant/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`. At most 4 MB.
      */
     post: operations['alertWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'rollout.wave_finished': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `rollout.wave_finished`: A wave of a rollout is done: every tenant of it has an outcome.
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['rolloutWaveFinishedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'rollout.finished': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `rollout.finished`: A rollout ended: every wave done (`finished`), or cancelled (what was applied stays).
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['rolloutFinishedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'rollout.paused': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `rollout.paused`: A rollout paused: its failure budget was spent (`failure_budget`), or it was asked to (`asked`). POST …/resume goes on.
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['rolloutPausedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'tenant.apply_failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `tenant.apply_failed`: Applying a template version to a tenant failed: in a rollout (`rolloutId`), or not (null).
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['tenantApplyFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'run.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `run.failed`: An agent reported a load (a run of a reload or a schedule's fire) failed (POST /agent/runs/{id}).
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['runFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'schedule.missed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `schedule.missed`: A schedule's slot did not fire: an hour late or more (`late`: the service was down), only the latest of the slots missed during an outage fired (`superseded`), or the tenant was inactive (`tenant_inactive`).
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['scheduleMissedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.endpoint_disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * `webhook.endpoint_disabled`: The service disabled a tenant's alert webhook channel: its receiver answered 410 Gone (`gone`), or gave no answer for days (`no_answer`). Its alerts are refused until the tenant enables it again (PATCH /tenant/settings).
+     * @description An integrator's event, POSTed to the client's webhook URL (docs/events.md): `{type, timestamp, data}`. Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with the signing secret `PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret` showed (during a rotation, one signature per secret). The receiver has 10 seconds to answer. Retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; dedupe on `webhook-id`.
+     */
+    post: operations['webhookEndpointDisabledEvent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1400,6 +1800,203 @@ export interface components {
       templateId: number;
     };
     /**
+     * Integrator event
+     * @description The JSON body POSTed to a client's events webhook (PATCH /tenants/settings): `type` says what happened, `data` is that type's own, `timestamp` when it happened. Sent with Content-Type application/json, User-Agent Service-Event-Webhook/1.0 and the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature. Receivers should ignore types they do not know: new ones may come.
+     */
+    'client-event': {
+      type: components['schemas']['client-event.eventType'];
+    } & (
+      | components['schemas']['client-event.rolloutWaveFinished']
+      | components['schemas']['client-event.rolloutFinished']
+      | components['schemas']['client-event.rolloutPaused']
+      | components['schemas']['client-event.tenantApplyFailed']
+      | components['schemas']['client-event.runFailed']
+      | components['schemas']['client-event.scheduleMissed']
+      | components['schemas']['client-event.webhookEndpointDisabled']
+    );
+    /**
+     * @description What happened; `data` is its own.
+     * @enum {unknown}
+     */
+    'client-event.eventType':
+      | 'rollout.wave_finished'
+      | 'rollout.finished'
+      | 'rollout.paused'
+      | 'tenant.apply_failed'
+      | 'run.failed'
+      | 'schedule.missed'
+      | 'webhook.endpoint_disabled';
+    /**
+     * Format: date-time
+     * @description When it happened (the event was queued then): ISO 8601, UTC, with milliseconds. The same on every attempt.
+     */
+    'client-event.timestamp': string;
+    'client-event.id': number;
+    'client-event.count': number;
+    /** @description The rollout's tenants by outcome, so far. */
+    'client-event.counts': {
+      /** @description Not reached yet. */
+      pending: components['schemas']['client-event.count'];
+      /** @description The version was applied. */
+      applied: components['schemas']['client-event.count'];
+      /** @description Had the version already: nothing to apply. */
+      unchanged: components['schemas']['client-event.count'];
+      /** @description Inactive: the version waits for the tenant's activation. */
+      pending_activation: components['schemas']['client-event.count'];
+      /** @description The apply failed (each one also sent `tenant.apply_failed`). */
+      failed: components['schemas']['client-event.count'];
+    };
+    /** @description A wave of a rollout is done: every tenant of it has an outcome. */
+    'client-event.rolloutWaveFinished': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'rollout.wave_finished';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        templateId: components['schemas']['client-event.templateId'];
+        rolloutId: components['schemas']['client-event.rolloutId'];
+        version: components['schemas']['client-event.version'];
+        /** @description The wave that finished, from 1. */
+        wave: components['schemas']['client-event.id'];
+        /** @description How many waves the rollout has. */
+        waves: components['schemas']['client-event.id'];
+        counts: components['schemas']['client-event.counts'];
+      };
+    };
+    /** @description A rollout ended: every wave done (`finished`), or cancelled (what was applied stays). */
+    'client-event.rolloutFinished': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'rollout.finished';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        templateId: components['schemas']['client-event.templateId'];
+        rolloutId: components['schemas']['client-event.rolloutId'];
+        version: components['schemas']['client-event.version'];
+        /** @enum {unknown} */
+        state: 'finished' | 'cancelled';
+        counts: components['schemas']['client-event.counts'];
+      };
+    };
+    /** @description A rollout paused: its failure budget was spent (`failure_budget`), or it was asked to (`asked`). POST …/resume goes on. */
+    'client-event.rolloutPaused': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'rollout.paused';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        templateId: components['schemas']['client-event.templateId'];
+        rolloutId: components['schemas']['client-event.rolloutId'];
+        version: components['schemas']['client-event.version'];
+        /** @enum {unknown} */
+        reason: 'failure_budget' | 'asked';
+        counts: components['schemas']['client-event.counts'];
+      };
+    };
+    /** @description Applying a template version to a tenant failed: in a rollout (`rolloutId`), or not (null). */
+    'client-event.tenantApplyFailed': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'tenant.apply_failed';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        tenantId: components['schemas']['client-event.id'];
+        templateId: components['schemas']['client-event.templateId'];
+        version: components['schemas']['client-event.version'];
+        /** @description The rollout that applied it, or null for an apply of the tenant's own. */
+        rolloutId: components['schemas']['client-event.rolloutId'] | null;
+        error: {
+          /** @description As an API error's `code` (`tenant_inactive`, `apply_in_progress`, …). */
+          code: string;
+          message: string;
+        };
+      };
+    };
+    /** @description An agent reported a load (a run of a reload or a schedule's fire) failed (POST /agent/runs/{id}). */
+    'client-event.runFailed': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'run.failed';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        tenantId: components['schemas']['client-event.id'];
+        /** @description The run (GET /tenant/runs). */
+        runId: components['schemas']['client-event.id'];
+        /** @description The agent that reported it (a run's `tokenId`). */
+        agentId: components['schemas']['client-event.id'];
+        flowId: components['schemas']['client-event.id'];
+        /** @description The load's batch: a reload's, or `schedule-<tenant>-<schedule>-<minute>` for a schedule's fire. */
+        batchId: string;
+        context: string;
+        /** @description What the agent said of the failure, if anything. */
+        message: string | null;
+      };
+    };
+    /** @description A schedule's slot did not fire: an hour late or more (`late`: the service was down), only the latest of the slots missed during an outage fired (`superseded`), or the tenant was inactive (`tenant_inactive`). */
+    'client-event.scheduleMissed': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'schedule.missed';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        tenantId: components['schemas']['client-event.id'];
+        scheduleId: components['schemas']['client-event.id'];
+        /** @enum {unknown} */
+        reason: 'late' | 'superseded' | 'tenant_inactive';
+        /**
+         * Format: date-time
+         * @description The first slot that did not fire (UTC); every slot after it did not either, up to `firedSlot` or `nextFireAt`.
+         */
+        slot: string;
+        /**
+         * Format: date-time
+         * @description `superseded`: the later slot that fired in their stead.
+         */
+        firedSlot: string | null;
+        /**
+         * Format: date-time
+         * @description The schedule's next slot, or null when none comes.
+         */
+        nextFireAt: string | null;
+      };
+    };
+    /** @description The service disabled a tenant's alert webhook channel: its receiver answered 410 Gone (`gone`), or gave no answer for days (`no_answer`). Its alerts are refused until the tenant enables it again (PATCH /tenant/settings). */
+    'client-event.webhookEndpointDisabled': {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'webhook.endpoint_disabled';
+      timestamp: components['schemas']['client-event.timestamp'];
+      data: {
+        tenantId: components['schemas']['client-event.id'];
+        /** @enum {unknown} */
+        reason: 'gone' | 'no_answer';
+        /** @description The channel's `disabledReason`, as GET /tenant/settings shows it. */
+        message: string;
+        /** Format: date-time */
+        disabledAt: string;
+      };
+    };
+    /** @description The template (GET /tenants/templates/{id}). */
+    'client-event.templateId': components['schemas']['client-event.id'];
+    /** @description The rollout (GET /tenants/templates/{templateId}/rollouts/{rolloutId}). */
+    'client-event.rolloutId': components['schemas']['client-event.id'];
+    /** @description The template version. */
+    'client-event.version': components['schemas']['client-event.id'];
+    /**
      * Create agent request
      * @description Body of POST /tenant/agents. The name is the agent slot that template connections refer to.
      */
@@ -1482,6 +2079,35 @@ export interface components {
     'create-group': {
       /** @description Display name. */
       nome: components['schemas']['text.displayName'];
+    };
+    /**
+     * Rollout request
+     * @description Body of POST /tenants/templates/{id}/rollouts: which tenants get which version of the template, in waves.
+     */
+    'create-rollout': {
+      /** @description `"all"`: every tenant that has the template (its fleet, as GET /tenants/templates/{id}/tenants lists it, counted at the start). Or the ids of some of them (at most 1,000; each must have the template). */
+      tenants: 'all' | number[];
+      /** @description The version to roll out: the latest without it (an earlier one rolls back). */
+      version?: number;
+      /**
+       * @description Answer 200 with what would happen to each tenant (up to 100 of them), writing nothing.
+       * @default false
+       */
+      dryRun?: boolean;
+      /** @description Tenants per wave; default 10% of the rollout's tenants, at least 1. A rollout has at most 100 waves. */
+      waveSize?: number;
+      /**
+       * @description Seconds to wait after a wave finishes before the next starts (at most an hour: a rollout of 100 waves then runs at most about 4 days, well within its queue message's 14 days).
+       * @default 0
+       */
+      pauseSeconds?: number;
+      /** @description After this many tenants failed (since the start, or the last resume) the rollout pauses itself; without it, it never does. */
+      failureBudget?: number;
+      /**
+       * @description Queue each applied tenant's reload plan, as POST /tenant/templates/reload would; without it, the tables to reload stay pending for the tenant's next apply's plan.
+       * @default false
+       */
+      reload?: boolean;
     };
     /**
      * Create tenant request
@@ -1907,21 +2533,29 @@ export interface components {
       owners?: number[];
     };
     /**
+     * Client settings change
+     * @description Body of PATCH /tenants/settings: the client's events webhook, where the integrator's events are POSTed (docs/events.md). The URL follows the rules of a tenant's webhook: absolute https, without user info or fragment, at most 2048 characters, and not pointing at a private address.
+     */
+    'update-client-settings': {
+      webhook: components['schemas']['update-settings.webhook'];
+    };
+    /**
      * Tenant settings change
      * @description Body of PATCH /tenant/settings: the allowed alert channels. The webhook URL must be absolute https, without user info or fragment, at most 2048 characters, and not point at a private address.
      */
     'update-settings': {
       alertChannels: {
-        /** @description The webhook channel; null removes it (and its signing secrets). */
-        webhook: null | {
-          /** @description Where alerts are POSTed. */
-          url?: string;
-          /** @description false turns the channel off: a fire or a send answers 409 `channel_inactive`, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel). */
-          enabled?: boolean;
-          /** @description Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt. */
-          maxInFlight?: number;
-        };
+        webhook: components['schemas']['update-settings.webhook'];
       };
+    };
+    /** @description A webhook channel (a tenant's alerts, a client's events); null removes it (and its signing secrets). */
+    'update-settings.webhook': null | {
+      /** @description Where alerts (or events) are POSTed. */
+      url?: string;
+      /** @description false turns the channel off: a tenant's fire or send answers 409 `channel_inactive`, a client's events are not kept, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel). */
+      enabled?: boolean;
+      /** @description Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt. */
+      maxInFlight?: number;
     };
     /**
      * Tenant change
@@ -2007,6 +2641,13 @@ export interface components {
       }[];
     };
     /**
+     * Client settings
+     * @description GET and PATCH /tenants/settings, POST /tenants/settings/webhook/secret: the client's events webhook (never a secret, but in the answer that made it).
+     */
+    'client-settings': {
+      webhook: components['schemas']['settings.webhook'];
+    };
+    /**
      * Datamart (spec 2.3)
      * @description An element of GET /tenant/datamart's data, exactly as spec 2.3 shows it.
      */
@@ -2057,18 +2698,19 @@ export interface components {
       bytes: number;
       /** Format: date-time */
       createdAt: string;
-      attempts: {
-        /** Format: date-time */
-        at: string;
-        durationMs: number;
-        statusCode?: number;
-        /** @description With `statusCode`: the start of the receiver's answer as text, for debugging: the first 1,024 bytes (UTF-8) that came within a second of the status line, decoded leniently (bytes that are not UTF-8 become U+FFFD), every control character (line breaks and tabs included), line or paragraph separator and bidi control a space. Absent from attempts made before it was kept. */
-        responseBody?: string;
-        error?: string;
-      }[];
+      attempts: components['schemas']['delivery.attempt'][];
       /** Format: date-time */
       nextAttemptAt: string | null;
       failureReason?: string;
+    };
+    'delivery.attempt': {
+      /** Format: date-time */
+      at: string;
+      durationMs: number;
+      statusCode?: number;
+      /** @description With `statusCode`: the start of the receiver's answer as text, for debugging: the first 1,024 bytes (UTF-8) that came within a second of the status line, decoded leniently (bytes that are not UTF-8 become U+FFFD), every control character (line breaks and tabs included), line or paragraph separator and bidi control a space. Absent from attempts made before it was kept. */
+      responseBody?: string;
+      error?: string;
     };
     /**
      * Queued delivery
@@ -2164,6 +2806,24 @@ export interface components {
           value: string;
         }[][]
       | null;
+    /**
+     * Event delivery
+     * @description A delivery of an event to the client's webhook: its type, status and every attempt.
+     */
+    'event-delivery': {
+      id: number;
+      type: components['schemas']['client-event.eventType'];
+      webhookId: string;
+      /** @enum {unknown} */
+      status: 'queued' | 'retrying' | 'delivered' | 'failed';
+      bytes: number;
+      /** Format: date-time */
+      createdAt: string;
+      attempts: components['schemas']['delivery.attempt'][];
+      /** Format: date-time */
+      nextAttemptAt: string | null;
+      failureReason?: string;
+    };
     /**
      * Group
      * @description A group and the ids of its members.
@@ -2375,6 +3035,146 @@ export interface components {
       success: true;
     };
     /**
+     * Rollout
+     * @description A rollout of a template version to the template's tenants, in waves.
+     */
+    rollout: {
+      id: number;
+      templateId: number;
+      version: number;
+      /** @enum {unknown} */
+      state: 'running' | 'paused' | 'finished' | 'cancelled';
+      /**
+       * @description Why it is paused: its failure budget ran out, or it was asked to; null unless paused.
+       * @enum {unknown}
+       */
+      pauseReason: 'failure_budget' | 'asked' | null;
+      /** @description The tenants asked for: `"all"` (the fleet), or their ids. */
+      tenants: 'all' | number[];
+      /** @description Tenants in the rollout (the fleet as planned, for `"all"`). */
+      total: number;
+      waveSize: number;
+      pauseSeconds: number;
+      failureBudget: number | null;
+      reload: boolean;
+      counts: components['schemas']['rollout.counts'];
+      /** @description The wave running or next (1-based); null once the rollout ended. */
+      currentWave: number | null;
+      /**
+       * Format: date-time
+       * @description When the next wave starts, during a pause between waves.
+       */
+      nextWaveAt: string | null;
+      waves: components['schemas']['rollout.wave'][];
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /** Format: date-time */
+      finishedAt: string | null;
+    };
+    /** @description Tenants by outcome: `pending` (its turn has not come), `applied`, `unchanged` (it had the version already), `pending_activation` (inactive: its activation applies the version), `failed`. */
+    'rollout.counts': {
+      pending: number;
+      applied: number;
+      unchanged: number;
+      pending_activation: number;
+      failed: number;
+    };
+    'rollout.wave': {
+      wave: number;
+      tenants: number;
+      /** @enum {unknown} */
+      state: 'finished' | 'running' | 'waiting';
+      /** Format: date-time */
+      startedAt: string | null;
+      /** Format: date-time */
+      finishedAt: string | null;
+      /** @description Its tenants by outcome: once it finished, or as they are while it runs; null while it waits. */
+      counts: components['schemas']['rollout.counts'] | null;
+    };
+    /**
+     * Rollout dry run
+     * @description What a rollout would do, written nowhere: its shape, and each of its first 100 tenants' change.
+     */
+    'rollout-dry-run': {
+      /** @constant */
+      dryRun: true;
+      templateId: number;
+      version: number;
+      total: number;
+      waveSize: number;
+      waves: number;
+      tenants: {
+        tenantId: number;
+        nome: string;
+        ativo: boolean;
+        fromVersion: number | null;
+        toVersion: number;
+        /**
+         * @description What its turn would record.
+         * @enum {unknown}
+         */
+        outcome: 'applied' | 'unchanged' | 'pending_activation' | 'failed';
+        tables: {
+          /** @description Keys of the tables the apply would create. */
+          created: string[];
+          /** @description Keys of the tables it would rebuild (their columns changed). */
+          rebuilt: string[];
+          /** @description Keys of the template's tables it would leave as they are. */
+          unchanged: string[];
+        };
+        /** @description The reload items its apply would plan, in dependency order (a new flow has no id yet). */
+        reloadPlan: {
+          flowKey: string;
+          flowId: number | null;
+          tokenId: number;
+          context: string;
+        }[];
+        /** @description Why it failed (the error code and message an apply would have answered), else null. */
+        error: {
+          code: string;
+          message: string;
+        } | null;
+      }[];
+      /** @description The rollout has more tenants than the dry run describes (the first 100, in its order). */
+      truncated: boolean;
+    };
+    /**
+     * Rollout started, or its dry run
+     * @description What POST /tenants/templates/{id}/rollouts answers: the rollout (202), or with `dryRun` what it would do (200).
+     */
+    'rollout-started': components['schemas']['rollout'] | components['schemas']['rollout-dry-run'];
+    /**
+     * A tenant of a rollout
+     * @description An element of GET /tenants/templates/{id}/rollouts/{rolloutId}/tenants: a tenant's wave and outcome.
+     */
+    'rollout-tenant': {
+      tenantId: number;
+      wave: number;
+      /** @enum {unknown} */
+      outcome: 'pending' | 'applied' | 'unchanged' | 'pending_activation' | 'failed';
+      /** @description The template's version the tenant had when its turn came (null: none). */
+      fromVersion: number | null;
+      /** @description Why it failed (the error code and message an apply would have answered), else null. */
+      error: {
+        code: string;
+        message: string;
+      } | null;
+      /** @description The reload plan its apply made (queued when the rollout reloads); null unless applied. */
+      reloadPlan:
+        | {
+            flowId: number;
+            tokenId: number;
+            context: string;
+          }[]
+        | null;
+      /** @description Why its reload plan could not be queued (its tables then wait for its next apply), else null. */
+      reloadError: string | null;
+      /** Format: date-time */
+      finishedAt: string | null;
+    };
+    /**
      * Run
      * @description A load handed to an agent, and how it went.
      */
@@ -2480,20 +3280,22 @@ export interface components {
      */
     settings: {
       alertChannels: {
-        webhook: {
-          /** Format: uri */
-          url: string;
-          enabled: boolean;
-          /** Format: date-time */
-          disabledAt?: string;
-          disabledReason?: string;
-          /** Format: date-time */
-          secretCreatedAt: string;
-          /** @description The new signing secret (`whsec_…`), in the answer that made it only. */
-          signingSecret?: string;
-        } | null;
+        webhook: components['schemas']['settings.webhook'];
       };
     };
+    /** @description A webhook channel as set (a tenant's alerts, a client's events), or null when none is. */
+    'settings.webhook': {
+      /** Format: uri */
+      url: string;
+      enabled: boolean;
+      /** Format: date-time */
+      disabledAt?: string;
+      disabledReason?: string;
+      /** Format: date-time */
+      secretCreatedAt: string;
+      /** @description The new signing secret (`whsec_…`), in the answer that made it only. */
+      signingSecret?: string;
+    } | null;
     /**
      * Template with its history
      * @description GET /tenants/templates/{id}: the latest bundle and every version.
@@ -2527,6 +3329,19 @@ export interface components {
     'template-summary': {
       id: number;
       nome: string;
+    };
+    /**
+     * A tenant of a template's fleet
+     * @description An element of GET /tenants/templates/{id}/tenants: a tenant that has the template (the one it last applied, or waits for).
+     */
+    'template-tenant': {
+      tenantId: number;
+      nome: string;
+      ativo: boolean;
+      /** @description The version it runs; null while it has none yet (created inactive with the template, or still being provisioned). */
+      templateVersion: number | null;
+      /** @description An apply of the template waits: for the tenant's activation (created inactive, or reached inactive by a rollout), or for its provisioning to finish. */
+      applyPending: boolean;
     };
     /**
      * Created tenant (spec 4.1)
@@ -3644,6 +4459,7 @@ export interface operations {
        *
        *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `template_version_not_found`: The template has no such version.
        */
       404: {
         headers: {
@@ -3654,8 +4470,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The template does not exist or is another client's.",
-           *       "code": "template_not_found",
+           *       "message": "The template has no such version.",
+           *       "code": "template_version_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -3663,7 +4479,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_not_found' | 'template_not_found';
+            code?: 'tenant_not_found' | 'template_not_found' | 'template_version_not_found';
           };
         };
       };
@@ -4469,6 +5285,7 @@ export interface operations {
        *
        *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `template_version_not_found`: The template has no such version.
        */
       404: {
         headers: {
@@ -4479,8 +5296,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The template does not exist or is another client's.",
-           *       "code": "template_not_found",
+           *       "message": "The template has no such version.",
+           *       "code": "template_version_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4488,7 +5305,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_not_found' | 'template_not_found';
+            code?: 'tenant_not_found' | 'template_not_found' | 'template_version_not_found';
           };
         };
       };
@@ -4688,6 +5505,7 @@ export interface operations {
        *
        *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `template_version_not_found`: The template has no such version.
        */
       404: {
         headers: {
@@ -4698,8 +5516,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The template does not exist or is another client's.",
-           *       "code": "template_not_found",
+           *       "message": "The template has no such version.",
+           *       "code": "template_version_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -4707,7 +5525,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_not_found' | 'template_not_found';
+            code?: 'tenant_not_found' | 'template_not_found' | 'template_version_not_found';
           };
         };
       };
@@ -4816,7 +5634,7 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:00.094Z"
+           *           "appliedAt": "2026-03-02T09:00:00.092Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
@@ -5022,11 +5840,11 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:01.425Z"
+           *           "appliedAt": "2026-03-02T09:00:00.538Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:02.244Z"
+           *         "updatedAt": "2026-03-02T09:00:00.946Z"
            *       }
            *     }
            */
@@ -6590,7 +7408,7 @@ export interface operations {
            *           {
            *             "resources": 11,
            *             "nome": "Retail 2",
-           *             "publishedAt": "2026-03-02T09:00:00.058Z",
+           *             "publishedAt": "2026-03-02T09:00:00.038Z",
            *             "version": 2
            *           }
            *         ]
@@ -7046,7 +7864,7 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "id": 1,
-           *         "nome": "Stock 2",
+           *         "nome": "Retail",
            *         "version": 2
            *       }
            *     }
@@ -7449,6 +8267,7 @@ export interface operations {
        *
        *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
        *     - `template_is_default`: The template is the client's default: set another default first.
+       *     - `rollout_in_progress`: Another rollout of the template is running or paused (the message names it): let it finish, or cancel it.
        */
       409: {
         headers: {
@@ -7459,8 +8278,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The template is the client's default: set another default first.",
-           *       "code": "template_is_default",
+           *       "message": "Another rollout of the template is running or paused (the message names it): let it finish, or cancel it.",
+           *       "code": "rollout_in_progress",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7468,7 +8287,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'concurrent_change' | 'template_is_default';
+            code?: 'concurrent_change' | 'template_is_default' | 'rollout_in_progress';
           };
         };
       };
@@ -7770,6 +8589,2259 @@ export interface operations {
       };
     };
   };
+  listTemplateTenants: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+        /** @description Only the tenants on an earlier version of the template (or on none of its versions yet). */
+        belowVersion?: number;
+      };
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "tenantId": 1,
+           *           "nome": "Shop 0",
+           *           "ativo": true,
+           *           "templateVersion": 2,
+           *           "applyPending": false
+           *         },
+           *         {
+           *           "tenantId": 2,
+           *           "nome": "Shop 1",
+           *           "ativo": true,
+           *           "templateVersion": 2,
+           *           "applyPending": false
+           *         },
+           *         {
+           *           "tenantId": 3,
+           *           "nome": "Shop 2",
+           *           "ativo": true,
+           *           "templateVersion": 2,
+           *           "applyPending": false
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['template-tenant'][];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  listRollouts: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+      };
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 2,
+           *           "templateId": 3,
+           *           "version": 2,
+           *           "state": "finished",
+           *           "pauseReason": null,
+           *           "tenants": [
+           *             53,
+           *             54
+           *           ],
+           *           "total": 2,
+           *           "waveSize": 1,
+           *           "pauseSeconds": 2,
+           *           "failureBudget": 1,
+           *           "reload": false,
+           *           "counts": {
+           *             "pending": 0,
+           *             "applied": 1,
+           *             "unchanged": 0,
+           *             "pending_activation": 0,
+           *             "failed": 1
+           *           },
+           *           "currentWave": null,
+           *           "nextWaveAt": null,
+           *           "waves": [
+           *             {
+           *               "wave": 1,
+           *               "tenants": 1,
+           *               "state": "finished",
+           *               "startedAt": "2026-03-02T09:00:00.737Z",
+           *               "finishedAt": "2026-03-02T09:00:00.857Z",
+           *               "counts": {
+           *                 "unchanged": 0,
+           *                 "failed": 0,
+           *                 "applied": 1,
+           *                 "pending": 0,
+           *                 "pending_activation": 0
+           *               }
+           *             },
+           *             {
+           *               "wave": 2,
+           *               "tenants": 1,
+           *               "state": "finished",
+           *               "startedAt": "2026-03-02T09:00:02.856Z",
+           *               "finishedAt": "2026-03-02T09:00:03.027Z",
+           *               "counts": {
+           *                 "unchanged": 0,
+           *                 "failed": 1,
+           *                 "applied": 0,
+           *                 "pending": 0,
+           *                 "pending_activation": 0
+           *               }
+           *             }
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.663Z",
+           *           "updatedAt": "2026-03-02T09:00:03.027Z",
+           *           "finishedAt": "2026-03-02T09:00:03.027Z"
+           *         },
+           *         {
+           *           "id": 1,
+           *           "templateId": 3,
+           *           "version": 2,
+           *           "state": "cancelled",
+           *           "pauseReason": null,
+           *           "tenants": "all",
+           *           "total": 3,
+           *           "waveSize": 1,
+           *           "pauseSeconds": 3600,
+           *           "failureBudget": null,
+           *           "reload": false,
+           *           "counts": {
+           *             "pending": 2,
+           *             "applied": 1,
+           *             "unchanged": 0,
+           *             "pending_activation": 0,
+           *             "failed": 0
+           *           },
+           *           "currentWave": null,
+           *           "nextWaveAt": null,
+           *           "waves": [
+           *             {
+           *               "wave": 1,
+           *               "tenants": 1,
+           *               "state": "finished",
+           *               "startedAt": "2026-03-02T09:00:00.090Z",
+           *               "finishedAt": "2026-03-02T09:00:00.165Z",
+           *               "counts": {
+           *                 "unchanged": 0,
+           *                 "failed": 0,
+           *                 "applied": 1,
+           *                 "pending": 0,
+           *                 "pending_activation": 0
+           *               }
+           *             },
+           *             {
+           *               "wave": 2,
+           *               "tenants": 1,
+           *               "state": "waiting",
+           *               "startedAt": null,
+           *               "finishedAt": null,
+           *               "counts": null
+           *             },
+           *             {
+           *               "wave": 3,
+           *               "tenants": 1,
+           *               "state": "waiting",
+           *               "startedAt": null,
+           *               "finishedAt": null,
+           *               "counts": null
+           *             }
+           *           ],
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "updatedAt": "2026-03-02T09:00:00.607Z",
+           *           "finishedAt": "2026-03-02T09:00:00.607Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout'][];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The template does not exist or is another client's.",
+           *       "code": "template_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  startRollout: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "tenants": "all",
+         *       "version": 2,
+         *       "waveSize": 50,
+         *       "pauseSeconds": 600,
+         *       "failureBudget": 5,
+         *       "reload": true
+         *     }
+         */
+        'application/json': components['schemas']['create-rollout'];
+      };
+    };
+    responses: {
+      /** @description A dry run: what would happen, nothing written. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "dryRun": true,
+           *         "templateId": 1,
+           *         "version": 2,
+           *         "total": 4,
+           *         "waveSize": 2,
+           *         "waves": 2,
+           *         "tenants": [
+           *           {
+           *             "tenantId": 3,
+           *             "nome": "Shop 3",
+           *             "ativo": false,
+           *             "fromVersion": null,
+           *             "toVersion": 2,
+           *             "outcome": "pending_activation",
+           *             "tables": {
+           *               "created": [
+           *                 "orders",
+           *                 "daily",
+           *                 "stock"
+           *               ],
+           *               "rebuilt": [],
+           *               "unchanged": []
+           *             },
+           *             "reloadPlan": [
+           *               {
+           *                 "flowKey": "load",
+           *                 "flowId": null,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "daily",
+           *                 "flowId": null,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "stock",
+           *                 "flowId": null,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               }
+           *             ],
+           *             "error": null
+           *           },
+           *           {
+           *             "tenantId": 1,
+           *             "nome": "Shop 0",
+           *             "ativo": true,
+           *             "fromVersion": 1,
+           *             "toVersion": 2,
+           *             "outcome": "applied",
+           *             "tables": {
+           *               "created": [
+           *                 "stock"
+           *               ],
+           *               "rebuilt": [
+           *                 "daily"
+           *               ],
+           *               "unchanged": [
+           *                 "orders"
+           *               ]
+           *             },
+           *             "reloadPlan": [
+           *               {
+           *                 "flowKey": "load",
+           *                 "flowId": 1,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "daily",
+           *                 "flowId": 2,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "stock",
+           *                 "flowId": null,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               }
+           *             ],
+           *             "error": null
+           *           },
+           *           {
+           *             "tenantId": 2,
+           *             "nome": "Shop 1",
+           *             "ativo": true,
+           *             "fromVersion": 1,
+           *             "toVersion": 2,
+           *             "outcome": "applied",
+           *             "tables": {
+           *               "created": [
+           *                 "stock"
+           *               ],
+           *               "rebuilt": [
+           *                 "daily"
+           *               ],
+           *               "unchanged": [
+           *                 "orders"
+           *               ]
+           *             },
+           *             "reloadPlan": [
+           *               {
+           *                 "flowKey": "load",
+           *                 "flowId": 1,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "daily",
+           *                 "flowId": 2,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               },
+           *               {
+           *                 "flowKey": "stock",
+           *                 "flowId": null,
+           *                 "tokenId": 1,
+           *                 "context": "full"
+           *               }
+           *             ],
+           *             "error": null
+           *           }
+           *         ],
+           *         "truncated": false
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout-started'];
+          };
+        };
+      };
+      /** @description The rollout, started. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "templateId": 2,
+           *         "version": 2,
+           *         "state": "running",
+           *         "pauseReason": null,
+           *         "tenants": [
+           *           53,
+           *           54
+           *         ],
+           *         "total": 2,
+           *         "waveSize": 1,
+           *         "pauseSeconds": 2,
+           *         "failureBudget": 1,
+           *         "reload": false,
+           *         "counts": {
+           *           "pending": 2,
+           *           "applied": 0,
+           *           "unchanged": 0,
+           *           "pending_activation": 0,
+           *           "failed": 0
+           *         },
+           *         "currentWave": 1,
+           *         "nextWaveAt": null,
+           *         "waves": [
+           *           {
+           *             "wave": 1,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           },
+           *           {
+           *             "wave": 2,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.000Z",
+           *         "finishedAt": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout-started'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `template_version_not_found`: The template has no such version.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The template has no such version.",
+           *       "code": "template_version_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'template_version_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `rollout_in_progress`: Another rollout of the template is running or paused (the message names it): let it finish, or cancel it.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `resource_limit`: The apply would give the tenant more flows, tables or template resources than it may have: `errors` names each limit; nothing was written.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The apply would give the tenant more flows, tables or template resources than it may have: errors names each limit; nothing was written.",
+           *       "code": "resource_limit",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'rollout_in_progress'
+              | 'flow_cycle'
+              | 'resource_limit';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1000000 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  getRollout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+        /** @description A positive integer id. */
+        rolloutId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "templateId": 2,
+           *         "version": 2,
+           *         "state": "paused",
+           *         "pauseReason": "failure_budget",
+           *         "tenants": [
+           *           53,
+           *           54
+           *         ],
+           *         "total": 2,
+           *         "waveSize": 1,
+           *         "pauseSeconds": 2,
+           *         "failureBudget": 1,
+           *         "reload": false,
+           *         "counts": {
+           *           "pending": 0,
+           *           "applied": 1,
+           *           "unchanged": 0,
+           *           "pending_activation": 0,
+           *           "failed": 1
+           *         },
+           *         "currentWave": 2,
+           *         "nextWaveAt": "2026-03-02T09:00:02.194Z",
+           *         "waves": [
+           *           {
+           *             "wave": 1,
+           *             "tenants": 1,
+           *             "state": "finished",
+           *             "startedAt": "2026-03-02T09:00:00.074Z",
+           *             "finishedAt": "2026-03-02T09:00:00.194Z",
+           *             "counts": {
+           *               "unchanged": 0,
+           *               "failed": 0,
+           *               "applied": 1,
+           *               "pending": 0,
+           *               "pending_activation": 0
+           *             }
+           *           },
+           *           {
+           *             "wave": 2,
+           *             "tenants": 1,
+           *             "state": "running",
+           *             "startedAt": "2026-03-02T09:00:02.193Z",
+           *             "finishedAt": null,
+           *             "counts": {
+           *               "pending": 0,
+           *               "applied": 0,
+           *               "unchanged": 0,
+           *               "pending_activation": 0,
+           *               "failed": 1
+           *             }
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:02.234Z",
+           *         "finishedAt": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `rollout_not_found`: The rollout does not exist, is another template's, or has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout does not exist, is another template's, or has expired.",
+           *       "code": "rollout_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'rollout_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  listRolloutTenants: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+        /** @description Only the tenants with this outcome (listed by tenant id); without it, every tenant, wave by wave. */
+        outcome?: 'pending' | 'applied' | 'unchanged' | 'pending_activation' | 'failed';
+      };
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+        /** @description A positive integer id. */
+        rolloutId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "tenantId": 1,
+           *           "wave": 1,
+           *           "outcome": "applied",
+           *           "fromVersion": 1,
+           *           "error": null,
+           *           "reloadPlan": [
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 1
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 2
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 3
+           *             }
+           *           ],
+           *           "reloadError": null,
+           *           "finishedAt": "2026-03-02T09:00:00.000Z"
+           *         },
+           *         {
+           *           "tenantId": 2,
+           *           "wave": 2,
+           *           "outcome": "applied",
+           *           "fromVersion": 1,
+           *           "error": null,
+           *           "reloadPlan": [
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 1
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 2
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 3
+           *             }
+           *           ],
+           *           "reloadError": null,
+           *           "finishedAt": "2026-03-02T09:00:00.226Z"
+           *         },
+           *         {
+           *           "tenantId": 3,
+           *           "wave": 2,
+           *           "outcome": "applied",
+           *           "fromVersion": 1,
+           *           "error": null,
+           *           "reloadPlan": [
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 1
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 2
+           *             },
+           *             {
+           *               "tokenId": 1,
+           *               "context": "full",
+           *               "flowId": 3
+           *             }
+           *           ],
+           *           "reloadError": null,
+           *           "finishedAt": "2026-03-02T09:00:00.253Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout-tenant'][];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `rollout_not_found`: The rollout does not exist, is another template's, or has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout does not exist, is another template's, or has expired.",
+           *       "code": "rollout_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'rollout_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  pauseRollout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+        /** @description A positive integer id. */
+        rolloutId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "templateId": 2,
+           *         "version": 2,
+           *         "state": "paused",
+           *         "pauseReason": "asked",
+           *         "tenants": "all",
+           *         "total": 3,
+           *         "waveSize": 1,
+           *         "pauseSeconds": 3600,
+           *         "failureBudget": null,
+           *         "reload": false,
+           *         "counts": {
+           *           "pending": 2,
+           *           "applied": 1,
+           *           "unchanged": 0,
+           *           "pending_activation": 0,
+           *           "failed": 0
+           *         },
+           *         "currentWave": 2,
+           *         "nextWaveAt": "2026-03-02T10:00:00.165Z",
+           *         "waves": [
+           *           {
+           *             "wave": 1,
+           *             "tenants": 1,
+           *             "state": "finished",
+           *             "startedAt": "2026-03-02T09:00:00.090Z",
+           *             "finishedAt": "2026-03-02T09:00:00.165Z",
+           *             "counts": {
+           *               "unchanged": 0,
+           *               "failed": 0,
+           *               "applied": 1,
+           *               "pending": 0,
+           *               "pending_activation": 0
+           *             }
+           *           },
+           *           {
+           *             "wave": 2,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           },
+           *           {
+           *             "wave": 3,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.374Z",
+           *         "finishedAt": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `rollout_not_found`: The rollout does not exist, is another template's, or has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout does not exist, is another template's, or has expired.",
+           *       "code": "rollout_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'rollout_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `rollout_state`: The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).",
+           *       "code": "rollout_state",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'rollout_state';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  resumeRollout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+        /** @description A positive integer id. */
+        rolloutId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "templateId": 2,
+           *         "version": 2,
+           *         "state": "running",
+           *         "pauseReason": null,
+           *         "tenants": [
+           *           53,
+           *           54
+           *         ],
+           *         "total": 2,
+           *         "waveSize": 1,
+           *         "pauseSeconds": 2,
+           *         "failureBudget": 1,
+           *         "reload": false,
+           *         "counts": {
+           *           "pending": 0,
+           *           "applied": 1,
+           *           "unchanged": 0,
+           *           "pending_activation": 0,
+           *           "failed": 1
+           *         },
+           *         "currentWave": 2,
+           *         "nextWaveAt": "2026-03-02T09:00:02.194Z",
+           *         "waves": [
+           *           {
+           *             "wave": 1,
+           *             "tenants": 1,
+           *             "state": "finished",
+           *             "startedAt": "2026-03-02T09:00:00.074Z",
+           *             "finishedAt": "2026-03-02T09:00:00.194Z",
+           *             "counts": {
+           *               "unchanged": 0,
+           *               "failed": 0,
+           *               "applied": 1,
+           *               "pending": 0,
+           *               "pending_activation": 0
+           *             }
+           *           },
+           *           {
+           *             "wave": 2,
+           *             "tenants": 1,
+           *             "state": "running",
+           *             "startedAt": "2026-03-02T09:00:02.193Z",
+           *             "finishedAt": null,
+           *             "counts": {
+           *               "pending": 0,
+           *               "applied": 0,
+           *               "unchanged": 0,
+           *               "pending_activation": 0,
+           *               "failed": 1
+           *             }
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:02.324Z",
+           *         "finishedAt": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `rollout_not_found`: The rollout does not exist, is another template's, or has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout does not exist, is another template's, or has expired.",
+           *       "code": "rollout_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'rollout_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `rollout_state`: The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).",
+           *       "code": "rollout_state",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'rollout_state';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  cancelRollout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+        /** @description A positive integer id. */
+        rolloutId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "templateId": 2,
+           *         "version": 2,
+           *         "state": "cancelled",
+           *         "pauseReason": null,
+           *         "tenants": "all",
+           *         "total": 3,
+           *         "waveSize": 1,
+           *         "pauseSeconds": 3600,
+           *         "failureBudget": null,
+           *         "reload": false,
+           *         "counts": {
+           *           "pending": 2,
+           *           "applied": 1,
+           *           "unchanged": 0,
+           *           "pending_activation": 0,
+           *           "failed": 0
+           *         },
+           *         "currentWave": null,
+           *         "nextWaveAt": null,
+           *         "waves": [
+           *           {
+           *             "wave": 1,
+           *             "tenants": 1,
+           *             "state": "finished",
+           *             "startedAt": "2026-03-02T09:00:00.090Z",
+           *             "finishedAt": "2026-03-02T09:00:00.165Z",
+           *             "counts": {
+           *               "unchanged": 0,
+           *               "failed": 0,
+           *               "applied": 1,
+           *               "pending": 0,
+           *               "pending_activation": 0
+           *             }
+           *           },
+           *           {
+           *             "wave": 2,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           },
+           *           {
+           *             "wave": 3,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
+           *           }
+           *         ],
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.607Z",
+           *         "finishedAt": "2026-03-02T09:00:00.607Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['rollout'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `rollout_not_found`: The rollout does not exist, is another template's, or has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout does not exist, is another template's, or has expired.",
+           *       "code": "rollout_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'template_not_found' | 'rollout_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `rollout_state`: The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).",
+           *       "code": "rollout_state",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'rollout_state';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
   applyTemplate: {
     parameters: {
       query?: never;
@@ -7924,6 +10996,7 @@ export interface operations {
        *
        *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
        *     - `template_not_found`: The template does not exist or is another client's.
+       *     - `template_version_not_found`: The template has no such version.
        */
       404: {
         headers: {
@@ -7934,8 +11007,8 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The template does not exist or is another client's.",
-           *       "code": "template_not_found",
+           *       "message": "The template has no such version.",
+           *       "code": "template_version_not_found",
            *       "errors": [],
            *       "errorCount": 0,
            *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
@@ -7943,7 +11016,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'tenant_not_found' | 'template_not_found';
+            code?: 'tenant_not_found' | 'template_not_found' | 'template_version_not_found';
           };
         };
       };
@@ -9088,8 +12161,8 @@ export interface operations {
            *           "status": "succeeded",
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *           "createdAt": "2026-03-02T09:00:00.226Z",
-           *           "updatedAt": "2026-03-02T09:00:00.986Z"
+           *           "createdAt": "2026-03-02T09:00:00.190Z",
+           *           "updatedAt": "2026-03-02T09:00:00.797Z"
            *         },
            *         {
            *           "id": 2,
@@ -9099,8 +12172,8 @@ export interface operations {
            *           "status": "succeeded",
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *           "createdAt": "2026-03-02T09:00:00.119Z",
-           *           "updatedAt": "2026-03-02T09:00:00.915Z"
+           *           "createdAt": "2026-03-02T09:00:00.105Z",
+           *           "updatedAt": "2026-03-02T09:00:00.732Z"
            *         },
            *         {
            *           "id": 1,
@@ -9111,7 +12184,7 @@ export interface operations {
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "createdAt": "2026-03-02T09:00:00.000Z",
-           *           "updatedAt": "2026-03-02T09:00:00.816Z"
+           *           "updatedAt": "2026-03-02T09:00:00.656Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -14963,7 +18036,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.098Z",
+           *           "updatedAt": "2026-03-02T09:00:00.067Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -15002,7 +18075,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.098Z",
+           *         "updatedAt": "2026-03-02T09:00:00.067Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -15307,7 +18380,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.098Z",
+           *           "updatedAt": "2026-03-02T09:00:00.067Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -15346,7 +18419,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.098Z",
+           *         "updatedAt": "2026-03-02T09:00:00.067Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -15988,7 +19061,7 @@ export interface operations {
            *           "triggers": 1,
            *           "flows": 1,
            *           "nextFireAt": null,
-           *           "updatedAt": "2026-03-02T09:00:00.067Z"
+           *           "updatedAt": "2026-03-02T09:00:00.053Z"
            *         }
            *       ],
            *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
@@ -16546,8 +19619,8 @@ export interface operations {
            *           "webhook": {
            *             "url": "https://hooks.example.com/gone",
            *             "enabled": false,
-           *             "disabledAt": "2026-03-02T09:00:00.049Z",
-           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.048Z",
+           *             "disabledAt": "2026-03-02T09:00:00.048Z",
+           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.047Z",
            *             "maxInFlight": 2,
            *             "endpoint": {
            *               "state": "closed",
@@ -17744,7 +20817,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.018Z"
+           *         "updatedAt": "2026-03-02T09:00:00.020Z"
            *       }
            *     }
            */
@@ -18116,7 +21189,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.014Z"
+           *         "updatedAt": "2026-03-02T09:00:00.018Z"
            *       }
            *     }
            */
@@ -19269,32 +22342,21 @@ export interface operations {
            *         {
            *           "id": 1,
            *           "alertId": 1,
+           *           "trigger": "fire",
            *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
-           *           "trigger": "send",
-           *           "status": "retrying",
-           *           "bytes": 101,
+           *           "status": "delivered",
+           *           "bytes": 602,
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.154Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 14,
-           *               "url": "https://hooks.example.com/x"
-           *             },
-           *             {
-           *               "at": "2026-03-02T09:00:01.286Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 13,
-           *               "url": "https://hooks.example.com/x"
-           *             },
-           *             {
-           *               "at": "2026-03-02T09:00:02.376Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 5,
-           *               "url": "https://hooks.example.com/x"
+           *               "at": "2026-03-02T09:00:00.087Z",
+           *               "responseBody": "ok",
+           *               "durationMs": 34,
+           *               "url": "https://hooks.example.com/exact",
+           *               "statusCode": 200
            *             }
            *           ],
-           *           "nextAttemptAt": "2026-03-02T09:00:04.550Z"
+           *           "nextAttemptAt": null
            *         }
            *       ],
            *       "nextCursor": null
@@ -19473,35 +22535,35 @@ export interface operations {
            *       "data": {
            *         "id": 1,
            *         "alertId": 1,
-           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
            *         "trigger": "fire",
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
            *         "status": "retrying",
            *         "bytes": 602,
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.063Z",
+           *             "at": "2026-03-02T09:00:00.072Z",
            *             "responseBody": "ok",
-           *             "durationMs": 9,
+           *             "durationMs": 10,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.163Z",
+           *             "at": "2026-03-02T09:00:01.179Z",
            *             "responseBody": "ok",
-           *             "durationMs": 2,
+           *             "durationMs": 43,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:02.277Z",
+           *             "at": "2026-03-02T09:00:02.351Z",
            *             "responseBody": "ok",
-           *             "durationMs": 49,
+           *             "durationMs": 16,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           }
            *         ],
-           *         "nextAttemptAt": "2026-03-02T09:00:03.325Z"
+           *         "nextAttemptAt": "2026-03-02T09:00:03.367Z"
            *       }
            *     }
            */
@@ -19677,30 +22739,30 @@ export interface operations {
            *       "data": {
            *         "id": 1,
            *         "alertId": 1,
-           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
            *         "trigger": "fire",
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
            *         "status": "queued",
            *         "bytes": 602,
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.063Z",
+           *             "at": "2026-03-02T09:00:00.072Z",
            *             "responseBody": "ok",
-           *             "durationMs": 9,
+           *             "durationMs": 10,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.163Z",
+           *             "at": "2026-03-02T09:00:01.179Z",
            *             "responseBody": "ok",
-           *             "durationMs": 2,
+           *             "durationMs": 43,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:02.277Z",
+           *             "at": "2026-03-02T09:00:02.351Z",
            *             "responseBody": "ok",
-           *             "durationMs": 49,
+           *             "durationMs": 16,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           }
@@ -19888,6 +22950,1177 @@ export interface operations {
       };
     };
   };
+  getClientSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "webhook": {
+           *           "url": "https://hooks.example.com/c",
+           *           "enabled": true,
+           *           "maxInFlight": 2,
+           *           "endpoint": {
+           *             "state": "closed",
+           *             "stalls": 0,
+           *             "inFlight": 0,
+           *             "maxInFlight": 2
+           *           },
+           *           "secretCreatedAt": "2026-03-02T09:00:00.000Z"
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['client-settings'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  updateClientSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "webhook": {
+         *         "url": "https://hooks.example.com/events-7c1d0e"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['update-client-settings'];
+      };
+    };
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "webhook": {
+           *           "url": "https://hooks.example.com/c",
+           *           "enabled": true,
+           *           "maxInFlight": 2,
+           *           "endpoint": {
+           *             "state": "closed",
+           *             "stalls": 0,
+           *             "inFlight": 0,
+           *             "maxInFlight": 2
+           *           },
+           *           "secretCreatedAt": "2026-03-02T09:00:00.000Z",
+           *           "signingSecret": "whsec_9tJOB/a8D5L4dMtUyBygX4m6R6Gf7TLDs2hSWsgMaiE="
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['client-settings'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'malformed_body' | 'malformed_json' | 'validation_failed' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1000000 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  rotateClientWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "webhook": {
+           *           "url": "https://hooks.example.com/c",
+           *           "enabled": true,
+           *           "maxInFlight": 2,
+           *           "endpoint": {
+           *             "state": "closed",
+           *             "stalls": 0,
+           *             "inFlight": 0,
+           *             "maxInFlight": 2
+           *           },
+           *           "secretCreatedAt": "2026-03-02T09:00:00.000Z",
+           *           "signingSecret": "whsec_9tJOB/a8D5L4dMtUyBygX4m6R6Gf7TLDs2hSWsgMaiE="
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['client-settings'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `no_webhook`: The tenant has no webhook configured.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has no webhook configured.",
+           *       "code": "no_webhook",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'no_webhook';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  listEventDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "type": "run.failed",
+           *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *           "status": "failed",
+           *           "bytes": 197,
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "attempts": [
+           *             {
+           *               "at": "2026-03-02T09:00:00.069Z",
+           *               "responseBody": "ok",
+           *               "durationMs": 5,
+           *               "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
+           *               "statusCode": 410
+           *             }
+           *           ],
+           *           "nextAttemptAt": null,
+           *           "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.069Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['event-delivery'][];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  getEventDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "type": "run.failed",
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "status": "delivered",
+           *         "bytes": 197,
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "attempts": [
+           *           {
+           *             "at": "2026-03-02T09:00:00.069Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 5,
+           *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
+           *             "statusCode": 410
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:00.504Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 2,
+           *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
+           *             "statusCode": 200
+           *           }
+           *         ],
+           *         "nextAttemptAt": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['event-delivery'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `delivery_not_found`: The tenant has no delivery with this id.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has no delivery with this id.",
+           *       "code": "delivery_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'delivery_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  redeliverEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, queued again. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "type": "run.failed",
+           *         "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *         "status": "queued",
+           *         "bytes": 197,
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "attempts": [
+           *           {
+           *             "at": "2026-03-02T09:00:00.069Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 5,
+           *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
+           *             "statusCode": 410
+           *           }
+           *         ],
+           *         "nextAttemptAt": null,
+           *         "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.069Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['event-delivery'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `delivery_not_found`: The tenant has no delivery with this id.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has no delivery with this id.",
+           *       "code": "delivery_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'delivery_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       *     - `channel_inactive`: The alert's webhook channel, or the tenant's webhook, is off.
+       *     - `delivery_not_failed`: Only a failed delivery can be redelivered.
+       *     - `payload_expired`: The delivery's payload has expired and cannot be sent again.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The delivery's payload has expired and cannot be sent again.",
+           *       "code": "payload_expired",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change' | 'channel_inactive' | 'delivery_not_failed' | 'payload_expired';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
   login: {
     parameters: {
       query?: never;
@@ -19917,8 +24150,8 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTA0LCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
-           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTA0LCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
+           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMDAzLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
+           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMDAzLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
            *     }
            */
           'application/json': components['schemas']['login-answer'];
@@ -20732,8 +24965,8 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "agentId": 1,
-           *         "serverTime": "2026-03-02T09:00:00.218Z",
-           *         "nextHeartbeatInSeconds": 65,
+           *         "serverTime": "2026-03-02T09:00:00.193Z",
+           *         "nextHeartbeatInSeconds": 53,
            *         "runs": [
            *           {
            *             "id": 1,
@@ -20754,8 +24987,8 @@ export interface operations {
            *             "status": "dispatched",
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *             "createdAt": "2026-03-02T09:00:00.119Z",
-           *             "updatedAt": "2026-03-02T09:00:00.119Z"
+           *             "createdAt": "2026-03-02T09:00:00.105Z",
+           *             "updatedAt": "2026-03-02T09:00:00.105Z"
            *           },
            *           {
            *             "id": 3,
@@ -20765,8 +24998,8 @@ export interface operations {
            *             "status": "dispatched",
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *             "createdAt": "2026-03-02T09:00:00.226Z",
-           *             "updatedAt": "2026-03-02T09:00:00.226Z"
+           *             "createdAt": "2026-03-02T09:00:00.190Z",
+           *             "updatedAt": "2026-03-02T09:00:00.190Z"
            *           }
            *         ],
            *         "variables": {
@@ -20934,7 +25167,7 @@ export interface operations {
            *         "message": "ok",
            *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.760Z"
+           *         "updatedAt": "2026-03-02T09:00:00.607Z"
            *       }
            *     }
            */
@@ -21239,7 +25472,437 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Gone: the delivery fails at once and the channel is disabled until re-enabled. */
+      /** @description Gone: the delivery fails at once and the tenant's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  rolloutWaveFinishedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "rollout.wave_finished",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "templateId": 1,
+         *         "rolloutId": 3,
+         *         "version": 2,
+         *         "wave": 1,
+         *         "waves": 5,
+         *         "counts": {
+         *           "pending": 40,
+         *           "applied": 9,
+         *           "unchanged": 0,
+         *           "pending_activation": 1,
+         *           "failed": 0
+         *         }
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.rolloutWaveFinished'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  rolloutFinishedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "rollout.finished",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "templateId": 1,
+         *         "rolloutId": 3,
+         *         "version": 2,
+         *         "state": "finished",
+         *         "counts": {
+         *           "pending": 0,
+         *           "applied": 48,
+         *           "unchanged": 0,
+         *           "pending_activation": 1,
+         *           "failed": 0
+         *         }
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.rolloutFinished'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  rolloutPausedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "rollout.paused",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "templateId": 1,
+         *         "rolloutId": 3,
+         *         "version": 2,
+         *         "reason": "failure_budget",
+         *         "counts": {
+         *           "pending": 40,
+         *           "applied": 9,
+         *           "unchanged": 0,
+         *           "pending_activation": 1,
+         *           "failed": 3
+         *         }
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.rolloutPaused'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  tenantApplyFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "tenant.apply_failed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "tenantId": 42,
+         *         "templateId": 1,
+         *         "version": 2,
+         *         "rolloutId": 3,
+         *         "error": {
+         *           "code": "apply_in_progress",
+         *           "message": "Another apply of this tenant is in progress"
+         *         }
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.tenantApplyFailed'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  runFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "run.failed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "tenantId": 42,
+         *         "runId": 118,
+         *         "agentId": 1,
+         *         "flowId": 7,
+         *         "batchId": "schedule-42-3-29397360",
+         *         "context": "full",
+         *         "message": "Connection refused by erp:5432"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.runFailed'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  scheduleMissedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "schedule.missed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "tenantId": 42,
+         *         "scheduleId": 3,
+         *         "reason": "tenant_inactive",
+         *         "slot": "2026-11-22T10:00:00Z",
+         *         "firedSlot": null,
+         *         "nextFireAt": "2026-11-23T10:00:00Z"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.scheduleMissed'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookEndpointDisabledEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The delivery: the same on every attempt and redelivery. */
+        'webhook-id': string;
+        /** @description The attempt's Unix time, in seconds. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures. */
+        'webhook-signature': string;
+        /** @description Service-Event-Webhook/1.0 */
+        'User-Agent': 'Service-Event-Webhook/1.0';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "webhook.endpoint_disabled",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "tenantId": 42,
+         *         "reason": "gone",
+         *         "message": "The receiver answered 410 Gone at 2026-11-22T09:59:58.120Z",
+         *         "disabledAt": "2026-11-22T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['client-event.webhookEndpointDisabled'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the delivery fails at once and the client's channel is disabled until re-enabled. */
       410: {
         headers: {
           [name: string]: unknown;
@@ -21274,6 +25937,18 @@ export interface operationsByToken {
     '/tenants/templates': 'post' | 'get';
     '/tenants/templates/{id}': 'get' | 'delete' | 'put';
     '/tenants/templates/default': 'put';
+    '/tenants/templates/{id}/tenants': 'get';
+    '/tenants/templates/{id}/rollouts': 'post' | 'get';
+    '/tenants/templates/{id}/rollouts/{rolloutId}': 'get';
+    '/tenants/templates/{id}/rollouts/{rolloutId}/tenants': 'get';
+    '/tenants/templates/{id}/rollouts/{rolloutId}/pause': 'post';
+    '/tenants/templates/{id}/rollouts/{rolloutId}/resume': 'post';
+    '/tenants/templates/{id}/rollouts/{rolloutId}/cancel': 'post';
+    '/tenants/settings': 'get' | 'patch';
+    '/tenants/settings/webhook/secret': 'post';
+    '/tenants/deliveries': 'get';
+    '/tenants/deliveries/{id}': 'get';
+    '/tenants/deliveries/{id}/redeliver': 'post';
     '/.well-known/jwks.json': 'get';
     '/auth/api/{token}': 'get';
   };

@@ -1,5 +1,7 @@
-// A receiver for the service's alert webhooks: checks where a request comes from, answers at once,
-// then stores the payload and downloads the generated files (their URLs are not permanent).
+// A receiver for the service's webhooks: checks where a request comes from, answers at once, then stores
+// the payload. An alert's generated files are downloaded (their URLs are not permanent); an integrator's
+// event (rollouts, failed applies and runs, missed schedules, disabled alert webhooks: docs/events.md) is
+// handled by its type (events.mjs).
 //
 //   RECEIVER_PATH_SECRET=<hard to guess> WEBHOOK_SECRET=whsec_... node examples/webhook-receiver/server.mjs
 //
@@ -13,6 +15,7 @@ import { extname, join, resolve } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Webhook } from 'standardwebhooks';
+import { handleEvent, isEvent } from './events.mjs';
 
 const port = Number(process.env.PORT || 4000);
 const pathSecret = process.env.RECEIVER_PATH_SECRET;
@@ -74,7 +77,9 @@ const server = createServer(async (request, response) => {
     seen.add(id);
     // Answer before downloading: the service waits only a few seconds and retries on a timeout.
     reply(200);
-    store(id, payload).catch((error) => console.error(`${id}: could not store: ${error.message}`));
+    (isEvent(payload) ? storeEvent(id, payload) : store(id, payload)).catch((error) =>
+      console.error(`${id}: could not store: ${error.message}`),
+    );
   } catch (error) {
     console.error(`request failed: ${error.message}`);
     if (!response.headersSent) reply(500);
@@ -109,6 +114,14 @@ function readBody(request) {
     request.on('end', () => done(Buffer.concat(chunks)));
     request.on('error', fail);
   });
+}
+
+/** An event: stored as it came, and handled by its type (events.mjs), once per webhook-id. */
+async function storeEvent(id, event) {
+  const folder = join(storeDir, id);
+  await mkdir(folder, { recursive: true });
+  await writeFile(join(folder, 'payload.json'), JSON.stringify(event, null, 2));
+  console.log(`${id}: ${event.type}: ${handleEvent(event)}`);
 }
 
 async function store(id, payload) {

@@ -47,6 +47,8 @@ export const errorCodes = {
     meaning: "The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).",
   },
   template_not_found: { status: 404, meaning: "The template does not exist or is another client's." },
+  template_version_not_found: { status: 404, meaning: 'The template has no such version.' },
+  rollout_not_found: { status: 404, meaning: "The rollout does not exist, is another template's, or has expired." },
   login_not_found: { status: 404, meaning: 'No user of the tenant has this login (`Usuário não encontrado`).' },
   user_not_found: { status: 404, meaning: 'The tenant has no user with this id.' },
   group_not_found: { status: 404, meaning: 'The tenant has no group with this id.' },
@@ -95,6 +97,14 @@ export const errorCodes = {
   },
   template_name_taken: { status: 409, meaning: 'The client already has a template with this name: `errors` names it.' },
   template_is_default: { status: 409, meaning: "The template is the client's default: set another default first." },
+  rollout_in_progress: {
+    status: 409,
+    meaning: 'Another rollout of the template is running or paused (the message names it): let it finish, or cancel it.',
+  },
+  rollout_state: {
+    status: 409,
+    meaning: 'The rollout is not in a state that allows this (only a running rollout pauses, only a paused one resumes).',
+  },
   tenant_quota: {
     status: 409,
     meaning: 'The client has as many live tenants as it may (10,000): a deleted tenant frees its place.',

@@ -1,8 +1,9 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import { getDelivery } from '#functions/core/alerts/deliveries.ts';
+import { tenantOwner } from '#functions/core/webhooks/owner.ts';
 
 export const handler = httpHandler(async (request) => ({
   status: 200,
-  body: { status: 'success', data: await getDelivery(tenantIdOf(request.principal), idParameter(request, 'id')) },
+  body: { status: 'success', data: await getDelivery(tenantOwner(tenantIdOf(request.principal)), idParameter(request, 'id')) },
 }));

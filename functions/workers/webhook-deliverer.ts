@@ -1,20 +1,24 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#functions/core/observability/logger.ts';
-import { messagePutBack, workerHandler } from '#functions/core/api/worker-handler.ts';
+import { putMessageBack, workerHandler } from '#functions/core/api/worker-handler.ts';
 import { attemptDelivery } from '#functions/core/alerts/deliverer.ts';
 import type { DeliveryMessage } from '#functions/core/alerts/deliveries.ts';
 import { webhookConfig } from '#functions/core/alerts/webhook-config.ts';
-import { deadLetterQueueUrl, queueUrl, sqs } from '#functions/core/store/queues.ts';
+import { deadLetterQueueUrl, sqs } from '#functions/core/store/queues.ts';
 
 // A function missing its webhook configuration fails at cold start.
 webhookConfig();
 
 function parseMessage(body: string): DeliveryMessage | undefined {
   try {
-    const message = JSON.parse(body) as Partial<DeliveryMessage> | null;
-    if (Number.isSafeInteger(message?.tenantId) && Number.isSafeInteger(message?.deliveryId)) return message as DeliveryMessage;
+    const message = JSON.parse(body) as { tenantId?: unknown; clientId?: unknown; deliveryId?: unknown } | null;
+    // A tenant's delivery or a client's (an integrator's event): one owner, never both.
+    const owners = [message?.tenantId, message?.clientId].filter((id) => id !== undefined);
+    if (owners.length === 1 && Number.isSafeInteger(owners[0]) && Number.isSafeInteger(message?.deliveryId)) {
+      return message as DeliveryMessage;
+    }
   } catch {
     // Not JSON: not a delivery either.
   }
@@ -43,26 +47,19 @@ async function deliver(record: SQSRecord, context: Context): Promise<void> {
     await deadLetter(record);
     return;
   }
+  let outcome;
   try {
-    const outcome = await attemptDelivery(message, {
+    outcome = await attemptDelivery(message, {
       deadLetter: () => deadLetter(record),
       deadline: Date.now() + context.getRemainingTimeInMillis(),
       receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
     });
-    if (outcome.kind !== 'retry' && outcome.kind !== 'defer') return;
-    await sqs().send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: queueUrl('webhook'),
-        ReceiptHandle: record.receiptHandle,
-        VisibilityTimeout: outcome.delaySeconds,
-      }),
-    );
   } catch (error) {
     logger.error('Handling a webhook message failed', { messageId: record.messageId, error: error as Error });
     throw error;
   }
-  messagePutBack(context);
-  throw new Error('The delivery is retried when the message reappears');
+  if (outcome.kind !== 'retry' && outcome.kind !== 'defer') return;
+  await putMessageBack(context, 'webhook', record, outcome.delaySeconds, 'The delivery is retried when the message reappears');
 }
 
 /**

@@ -7,12 +7,14 @@ import agentCreated from './agent-created.schema.json' with { type: 'json' };
 import alert from './alert.schema.json' with { type: 'json' };
 import alertPreview from './alert-preview.schema.json' with { type: 'json' };
 import applyTemplateAnswer from './apply-template-answer.schema.json' with { type: 'json' };
+import clientSettings from './client-settings.schema.json' with { type: 'json' };
 import datamart from './datamart.schema.json' with { type: 'json' };
 import defaultTemplate from './default-template.schema.json' with { type: 'json' };
 import delivery from './delivery.schema.json' with { type: 'json' };
 import deliveryQueued from './delivery-queued.schema.json' with { type: 'json' };
 import done from './done.schema.json' with { type: 'json' };
 import effectivePermission from './effective-permission.schema.json' with { type: 'json' };
+import eventDelivery from './event-delivery.schema.json' with { type: 'json' };
 import group from './group.schema.json' with { type: 'json' };
 import groupPermission from './group-permission.schema.json' with { type: 'json' };
 import health from './health.schema.json' with { type: 'json' };
@@ -24,6 +26,10 @@ import openapiDocument from './openapi-document.schema.json' with { type: 'json'
 import ownTenant from './own-tenant.schema.json' with { type: 'json' };
 import reloadAnswer from './reload-answer.schema.json' with { type: 'json' };
 import revokeLoginAnswer from './revoke-login-answer.schema.json' with { type: 'json' };
+import rollout from './rollout.schema.json' with { type: 'json' };
+import rolloutDryRun from './rollout-dry-run.schema.json' with { type: 'json' };
+import rolloutStarted from './rollout-started.schema.json' with { type: 'json' };
+import rolloutTenant from './rollout-tenant.schema.json' with { type: 'json' };
 import run from './run.schema.json' with { type: 'json' };
 import schedulePreview from './schedule-preview.schema.json' with { type: 'json' };
 import scheduleRun from './schedule-run.schema.json' with { type: 'json' };
@@ -33,6 +39,7 @@ import settings from './settings.schema.json' with { type: 'json' };
 import templateDetail from './template-detail.schema.json' with { type: 'json' };
 import templatePublished from './template-published.schema.json' with { type: 'json' };
 import templateSummary from './template-summary.schema.json' with { type: 'json' };
+import templateTenant from './template-tenant.schema.json' with { type: 'json' };
 import tenantCreated from './tenant-created.schema.json' with { type: 'json' };
 import tenantDetail from './tenant-detail.schema.json' with { type: 'json' };
 import tenantSummary from './tenant-summary.schema.json' with { type: 'json' };
@@ -48,12 +55,14 @@ export const responseSchemas = {
   alert,
   'alert-preview': alertPreview,
   'apply-template-answer': applyTemplateAnswer,
+  'client-settings': clientSettings,
   datamart,
   'default-template': defaultTemplate,
   delivery,
   'delivery-queued': deliveryQueued,
   done,
   'effective-permission': effectivePermission,
+  'event-delivery': eventDelivery,
   group,
   'group-permission': groupPermission,
   health,
@@ -65,6 +74,10 @@ export const responseSchemas = {
   'own-tenant': ownTenant,
   'reload-answer': reloadAnswer,
   'revoke-login-answer': revokeLoginAnswer,
+  rollout,
+  'rollout-dry-run': rolloutDryRun,
+  'rollout-started': rolloutStarted,
+  'rollout-tenant': rolloutTenant,
   run,
   'schedule-preview': schedulePreview,
   'schedule-run': scheduleRun,
@@ -74,6 +87,7 @@ export const responseSchemas = {
   'template-detail': templateDetail,
   'template-published': templatePublished,
   'template-summary': templateSummary,
+  'template-tenant': templateTenant,
   'tenant-created': tenantCreated,
   'tenant-detail': tenantDetail,
   'tenant-summary': tenantSummary,

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, inject, test, vi } from 'vitest';
 import { createClient } from '#functions/core/clients/clients.ts';
-import { api, expectErrorEnvelope } from '#test/support/api.ts';
+import { api, expectErrorEnvelope, newTenant } from '#test/support/api.ts';
+import { bundleOf, publish } from '#test/support/templates.ts';
 import { runToEnd } from '#test/support/processes.ts';
 
 /** The CLI's AWS mode (TABLE_NAME set), pointed at the test run's DynamoDB Local like a deployed table. */
@@ -160,4 +161,39 @@ test('tokens unsigned lists the owners of tokens issued unsigned, and none of th
   const text = await runToEnd('bin/admin.ts', ['tokens', 'unsigned'], againstTable);
   expect(text.output).toContain(`client ${unsigned.client.clientId}`);
   expect(text.output).not.toContain(unsigned.token);
+});
+
+test("rollout start rolls a version out on the stack's queue (a dry run first); rollout watch follows it to its end", async () => {
+  const { client, token } = await createClient(`CLI rollout ${crypto.randomUUID()}`);
+  const bundle = bundleOf(`CLI fleet ${crypto.randomUUID()}`, [{ key: 'load', writes: ['orders'] }]);
+  const templateId = await publish(token, bundle);
+  for (const nome of ['One', 'Two']) await newTenant(token, { nome, templateId });
+  await api('PUT', `/tenants/templates/${templateId}`, {
+    token,
+    body: bundleOf(bundle.nome, [{ key: 'load', writes: ['orders', 'stock'] }]),
+  });
+  const withQueue = { ...againstTable, SQS_ENDPOINT: inject('sqsEndpoint'), ROLLOUT_QUEUE_URL: inject('queueUrls').rollout };
+  const ids = ['--client', String(client.clientId), '--template', String(templateId)];
+
+  const dry = await runToEnd('bin/admin.ts', ['rollout', 'start', ...ids, '--dry-run'], againstTable);
+  expect(dry.code).toBe(0);
+  expect(dry.output).toContain('Dry run: 2 tenant(s) in 2 wave(s) of 1');
+  expect(dry.output).toMatch(/v1 -> v2 applied; tables created 1, rebuilt 0/);
+
+  const refused = await runToEnd('bin/admin.ts', ['rollout', 'start', ...ids], { ...againstTable, ROLLOUT_QUEUE_URL: undefined });
+  expect(refused.code).toBe(2);
+  expect(refused.output).toContain('ROLLOUT_QUEUE_URL (the RolloutQueueUrl output)');
+  const invalid = await runToEnd('bin/admin.ts', ['rollout', 'start', ...ids, '--pause', '90000'], withQueue);
+  expect(invalid.code).toBe(2);
+  expect(invalid.output).toContain('The rollout is not valid: /pauseSeconds');
+
+  const started = await runToEnd('bin/admin.ts', ['rollout', 'start', ...ids, '--wave-size', '1', '--json'], withQueue);
+  expect(started.code).toBe(0);
+  const rollout = JSON.parse(started.output.trim()) as { id: number; state: string };
+  expect(rollout.state).toBe('running');
+  const watched = await runToEnd('bin/admin.ts', ['rollout', 'watch', ...ids, '--id', String(rollout.id)], againstTable);
+  expect(watched.code).toBe(0);
+  expect(watched.output.trim().split('\n').at(-1)).toBe(
+    `rollout ${rollout.id} v2 finished: 2 applied, 0 unchanged, 0 waiting for activation, 0 failed, 0 pending`,
+  );
 });

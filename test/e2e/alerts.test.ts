@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
+import { tenantOwner } from '#functions/core/webhooks/owner.ts';
 import { updateAlert } from '#functions/core/alerts/alerts.ts';
 import { maxWebhookBodyBytes } from '#functions/core/alerts/deliveries.ts';
 import { maxBodyBytes } from '#functions/core/api/request-body.ts';
@@ -388,7 +389,7 @@ describe('webhook delivery', () => {
     expect(Buffer.byteLength(request?.body ?? '')).toBe(delivery.bytes);
     expect(validatePayload(JSON.parse(request?.body ?? '{}'))).toBe(true);
     // It went through the bucket (too large for a queue message), and left it once delivered.
-    const record = await findDelivery(tenant.id, queued.body.data.id);
+    const record = await findDelivery(tenantOwner(tenant.id), queued.body.data.id);
     expect(record?.payloadKey).toBe(`deliveries/${tenant.id}/${queued.body.data.id}.json`);
     expect(await getPayload(record?.payloadKey ?? '')).toBeUndefined();
   }, 60_000);
@@ -433,7 +434,7 @@ describe('review fixes', () => {
     });
     expect(queued.status).toBe(202);
     const delivery = await settled(tenant.token, queued.body.data.id, 'delivered');
-    const record = await findDelivery(tenant.id, queued.body.data.id);
+    const record = await findDelivery(tenantOwner(tenant.id), queued.body.data.id);
     expect(record?.payloadKey).toBe(`deliveries/${tenant.id}/${queued.body.data.id}.json`);
     const request = receiver.at('/escaped-large').find((entry) => entry.headers['webhook-id'] === queued.body.data.webhookId);
     expect(Buffer.byteLength(request?.body ?? '')).toBe(delivery.bytes);

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { maxBodyBytes } from '#functions/core/api/request-body.ts';
 import { routeKey, routes } from '#functions/routes.ts';
-import { api, type ApiAnswer } from '#test/support/api.ts';
+import { api, type ApiAnswer, expectErrorEnvelope } from '#test/support/api.ts';
 import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
 import { scheduleFile } from '#test/support/schedules.ts';
 import { retailBundle } from '#test/support/templates.ts';
@@ -148,6 +148,11 @@ describe('hostile input, over every route', () => {
   test("another tenant's or client's ids are 404 through every route, and its data is untouched", async () => {
     const before = await snapshot(b);
     const beforeA = await snapshot(a);
+    // B's rollout too (the snapshot leaves rollouts out: fuzzing starts them, and they move on by themselves).
+    const rolloutOf = async (owner: Party) =>
+      (await api('GET', `/tenants/templates/${owner.templateId}/rollouts/${owner.ids.rollout}`, { token: owner.client.token }))
+        .body.data;
+    const rolloutBefore = await rolloutOf(b);
     const withIds = authenticated.filter(
       (route) => /\{(id|userId|groupId)\}/.test(route.path) && routeKey(route) !== 'PUT /tenant/schedules/{id}',
     );
@@ -161,6 +166,7 @@ describe('hostile input, over every route', () => {
       'update-alert': { nome: 'Changed' },
       'alert-delivery': { user: { id: 1 } },
       'report-run': { status: 'running' },
+      'create-rollout': { tenants: 'all' },
     };
     for (const route of withIds) {
       const path = pathFor(route, b);
@@ -169,8 +175,15 @@ describe('hostile input, over every route', () => {
       expect(answer.status, `${routeKey(route)} ${path} ${JSON.stringify(answer.body).slice(0, 200)}`).toBe(404);
       expectRefusal(answer, routeKey(route));
     }
+    // B's rollout under A's own template is no rollout of A's either.
+    for (const route of withIds.filter((candidate) => candidate.path.includes('{rolloutId}'))) {
+      const path = pathFor(route, a).replace(`/rollouts/${a.ids.rollout}`, `/rollouts/${b.ids.rollout}`);
+      const answer = await send(route.method, path, { token: tokenFor(route, a) });
+      expect(expectErrorEnvelope(answer, 404).code, `${routeKey(route)} ${path}`).toBe('rollout_not_found');
+    }
     expect(await snapshot(b)).toEqual(before);
     expect(await snapshot(a)).toEqual(beforeA);
+    expect(await rolloutOf(b)).toEqual(rolloutBefore);
   }, 60_000);
 
   test('numbers the store cannot hold and YAML tags that make no JSON are 400 where they once were 500 or stored', async () => {

@@ -10,6 +10,7 @@ import { putRuns } from '#functions/core/schedules/schedule-repository.ts';
 import { queryParametersOf, type Route, routeKey, routes } from '#functions/routes.ts';
 import { type ApiAnswer, api, getOk, newClient, newTenant } from '#test/support/api.ts';
 import { each } from '#test/support/each.ts';
+import { eventLog, finishedRollout } from '#test/support/party.ts';
 import { tablePermission } from '#test/support/permissions.ts';
 import { scheduleFile, tenantWithFlows } from '#test/support/schedules.ts';
 import { agentToken, eventually, publish, retailBundle } from '#test/support/templates.ts';
@@ -104,6 +105,14 @@ async function scheduleRuns(count = itemCount, errorLength = 0): Promise<Listing
   return { path: '/tenant/schedules/1/runs', token: tenant.token };
 }
 
+/** A client's template and `count` tenants that have it (its fleet). */
+async function fleet(count: number) {
+  const client = await newClient();
+  const templateId = await publish(client.token, retailBundle());
+  await each(count, (index) => newTenant(client.token, { nome: `Shop ${index}`, templateId }));
+  return { token: client.token, templateId };
+}
+
 /** How each list route's items are made: every list route of the table has one (checked below). */
 const listings: Record<string, () => Promise<Listing>> = {
   'GET /tenants': async () => {
@@ -115,6 +124,28 @@ const listings: Record<string, () => Promise<Listing>> = {
     const client = await newClient();
     for (let index = 0; index < itemCount; index++) await publish(client.token, { ...retailBundle(), nome: `Retail ${index}` });
     return { path: '/tenants/templates', token: client.token };
+  },
+  'GET /tenants/templates/{id}/tenants': async () => {
+    const { token, templateId } = await fleet(itemCount);
+    return { path: `/tenants/templates/${templateId}/tenants`, token };
+  },
+  'GET /tenants/deliveries': async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    // Every event has failed (the webhook was off when it was sent) before the list is read.
+    await eventLog(client, tenant.id, itemCount);
+    return { path: '/tenants/deliveries', token: client.token };
+  },
+  'GET /tenants/templates/{id}/rollouts': async () => {
+    const { token, templateId } = await fleet(1);
+    // One rollout of a template runs at a time: each is started once the one before finished.
+    for (let index = 0; index < itemCount; index++) await finishedRollout(token, templateId);
+    return { path: `/tenants/templates/${templateId}/rollouts`, token };
+  },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}/tenants': async () => {
+    const { token, templateId } = await fleet(itemCount);
+    const rolloutId = await finishedRollout(token, templateId);
+    return { path: `/tenants/templates/${templateId}/rollouts/${rolloutId}/tenants`, token };
   },
   'GET /tenant/agents': async () => {
     const { token } = await newTenant((await newClient()).token);

@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { queryParametersOf, type Route, routeKey, routes } from '#functions/routes.ts';
 import { api, type ApiAnswer, newTenant } from '#test/support/api.ts';
-import { type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
+import { finishedRollout, type Party, party, pathFor, snapshot, tokenFor } from '#test/support/party.ts';
 import { tablePermission } from '#test/support/permissions.ts';
 import { eventually, publish, retailBundle } from '#test/support/templates.ts';
 import { putRuns } from '#functions/core/schedules/schedule-repository.ts';
@@ -16,12 +16,15 @@ import { putRuns } from '#functions/core/schedules/schedule-repository.ts';
 /**
  * Two items in each list of `owner`'s that the party leaves with fewer, so each gives a cursor (a
  * page of one item that is the whole list is the last page, with none): tenants, templates and
- * schedules (a second of each), runs (a reload of two flows), permission records (two tables),
- * schedule runs (written as the fire worker writes them) and deliveries (an alert sent twice).
+ * schedules (a second of each; the second tenant with the template, so its fleet is two), rollouts
+ * (a second, whose tenants are those two), runs (a reload of two flows), permission records (two
+ * tables), schedule runs (written as the fire worker writes them) and deliveries (an alert sent twice).
  */
 async function twoOfEach(owner: Party): Promise<void> {
   const token = owner.tenant.token;
-  await newTenant(owner.client.token, { nome: 'Second' });
+  await newTenant(owner.client.token, { nome: 'Second', templateId: owner.templateId });
+  // A second rollout, over both tenants: the template's rollouts, and this one's tenants, are lists of two.
+  owner.ids.rollout = await finishedRollout(owner.client.token, owner.templateId);
   await publish(owner.client.token, { ...retailBundle(), nome: 'Second template' });
   const second = (owner.ids.schedule as number) + 100;
   const file = {
@@ -210,6 +213,8 @@ const idempotentBodies: Record<string, (owner: Party) => unknown> = {
   'POST /tenant/alerts': () => ({ nome: 'Keyed', channels: { webhook: false }, content: [] }),
   'POST /tenant/alerts/{id}/send': () => ({ user: { id: 1 } }),
   'POST /tenant/alerts/{id}/fire': () => ({ user: { id: 1 } }),
+  // A dry run: each party's answer is its own, and neither starts a rollout the next case would meet.
+  'POST /tenants/templates/{id}/rollouts': () => ({ tenants: 'all', dryRun: true }),
 };
 
 describe('Idempotency-Keys', () => {

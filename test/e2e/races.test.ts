@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { api, type ApiAnswer, newClient, newTenant } from '#test/support/api.ts';
-import { publish, retailBundle } from '#test/support/templates.ts';
+import { eventually, publish, retailBundle } from '#test/support/templates.ts';
 
 const json = (token: string, body?: unknown) => ({ token, body });
 const statuses = (answers: ApiAnswer[]) =>
@@ -157,6 +157,27 @@ describe('uniqueness rules: one winner', () => {
     expect(history.map((entry: { version: number }) => entry.version)).toEqual(
       Array.from({ length: versions.length + 1 }, (_, index) => index + 1),
     );
+  });
+
+  test('30 rollouts of one template at once: one starts, the others 409 rollout_in_progress; once it ends, the next may start', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    await newTenant(client.token, { templateId });
+    const rollouts = `/tenants/templates/${templateId}/rollouts`;
+    const answers = await at(30, () => api('POST', rollouts, json(client.token, { tenants: 'all' })));
+    expect(statuses(answers)).toEqual({ 202: 1, 409: 29 });
+    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.code === 'rollout_in_progress')).toBe(
+      true,
+    );
+    const listed = (await api('GET', rollouts, { token: client.token })).body.data;
+    expect(listed.map((rollout: { id: number }) => rollout.id)).toEqual([
+      answers.find((answer) => answer.status === 202)?.body.data.id,
+    ]);
+    // Once it finished, the template takes another.
+    await eventually(async () =>
+      (await api('GET', rollouts, { token: client.token })).body.data[0].state === 'finished' ? true : undefined,
+    );
+    expect((await api('POST', rollouts, json(client.token, { tenants: 'all' }))).status).toBe(202);
   });
 
   test('30 writes of one new schedule at once: one creates it (201), the others replace it, every version once', async () => {

@@ -28,7 +28,7 @@ test('no README shell block has an exit, which would close the terminal it is pa
 });
 
 test('a README session that fails stops there, keeps the shell open and leaves nothing behind', async () => {
-  expect(readmeSessionNames()).toEqual(['tenants', 'templates', 'sso', 'menu', 'datamarts', 'schedules', 'alerts']);
+  expect(readmeSessionNames()).toEqual(['tenants', 'templates', 'sso', 'menu', 'datamarts', 'schedules', 'alerts', 'fleet']);
   // Nothing listens there, so each session's first request fails. pasteReadmeSession checks that the
   // shell is still open after the paste and that the scratch folder is empty.
   const unreachable = { url: `http://localhost:${await freePort()}`, clientToken: 'cli_nothing_listens_here' };
@@ -153,6 +153,38 @@ describe.concurrent('the README sessions on the test twin', () => {
       expect(delivery.data).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] });
       expect(stored).toMatchObject({ alert: { id: alert.data.id }, user: { id: 7, email: 'ana@echo.com' } });
       expect(stored.content).toEqual([{ type: 'text', nome: 'Intro', generated: { text: 'Sales are up 12%' } }]);
+    }
+    expect(await answers(`http://127.0.0.1:${port}/`), 'the receiver still listens').toBe(false);
+  });
+
+  test.sequential('the README fleet session rolls version 2 out in waves, twice in a row, and the events arrive', async () => {
+    const port = String(await freePort());
+    const outputs = await pastedTwice('fleet', { '127.0.0.1:4001': `127.0.0.1:${port}`, 'PORT=4001': `PORT=${port}` });
+    for (const [paste, output] of outputs.entries()) {
+      const lines = output.trim().split('\n');
+      const [below, dry, started, finished] = jsonLines(lines.slice(0, 4).join('\n'));
+      const events = lines.slice(4);
+      // The first paste's three tenants are on version 1. The second paste's new ones get version 2 at their creation
+      // (the template's latest), so nothing is below it, and the rollout finds every tenant unchanged.
+      const first = paste === 0;
+      expect(below.data.map((tenant: { templateVersion: number }) => tenant.templateVersion)).toEqual(first ? [1, 1, 1] : []);
+      const total = 3 * (paste + 1);
+      expect(dry.data).toMatchObject({ dryRun: true, version: 2, total, truncated: false });
+      expect(dry.data.tenants[0]).toMatchObject(
+        first
+          ? { fromVersion: 1, outcome: 'applied', tables: { created: ['daily'], rebuilt: ['orders'], unchanged: [] } }
+          : { fromVersion: 2, outcome: 'unchanged', tables: { created: [], rebuilt: [], unchanged: ['orders', 'daily'] } },
+      );
+      expect(started.data).toMatchObject({ state: 'running', version: 2, total, waveSize: 2 });
+      expect(finished.data).toMatchObject({
+        id: started.data.id,
+        state: 'finished',
+        counts: { pending: 0, applied: first ? 3 : 0, unchanged: first ? 0 : total, pending_activation: 0, failed: 0 },
+      });
+      expect(finished.data.waves).toHaveLength(Math.ceil(total / 2));
+      // One line per wave and one for the end, each event received once.
+      expect(events.filter((line) => line.includes('rollout.wave_finished'))).toHaveLength(Math.ceil(total / 2));
+      expect(events.filter((line) => line.includes('rollout.finished'))).toHaveLength(1);
     }
     expect(await answers(`http://127.0.0.1:${port}/`), 'the receiver still listens').toBe(false);
   });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '#test/support/processes.ts';
+import { clientEventExamples } from '#tools/openapi/examples.ts';
 
 // examples/webhook-receiver/server.mjs as its own process, fed signed webhooks; its downloads come from a
 // local file server that counts requests and can hold an answer back.
@@ -245,5 +246,30 @@ describe('examples/webhook-receiver', () => {
     await expect.poll(() => receiver?.output() ?? '').toContain(`${id}: download of 0-pdf failed: HTTP 404`);
     expect(hitsOf(missing)).toBe(1);
     expect(readStored(id, '1-chart.png')).toBe('chart PNG');
+  });
+
+  test("the integrator's events: each signed one stored and handled by its type, an unknown type acknowledged and ignored", async () => {
+    const events = Object.values(clientEventExamples) as Array<{ type: string }>;
+    const ids = events.map(() => newId());
+    for (const [index, event] of events.entries()) {
+      expect((await deliver(event, { id: ids[index] as string })).status).toBe(200);
+    }
+    const output = () => receiver?.output() ?? '';
+    for (const [index, event] of events.entries()) {
+      const id = ids[index] as string;
+      // Logged once its payload is written.
+      await expect.poll(output, { timeout: 10_000 }).toContain(`${id}: ${event.type}: `);
+      expect(stored(id)).toEqual(['payload.json']);
+      expect(JSON.parse(readStored(id, 'payload.json'))).toEqual(event);
+    }
+    expect(output()).toContain(`${ids[4]}: run.failed: tenant 42: run 118 (flow 7, agent 1) failed: Connection refused`);
+    expect(output()).toContain(`${ids[0]}: rollout.wave_finished: rollout 3 of template 1: wave 1 of 5 done`);
+    expect(output()).toContain(`${ids[5]}: schedule.missed: tenant 42: schedule 3 missed its slot`);
+    expect(output()).toContain(`${ids[6]}: webhook.endpoint_disabled: tenant 42: its alert webhook was disabled (gone)`);
+    const unknown = newId();
+    expect(
+      (await deliver({ type: 'tenant.renamed', timestamp: '2026-11-22T10:00:00.000Z', data: {} }, { id: unknown })).status,
+    ).toBe(200);
+    await expect.poll(output).toContain(`${unknown}: tenant.renamed: an event of a type this receiver does not know`);
   });
 });

@@ -67,7 +67,7 @@ const problemOf = (context: Record<string, unknown>): string => {
 const sum = (values: Iterable<number | undefined>) => [...values].reduce<number>((total, value) => total + (value ?? 0), 0);
 
 /** What the stack reserves at its defaults: checked against the template below, and the base of the refusals. */
-const DEFAULT_RESERVED = 404;
+const DEFAULT_RESERVED = 409;
 
 describe('queue consumers', () => {
   it("caps every consumer's event source at its concurrency setting's default, and reserves as much", () => {
@@ -79,11 +79,14 @@ describe('queue consumers', () => {
   });
 
   it('takes each cap from its context setting, within the event source maximum concurrency limits (2 to 1,000)', () => {
-    const concurrency = concurrencyOf(synthesize({ reloadConcurrency: '7', webhookConcurrency: 3, fireConcurrency: '12' }));
+    const concurrency = concurrencyOf(
+      synthesize({ reloadConcurrency: '7', webhookConcurrency: 3, fireConcurrency: '12', rolloutConcurrency: '4' }),
+    );
     expect(Object.fromEntries(concurrency)).toEqual({
       'reload-worker': { maximum: 7, reserved: 7 },
       'webhook-deliverer': { maximum: 3, reserved: 3 },
       'schedule-fire-worker': { maximum: 12, reserved: 12 },
+      'rollout-worker': { maximum: 4, reserved: 4 },
     });
     for (const name of Object.keys(CONSUMER_CONCURRENCY))
       for (const value of ['1', '1001', 'many'])
@@ -144,7 +147,7 @@ describe('the account’s unreserved concurrency', () => {
       expect(message).toContain(remedy);
     // A bigger reservation needs a bigger quota, and is named first.
     const bigger = problemOf({ fireConcurrency: 950 });
-    expect(bigger).toMatch(/leave -344 of the account's 1000/);
+    expect(bigger).toMatch(/leave -349 of the account's 1000/);
     expect(bigger).toContain(`(the largest: schedule-fire-worker 950 (fireConcurrency)`);
     expect(FIRE_CONCURRENCY.fallback).toBe(10);
   });

@@ -20,7 +20,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { lambdaAsyncPayloadBytes, sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
 import { queueDefinitions, queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
-import { tenantGroup } from '#functions/core/store/queues.ts';
+import { clientGroup, tenantGroup } from '#functions/core/store/queues.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { queueConsumers, type Route, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
@@ -30,6 +30,7 @@ import { ServiceStack } from '#lib/service-stack.ts';
 import { createTableInput, ensureTable } from '#local/create-table.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { testApp } from '#test/support/cdk-app.ts';
+import { publish, retailBundle } from '#test/support/templates.ts';
 import { deployTimeFunctionIds, refersTo, wholeTemplate } from '#test/support/whole-template.ts';
 
 const TENANT_BASE_DOMAIN = 'bi.example.com';
@@ -1005,9 +1006,9 @@ describe('ServiceStack bundling', () => {
     expect(JSON.parse(parsed.body)).toMatchObject({ code: 'validation_failed' });
   });
 
-  it("sends every message of the fair queues in its tenant's message group: the bundled senders, as SQS receives them", async () => {
+  it("sends every message of the fair queues in its tenant's (or its client's) message group: the bundled senders, as SQS receives them", async () => {
     const fairQueues = Object.entries(queueDefinitions).filter(([, definition]) => definition.fair);
-    expect(fairQueues.map(([name]) => name).sort()).toEqual(['fire', 'webhook']);
+    expect(fairQueues.map(([name]) => name).sort()).toEqual(['fire', 'rollout', 'webhook']);
     const sqs = new SQSClient({ endpoint: inject('sqsEndpoint') });
     const dynamo = new DynamoDBClient({ endpoint: inject('dynamodbEndpoint') });
     const probes: string[] = [];
@@ -1101,6 +1102,30 @@ describe('ServiceStack bundling', () => {
         { ...process.env, SQS_ENDPOINT: sqsEndpoint, TABLE_NAME: table, [queueUrlVariable('fire')]: fireQueue },
       );
       expect(groupsSentTo(fireQueue)).toEqual([tenantGroup(41)]);
+
+      // The rollout queue: a rollout's first step, queued by the bundled route that starts it, in its client's group.
+      const integrator = await newClient();
+      const templateId = await publish(integrator.token, retailBundle());
+      await newTenant(integrator.token, { templateId });
+      const start = routeOf('start-rollout');
+      const rolloutQueue = await probe();
+      const started = await invokeBundleAsync(
+        codeOf(start),
+        {
+          version: '2.0',
+          routeKey: routeKey(start),
+          rawPath: `/tenants/templates/${templateId}/rollouts`,
+          rawQueryString: '',
+          pathParameters: { id: String(templateId) },
+          headers: { authorization: `Bearer ${integrator.token}`, 'content-type': 'application/json' },
+          requestContext: { requestId: 'bundle-test', routeKey: routeKey(start), http: { method: 'POST', path: start.path } },
+          body: JSON.stringify({ tenants: 'all' }),
+          isBase64Encoded: false,
+        },
+        { ...process.env, SQS_ENDPOINT: sqsEndpoint, [queueUrlVariable('rollout')]: rolloutQueue },
+      );
+      expect(started.statusCode).toBe(202);
+      expect(groupsSentTo(rolloutQueue)).toEqual([clientGroup(integrator.clientId)]);
     } finally {
       proxy.close();
       for (const queueUrl of probes) await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));

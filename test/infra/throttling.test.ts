@@ -472,6 +472,7 @@ describe('docs/operations.md, Route buckets and reserved concurrency', () => {
       reloadConcurrency: CONSUMER_CONCURRENCY.reloadConcurrency.fallback,
       webhookConcurrency: CONSUMER_CONCURRENCY.webhookConcurrency.fallback,
       fireConcurrency: CONSUMER_CONCURRENCY.fireConcurrency.fallback,
+      rolloutConcurrency: CONSUMER_CONCURRENCY.rolloutConcurrency.fallback,
       reserveConcurrency: true,
       edge: true,
     });

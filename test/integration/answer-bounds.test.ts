@@ -30,15 +30,19 @@ import { listAgents } from '#functions/core/agents/agent-repository.ts';
 import { maxAlertContentBytes } from '#functions/core/alerts/alerts.ts';
 import {
   allocateAlertId,
-  allocateDeliveryId,
+  allocateDeliveryIds,
   type AlertRecord,
+  type AlertDeliveryRecord,
   type DeliveryRecord,
+  type EventDeliveryRecord,
   insertAlert,
   insertDelivery,
 } from '#functions/core/alerts/alert-repository.ts';
 import { maxTemplatesPerClient } from '#functions/core/clients/quotas.ts';
 import { maxDatamartBytes, maxGroupPermissionBytes, maxUserPermissionBytes } from '#functions/core/directory/quotas.ts';
 import { recordDispatchedRun } from '#functions/core/reload/runs.ts';
+import { outcomes } from '#functions/core/rollouts/rollout-repository.ts';
+import { describeRollout, maxWaves } from '#functions/core/rollouts/rollouts.ts';
 import { putRuns, scheduleItem, type ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
 import type { ScheduleFile } from '#functions/core/schedules/schedule-types.ts';
 import { putAll } from '#functions/core/store/dynamo.ts';
@@ -47,6 +51,7 @@ import { resourceBytes, tenantLimits } from '#functions/core/templates/apply-che
 import { writeResources } from '#functions/core/templates/template-repository.ts';
 import type { StoredResource } from '#functions/core/templates/tenant-resources.ts';
 import { allocateTenantId } from '#functions/core/tenants/tenant-repository.ts';
+import { clientOwner, tenantOwner, type WebhookOwner } from '#functions/core/webhooks/owner.ts';
 import { maxDevelopmentVariablesBytes } from '#functions/core/tenants/tenants.ts';
 import { type Route, routeKey, routes } from '#functions/routes.ts';
 import { newClient } from '#test/support/api.ts';
@@ -116,6 +121,49 @@ function applyPlanBound(): number {
   return Math.ceil(most) + envelope;
 }
 
+/**
+ * A rollout as every route that answers one shows it (describeRollout) at the schemas' and the service's
+ * bounds: 1,000 tenant ids asked for, `maxWaves` waves each with its times and counts, every number at its
+ * longest. A rollout's view holds nothing else that grows.
+ */
+function rolloutViewBound(): number {
+  const most = Number.MAX_SAFE_INTEGER;
+  const selectionItems: number = schema('create-rollout').properties.tenants.oneOf[1].maxItems;
+  const counts = Object.fromEntries(outcomes.map((outcome) => [outcome, most])) as Record<(typeof outcomes)[number], number>;
+  const time = new Date(0).toISOString();
+  const view = describeRollout(
+    {
+      clientId: most,
+      templateId: most,
+      rolloutId: most,
+      version: most,
+      state: 'running',
+      pauseReason: 'failure_budget',
+      selection: Array.from({ length: selectionItems }, () => most),
+      total: most,
+      waveSize: most,
+      waves: maxWaves,
+      pauseSeconds: most,
+      failureBudget: most,
+      reload: true,
+      planned: most,
+      planCursor: null,
+      wave: maxWaves - 1,
+      waveStartedAt: time,
+      nextWaveAt: 0,
+      finishedWaves: Array.from({ length: maxWaves - 1 }, (_, wave) => ({ wave, startedAt: time, finishedAt: time, counts })),
+      counts,
+      budgetFrom: most,
+      createdAt: time,
+      updatedAt: time,
+      finishedAt: time,
+      expiresAt: most,
+    },
+    [],
+  );
+  return travelBytes(view) + envelope;
+}
+
 /** How a route's worst answer is shown to fit when no case below builds it. */
 type Shown =
   /** Its size does not depend on stored data: why. */
@@ -154,6 +202,38 @@ const shown: Record<string, Shown> = {
   'DELETE /tenants/templates/{id}': { fixed: '{status, data: true}' },
   'PUT /tenants/templates/{id}': { fixed: 'the template published: id, nome (the request’s), version' },
   'PUT /tenants/templates/default': { fixed: '{templateId}' },
+  'GET /tenants/templates/{id}/tenants': {
+    bounded:
+      "a page cut to what fits one result (pageResponse), each entry one tenant item's nome beside the numbers and " +
+      'flags of its fleet item',
+    bytes: oneItem,
+  },
+  'GET /tenants/templates/{id}/rollouts': {
+    bounded: 'a page cut to what fits one result (pageResponse), each entry a rollout as rolloutViewBound bounds it',
+    bytes: rolloutViewBound(),
+  },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}': {
+    bounded: 'one rollout (rolloutViewBound: 1,000 tenant ids and 100 waves at most)',
+    bytes: rolloutViewBound(),
+  },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}/tenants': {
+    bounded:
+      "a page cut to what fits one result (pageResponse), each entry one target item's fields (its error, reload plan " +
+      'and reload error included)',
+    bytes: oneItem,
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/pause': {
+    bounded: 'one rollout (rolloutViewBound: 1,000 tenant ids and 100 waves at most)',
+    bytes: rolloutViewBound(),
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/resume': {
+    bounded: 'one rollout (rolloutViewBound: 1,000 tenant ids and 100 waves at most)',
+    bytes: rolloutViewBound(),
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/cancel': {
+    bounded: 'one rollout (rolloutViewBound: 1,000 tenant ids and 100 waves at most)',
+    bytes: rolloutViewBound(),
+  },
   'POST /tenant/templates/apply': {
     bounded:
       'one plan item per flow the tenant has, which tenantLimits bound (5,000 flows, 5 MB as stored): the worst mix of ' +
@@ -240,6 +320,19 @@ const shown: Record<string, Shown> = {
   'POST /tenant/alerts/{id}/send': { fixed: 'the delivery queued: {id, webhookId, status}' },
   'POST /tenant/alerts/{id}/fire': { fixed: 'the delivery queued: {id, webhookId, status}' },
   'POST /tenant/deliveries/{id}/redeliver': { bounded: "one delivery item's record", bytes: oneItem },
+  'GET /tenants/settings': {
+    bounded: "the client's webhook channel of its settings item and the endpoint's state item: two items",
+    bytes: 2 * anyByte * dynamoItemBytes + envelope,
+  },
+  'PATCH /tenants/settings': {
+    bounded: "the client's webhook channel of its settings item and the endpoint's state item: two items",
+    bytes: 2 * anyByte * dynamoItemBytes + envelope,
+  },
+  'POST /tenants/settings/webhook/secret': {
+    bounded: "the client's webhook channel of its settings item and the endpoint's state item: two items",
+    bytes: 2 * anyByte * dynamoItemBytes + envelope,
+  },
+  'POST /tenants/deliveries/{id}/redeliver': { bounded: "one event delivery item's record", bytes: oneItem },
   'POST /tenant/login': {
     fixed:
       'a login token (ids, the login of at most 200 characters, the domain) and the URL that carries it with the ' +
@@ -739,6 +832,58 @@ worstCase(
   },
 );
 
+/**
+ * An owner's deliveries whose attempts' errors hold control characters, read as its routes list them
+ * and show one: a tenant's alert deliveries, a client's event deliveries (the same records but for
+ * the owner and what the delivery is of).
+ */
+async function deliveriesAtTheirWorst(
+  owner: WebhookOwner,
+  of: Pick<AlertDeliveryRecord, 'tenantId' | 'alertId' | 'trigger'> | Pick<EventDeliveryRecord, 'clientId' | 'type'>,
+  list: { path: string; one: (id: number) => string; token: string },
+) {
+  const now = new Date();
+  const store = async (errors: readonly string[]) => {
+    const [deliveryId] = (await allocateDeliveryIds(owner, 1)) as [number];
+    const record = {
+      ...of,
+      deliveryId,
+      webhookId: `msg_${crypto.randomUUID().replaceAll('-', '')}`,
+      status: 'failed',
+      bytes: 100,
+      attempts: errors.map((error, index) => ({
+        at: new Date(now.getTime() + index).toISOString(),
+        url: `https://hooks.example.com/${'"'.repeat(200)}`,
+        durationMs: 10_000,
+        error,
+      })),
+      roundStart: 0,
+      failureReason: controls(500),
+      createdAt: now.toISOString(),
+      expiresAt: Math.floor(now.getTime() / 1000) + 86_400,
+    } as DeliveryRecord;
+    await insertDelivery(record, undefined, []);
+    return deliveryId;
+  };
+  // Ten attempts of 5,000 control characters each: 50 KB a delivery.
+  const ids = await each(26, () => store(Array.from({ length: 10 }, () => controls(5_000))));
+  // And one at the item bound.
+  const heavy = await store(Array.from({ length: 20 }, () => controls((dynamoItemBytes - 12_000) / 20)));
+  ids.push(heavy);
+
+  const pages = await readAllPages(list.path, list.token);
+  expectEachOnce(pages.items, ids);
+  expectDynamoPageOverLimit(
+    pages.items.filter((delivery) => delivery.id !== heavy),
+    54_000,
+  );
+  const read = pages.items.map((delivery) => delivery.id as number);
+  expect(read, 'newest first').toEqual([...read].sort((a, b) => b - a));
+  const one = await call('GET', list.one(heavy), list.token);
+  expectFits(one, list.one(heavy));
+  expect(one.resultBytes).toBeGreaterThan(6 * (dynamoItemBytes - 16_000));
+}
+
 worstCase(
   "GET /tenant/alerts/{id}/deliveries and GET /tenant/deliveries/{id} over deliveries whose attempts' errors hold control characters",
   ['GET /tenant/alerts/{id}/deliveries', 'GET /tenant/deliveries/{id}'],
@@ -748,48 +893,24 @@ worstCase(
       body: { nome: 'Deliveries', channels: { webhook: true }, content: [{ type: 'text', nome: 'Body' }] },
     });
     const alertId = alert.body.data.id as number;
-    const now = new Date();
-    const store = async (errors: readonly string[]) => {
-      const deliveryId = await allocateDeliveryId(tenantId);
-      const record: DeliveryRecord = {
-        tenantId,
-        deliveryId,
-        alertId,
-        webhookId: `msg_${crypto.randomUUID().replaceAll('-', '')}`,
-        trigger: 'fire',
-        status: 'failed',
-        bytes: 100,
-        attempts: errors.map((error, index) => ({
-          at: new Date(now.getTime() + index).toISOString(),
-          url: `https://hooks.example.com/${'"'.repeat(200)}`,
-          durationMs: 10_000,
-          error,
-        })),
-        roundStart: 0,
-        failureReason: controls(500),
-        createdAt: now.toISOString(),
-        expiresAt: Math.floor(now.getTime() / 1000) + 86_400,
-      };
-      await insertDelivery(record, undefined, []);
-      return deliveryId;
-    };
-    // Ten attempts of 5,000 control characters each: 50 KB a delivery.
-    const ids = await each(26, () => store(Array.from({ length: 10 }, () => controls(5_000))));
-    // And one at the item bound.
-    const heavy = await store(Array.from({ length: 20 }, () => controls((dynamoItemBytes - 12_000) / 20)));
-    ids.push(heavy);
-
-    const pages = await readAllPages(`/tenant/alerts/${alertId}/deliveries`, token);
-    expectEachOnce(pages.items, ids);
-    expectDynamoPageOverLimit(
-      pages.items.filter((delivery) => delivery.id !== heavy),
-      54_000,
+    await deliveriesAtTheirWorst(
+      tenantOwner(tenantId),
+      { tenantId, alertId, trigger: 'fire' },
+      { path: `/tenant/alerts/${alertId}/deliveries`, one: (id) => `/tenant/deliveries/${id}`, token },
     );
-    const read = pages.items.map((delivery) => delivery.id as number);
-    expect(read, 'newest first').toEqual([...read].sort((a, b) => b - a));
-    const one = await call('GET', `/tenant/deliveries/${heavy}`, token);
-    expectFits(one, 'GET /tenant/deliveries/{id}');
-    expect(one.resultBytes).toBeGreaterThan(6 * (dynamoItemBytes - 16_000));
+  },
+);
+
+worstCase(
+  "GET /tenants/deliveries and GET /tenants/deliveries/{id} over event deliveries whose attempts' errors hold control characters",
+  ['GET /tenants/deliveries', 'GET /tenants/deliveries/{id}'],
+  async () => {
+    const { clientId, token } = await newClient();
+    await deliveriesAtTheirWorst(
+      clientOwner(clientId),
+      { clientId, type: 'run.failed' },
+      { path: '/tenants/deliveries', one: (id) => `/tenants/deliveries/${id}`, token },
+    );
   },
 );
 
@@ -944,6 +1065,53 @@ worstCase(
     const read = await call('GET', `/tenants/templates/${published.body.data.id}`, client.token);
     expectWithinLimit(read, 'GET /tenants/templates/{id}');
     expectFits(read, `GET /tenants/templates/{id} (a ${Buffer.byteLength(yaml)}-byte YAML body)`);
+  },
+);
+
+worstCase(
+  'POST /tenants/templates/{id}/rollouts: a dry run over 10 tenants of a version of 1,000 flows whose contexts are quotes, and the rollout itself',
+  ['POST /tenants/templates/{id}/rollouts'],
+  async () => {
+    const client = await newClient();
+    const first = { nome: `Fleet ${crypto.randomUUID()}`, desks: [{ key: 'd', nome: 'D' }] };
+    const published = await call('POST', '/tenants/templates', client.token, { body: first });
+    expect(published.status).toBe(201);
+    const templateId = published.body.data.id as number;
+    await each(10, async (index) => {
+      const created = await call('POST', '/tenants', client.token, { body: { nome: `T${index}`, ativo: true, templateId } });
+      expect(created.status).toBe(201);
+    });
+    // Each tenant's plan would hold every new flow: its key, and its context of quotes (4 bytes each as they travel).
+    const context: number = schema('template-bundle').$defs.flow.properties.context.maxLength;
+    const second = {
+      ...first,
+      connections: [{ key: 'c', nome: 'C', kind: 'postgres' }],
+      tables: Array.from({ length: 1000 }, (_, index) => ({
+        key: `t${index}`,
+        nome: 'T',
+        desk: 'd',
+        columns: [{ column_name: 'id', data_type: 'integer', label: 'Id' }],
+      })),
+      flows: Array.from({ length: 1000 }, (_, index) => ({
+        key: `f${index}`,
+        nome: 'F',
+        connection: 'c',
+        writes: [`t${index}`],
+        context: '"'.repeat(context),
+      })),
+    };
+    const next = await call('PUT', `/tenants/templates/${templateId}`, client.token, { body: second });
+    expect(next.status).toBe(200);
+    const started = await call('POST', `/tenants/templates/${templateId}/rollouts`, client.token, { body: { tenants: 'all' } });
+    expectWithinLimit(started, 'POST /tenants/templates/{id}/rollouts (the rollout)');
+    expect(started.status).toBe(202);
+    const dry = await call('POST', `/tenants/templates/${templateId}/rollouts`, client.token, {
+      body: { tenants: 'all', dryRun: true },
+    });
+    expectWithinLimit(dry, 'POST /tenants/templates/{id}/rollouts (a dry run)');
+    expectFits(dry, 'POST /tenants/templates/{id}/rollouts (a dry run of 10 tenants)');
+    // It describes the tenants that fit, and says when there are more.
+    expect(dry.body.data.truncated).toBe(dry.body.data.tenants.length < 10);
   },
 );
 

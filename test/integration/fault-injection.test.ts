@@ -17,8 +17,10 @@ import { randomUUID } from 'node:crypto';
 import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientOwner, tenantOwner } from '#functions/core/webhooks/owner.ts';
 import { updateDeliveryState, findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { createClient } from '#functions/core/clients/clients.ts';
+import { findRollout } from '#functions/core/rollouts/rollout-repository.ts';
 import { recordFollowUp, followUpShards, listFollowUps, type FollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { finishFollowUp } from '#functions/core/follow-ups/sweeper.ts';
 import type { LoadMessage } from '#functions/core/reload/reload.ts';
@@ -61,8 +63,12 @@ interface Party {
   datamartId: number;
   alertId: number;
   deliveryId: number;
+  /** A delivery of an event to the client's webhook. */
+  eventDeliveryId: number;
   scheduleId: number;
   runId: number;
+  /** A rollout of the template's second version to the tenant. */
+  rolloutId: number;
   loginToken: string;
   followUp: FollowUp;
 }
@@ -80,9 +86,13 @@ type Step =
   | 'alert'
   | 'delivery'
   | 'failedDelivery'
+  | 'events'
+  | 'failedEvent'
   | 'schedule'
   | 'run'
   | 'login'
+  | 'rollout'
+  | 'pausedRollout'
   | 'pendingProvision';
 
 interface Scenario {
@@ -105,7 +115,7 @@ const probeQueues: string[] = [];
 
 /** Every queue of this process goes to a queue of its own that no worker reads: nothing here is consumed behind the test's back. */
 async function useProbeQueues(): Promise<void> {
-  for (const name of ['reload', 'webhook', 'fire'] as QueueName[]) {
+  for (const name of ['reload', 'webhook', 'fire', 'rollout'] as QueueName[]) {
     const fifo = name === 'reload';
     const { QueueUrl } = await sqsClient.send(
       new CreateQueueCommand({
@@ -149,6 +159,9 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
   party.clientId = client.clientId;
   party.client = token;
   party.templateId = (await ok(json('POST', '/tenants/templates', token, retailBundle()))).body.data.id;
+  if (has('events')) {
+    await ok(json('PATCH', '/tenants/settings', token, { webhook: { url: receiver.url(`/events/${party.clientId}`) } }));
+  }
   const tenantBody = has('bareTenant')
     ? { nome: 'Party', ativo: true }
     : { nome: 'Party', ativo: !has('inactiveTenant') && !has('pendingProvision'), templateId: party.templateId };
@@ -201,7 +214,7 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
     party.deliveryId = (await ok(send)).body.data.id;
   }
   if (has('failedDelivery')) {
-    const record = await findDelivery(party.tenantId, party.deliveryId);
+    const record = await findDelivery(tenantOwner(party.tenantId), party.deliveryId);
     if (!record || !(await updateDeliveryState(record, 'failed', undefined, 'Gave up', undefined))) {
       throw new Error('could not fail the party delivery');
     }
@@ -214,6 +227,22 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
     await invokeWorker('reload-worker', sqsEvent([loadMessage(party, party.flowIds[0] as number, 'party-run')]));
     const runs = (await ok({ method: 'GET', path: '/tenant/runs', token: party.tenant })).body.data;
     party.runId = runs[0].id;
+  }
+  if (has('failedEvent')) {
+    // The agent's failure report queues the `run.failed` event, whose delivery then gave up.
+    await ok(json('POST', `/agent/runs/${party.runId}`, party.agent, { status: 'failed' }));
+    party.eventDeliveryId = (await ok({ method: 'GET', path: '/tenants/deliveries', token })).body.data[0].id;
+    const record = await findDelivery(clientOwner(party.clientId), party.eventDeliveryId);
+    if (!record || !(await updateDeliveryState(record, 'failed', undefined, 'Gave up', undefined))) {
+      throw new Error('could not fail the party event delivery');
+    }
+  }
+  if (has('rollout') || has('pausedRollout')) {
+    // Version 2 rolled out to the tenant, with its reloads: its step waits on the probe queue, which no worker reads.
+    await ok(json('PUT', `/tenants/templates/${party.templateId}`, token, { ...retailBundle(), nome: 'Retail 2' }));
+    const rollouts = `/tenants/templates/${party.templateId}/rollouts`;
+    party.rolloutId = (await ok(json('POST', rollouts, token, { tenants: 'all', reload: true }))).body.data.id;
+    if (has('pausedRollout')) await ok(json('POST', `${rollouts}/${party.rolloutId}/pause`, token));
   }
   if (has('login')) {
     party.loginToken = (await ok(json('POST', '/tenant/login', party.tenant, { login: party.login }))).body.token;
@@ -280,6 +309,9 @@ async function fireEvent(party: Party): Promise<SQSEvent> {
   ]);
 }
 
+/** The time-out a faulted rollout worker gets: enough for its one tenant's turn. */
+const faultedWorkerMs = 3_000;
+
 const scenarios: Record<string, Scenario> = {
   'POST /tenants': {
     needs: ['template'],
@@ -330,6 +362,42 @@ const scenarios: Record<string, Scenario> = {
   'PUT /tenants/templates/default': {
     needs: [],
     call: (p) => json('PUT', '/tenants/templates/default', p.client, { templateId: p.templateId }),
+  },
+  'POST /tenants/templates/{id}/rollouts': {
+    needs: ['tenant'],
+    call: (p) => json('POST', `/tenants/templates/${p.templateId}/rollouts`, p.client, { tenants: 'all', waveSize: 1 }),
+    check: async (p, retried, trace) => {
+      const listed = (await ok({ method: 'GET', path: `/tenants/templates/${p.templateId}/rollouts`, token: p.client })).body
+        .data;
+      expect(listed.map((rollout: { id: number; state: string }) => [rollout.id, rollout.state])).toEqual([
+        [retried?.body.data.id, 'running'],
+      ]);
+      // Its first step is on the queue, sent by the request or, when it stopped first, by the sweeper.
+      const steps = trace.sent.filter((message) => message.queueUrl === process.env[queueUrlVariable('rollout')]);
+      expect(new Set(steps.map((message) => message.body))).toEqual(
+        new Set([JSON.stringify({ clientId: p.clientId, rolloutId: retried?.body.data.id })]),
+      );
+    },
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/pause': {
+    needs: ['rollout'],
+    call: (p) => json('POST', `/tenants/templates/${p.templateId}/rollouts/${p.rolloutId}/pause`, p.client),
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/resume': {
+    needs: ['pausedRollout'],
+    call: (p) => json('POST', `/tenants/templates/${p.templateId}/rollouts/${p.rolloutId}/resume`, p.client),
+    check: async (p, _retried, trace) => {
+      const steps = trace.sent.filter((message) => message.queueUrl === process.env[queueUrlVariable('rollout')]);
+      // The start's step, and the resumption's (once or more: a second copy changes nothing).
+      expect(steps.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(steps.map((message) => message.body))).toEqual(
+        new Set([JSON.stringify({ clientId: p.clientId, rolloutId: p.rolloutId })]),
+      );
+    },
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/cancel': {
+    needs: ['rollout'],
+    call: (p) => json('POST', `/tenants/templates/${p.templateId}/rollouts/${p.rolloutId}/cancel`, p.client),
   },
   'POST /tenant/templates/apply': {
     needs: ['bareTenant'],
@@ -447,6 +515,18 @@ const scenarios: Record<string, Scenario> = {
     needs: ['failedDelivery'],
     call: (p) => json('POST', `/tenant/deliveries/${p.deliveryId}/redeliver`, p.tenant),
   },
+  'PATCH /tenants/settings': {
+    needs: ['events'],
+    call: (p) => json('PATCH', '/tenants/settings', p.client, { webhook: { url: receiver.url(`/moved/${p.clientId}`) } }),
+  },
+  'POST /tenants/settings/webhook/secret': {
+    needs: ['events'],
+    call: (p) => json('POST', '/tenants/settings/webhook/secret', p.client),
+  },
+  'POST /tenants/deliveries/{id}/redeliver': {
+    needs: ['events', 'run', 'failedEvent'],
+    call: (p) => json('POST', `/tenants/deliveries/${p.eventDeliveryId}/redeliver`, p.client),
+  },
   'POST /tenant/login/revoke': {
     needs: ['users'],
     call: (p) => json('POST', '/tenant/login/revoke', p.tenant, { login: p.login }),
@@ -459,8 +539,13 @@ const scenarios: Record<string, Scenario> = {
   },
   'POST /agent/heartbeat': { needs: ['agent'], call: (p) => ({ method: 'POST', path: '/agent/heartbeat', token: p.agent }) },
   'POST /agent/runs/{id}': {
-    needs: ['run'],
-    call: (p) => json('POST', `/agent/runs/${p.runId}`, p.agent, { status: 'running' }),
+    // A failure, to a client with an events webhook: the report commits the `run.failed` event with it.
+    needs: ['run', 'events'],
+    call: (p) => json('POST', `/agent/runs/${p.runId}`, p.agent, { status: 'failed', message: 'erp down' }),
+    check: async (p) => {
+      const events = (await ok({ method: 'GET', path: '/tenants/deliveries', token: p.client })).body.data;
+      expect(events.map((event: { type: string }) => event.type)).toEqual(['run.failed']);
+    },
   },
   'worker reload-worker': {
     needs: ['agent'],
@@ -480,6 +565,25 @@ const scenarios: Record<string, Scenario> = {
     needs: ['schedule', 'agent'],
     event: fireEvent,
     work: (_p, event, timeoutMs) => invokeWorker('schedule-fire-worker', event, timeoutMs),
+  },
+  'worker rollout-worker': {
+    needs: ['agent', 'rollout'],
+    event: (p) => sqsEvent([{ clientId: p.clientId, rolloutId: p.rolloutId }]),
+    // The faulted attempt gets a few seconds (the 1 ms of a stopped route would leave it no time for a tenant); the
+    // queue hands the message out again once the worker that had it is gone (its visibility, 360 s, outlasts the
+    // worker's lease, and the tenant's apply lock, both held until that worker's deadline): the retry waits for them.
+    work: async (p, event, timeoutMs) => {
+      const leaseLeft = ((await findRollout(p.rolloutId))?.leaseUntil ?? 0) - Date.now();
+      if (leaseLeft > 0) await new Promise((resolve) => setTimeout(resolve, leaseLeft + 10));
+      return invokeWorker('rollout-worker', event, Math.max(timeoutMs, faultedWorkerMs));
+    },
+    check: async (p) => {
+      const path = `/tenants/templates/${p.templateId}/rollouts/${p.rolloutId}`;
+      const rollout = (await ok({ method: 'GET', path, token: p.client })).body.data;
+      expect(rollout).toMatchObject({ state: 'finished', counts: { applied: 1, pending: 0 } });
+      const own = (await ok({ method: 'GET', path: '/tenant', token: p.tenant })).body.data;
+      expect(own.template).toMatchObject({ id: p.templateId, version: 2 });
+    },
   },
   'worker follow-up-sweeper': {
     needs: ['pendingProvision'],
@@ -515,6 +619,10 @@ const entitiesWrittenElsewhere: Record<string, string> = {
   dispatchShards: "the dispatcher's tick: test/integration/schedule-dispatcher.test.ts",
   migrationState: 'the migration runner, at deploy and when the twin starts: test/integration/migration-runner.test.ts',
   webhookEndpoint: "a delivery's attempt that stalls (times out or fails to connect): test/integration/webhook-endpoint.test.ts",
+  clientWebhookEndpoint:
+    "an event delivery's attempt that stalls: the code of a tenant's (test/integration/webhook-endpoint.test.ts), with the client's keys",
+  clientWebhookSlot:
+    "an event delivery's attempt: test/e2e/client-events.test.ts (the code of a tenant's, whose worker case is here)",
 };
 
 /** The declared entity of each item the case wrote; an item of none fails the case, named. */
@@ -573,14 +681,16 @@ function normalizeAnswer(value: unknown, key = ''): unknown {
   return value;
 }
 
-/** The follow-ups the case's tenants (and client, for a template) left, finished as the sweeper would (it runs later; here, at once). */
+/** The follow-ups the case's tenants (and client, for a template, an event or a rollout) left, finished as the sweeper would (it runs later; here, at once). */
 async function sweepCase(trace: Trace): Promise<void> {
   const idsOf = (kind: 'TENANT' | 'CLIENT') =>
     new Set([...trace.keys.values()].flatMap(({ pk, sk }) => (sk === kind ? [Number(pk.slice(kind.length + 1))] : [])));
   const tenantIds = idsOf('TENANT');
   const clientIds = idsOf('CLIENT');
   const ours = (followUp: FollowUp) =>
-    followUp.kind === 'sweep-template' ? clientIds.has(followUp.ownerId) : tenantIds.has(followUp.ownerId);
+    followUp.kind === 'sweep-template' || followUp.kind === 'enqueue-event' || followUp.kind === 'queue-rollout'
+      ? clientIds.has(followUp.ownerId)
+      : tenantIds.has(followUp.ownerId);
   for (let shard = 0; shard < followUpShards; shard++) {
     let cursor: string | undefined;
     do {

@@ -9,6 +9,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { describe, expect, test } from 'vitest';
 import { datamartsInTenantIndexes } from '#functions/core/migrations/datamarts-in-tenant-indexes.ts';
 import { runsExpire } from '#functions/core/migrations/runs-expire.ts';
+import { templatesHaveFleets } from '#functions/core/migrations/templates-have-fleets.ts';
 import { templateNamesClaimed } from '#functions/core/migrations/template-names-claimed.ts';
 import { latestMigration, storedData } from '#functions/core/migrations/stored-data.ts';
 import { db, getItem, queryAll, tableName } from '#functions/core/store/dynamo.ts';
@@ -232,5 +233,33 @@ describe('stored data migrations', () => {
       });
     }
     expect(await api('GET', '/tenant/runs', { token: tenant.token })).toMatchObject({ status: 200, body: before.body });
+  });
+
+  test('migration 8: tenants an earlier version gave a template join its fleet, at the version they run or waiting', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    const active = await newTenant(client.token, { templateId });
+    const waiting = await newTenant(client.token, { templateId, ativo: false });
+    const fleet = () => api('GET', `/tenants/templates/${templateId}/tenants`, { token: client.token });
+    const before = await fleet();
+    expect(before.body.data.map((member: { templateVersion: number | null }) => member.templateVersion)).toEqual([null, 1]);
+    // As an earlier version stored them: no fleet item.
+    for (const tenant of [active, waiting]) {
+      await db().send(new DeleteCommand({ TableName: tableName(), Key: stored.templateMember.key({ tenantId: tenant.id }) }));
+    }
+    expect((await fleet()).body.data).toEqual([]);
+    const partitions = [active, waiting].map((tenant) => stored.tenant.partition({ tenantId: tenant.id }));
+
+    const trace = newTrace();
+    trace.plan = { mode: 'kill', at: 0 };
+    const [first] = await Promise.all([getItem<Record<string, unknown>>(stored.tenant.key({ tenantId: active.id }))]);
+    await expect(traced(trace, () => templatesHaveFleets.migrate(first as Record<string, unknown>))).rejects.toBeInstanceOf(
+      InjectedFault,
+    );
+    expect(await migrateWithin(templatesHaveFleets, partitions)).toBe(2);
+    expect(await fleet()).toMatchObject({ status: 200, body: before.body });
+    // Run again (a resumed page): nothing changes, and a newer item an apply wrote is kept.
+    expect(await migrateWithin(templatesHaveFleets, partitions)).toBe(2);
+    expect(await fleet()).toMatchObject({ status: 200, body: before.body });
   });
 });

@@ -118,8 +118,9 @@ describe('named transaction items', () => {
 
   test('names are typed: a misspelt name or the reserved `count` does not compile, and a request record is never in `failed`', () => {
     const tx = transaction<'user' | 'loginClaim' | 'count' | AlongsideName>();
-    expectTypeOf(tx.add).parameter(0).toEqualTypeOf<'user' | 'loginClaim' | 'followUp'>();
-    expectTypeOf(tx.commit).returns.resolves.toEqualTypeOf<TransactionOutcome<'user' | 'loginClaim' | 'count' | 'followUp'>>();
+    type Alongside = Exclude<AlongsideName, typeof requestRecord>;
+    expectTypeOf(tx.add).parameter(0).toEqualTypeOf<'user' | 'loginClaim' | Alongside>();
+    expectTypeOf(tx.commit).returns.resolves.toEqualTypeOf<TransactionOutcome<'user' | 'loginClaim' | 'count' | Alongside>>();
   });
 });
 

@@ -7,7 +7,8 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
-import { type Attempt, type DeliveryRecord, findDelivery, findSettings } from '#functions/core/alerts/alert-repository.ts';
+import { tenantOwner } from '#functions/core/webhooks/owner.ts';
+import { type Attempt, type AlertDeliveryRecord, findDelivery, findSettings } from '#functions/core/alerts/alert-repository.ts';
 import { finishDelivery, messageText } from '#functions/core/alerts/deliveries.ts';
 import { maxAttemptsPerDelivery, maxResponseBodyBytes, webhookConfig } from '#functions/core/alerts/webhook-config.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
@@ -31,7 +32,7 @@ async function pendingDelivery(
   attemptsMade: number,
   made: Attempt = { at: new Date().toISOString(), durationMs: 1, statusCode: 500 },
   roundStart = 0,
-): Promise<DeliveryRecord> {
+): Promise<AlertDeliveryRecord> {
   const tenant = await newTenant((await newClient()).token);
   const settings = await api('PATCH', '/tenant/settings', {
     token: tenant.token,
@@ -39,7 +40,7 @@ async function pendingDelivery(
   });
   expect(settings.status).toBe(200);
   const now = new Date();
-  const record: DeliveryRecord = {
+  const record: AlertDeliveryRecord = {
     tenantId: tenant.id,
     deliveryId: 1,
     alertId: 1,
@@ -67,7 +68,7 @@ const context = {
   getRemainingTimeInMillis: () => 30_000,
 } as Context;
 
-const sqsRecord = (delivery: DeliveryRecord): SQSRecord =>
+const sqsRecord = (delivery: AlertDeliveryRecord): SQSRecord =>
   ({
     messageId: crypto.randomUUID(),
     receiptHandle: 'not-a-real-receipt',
@@ -89,12 +90,12 @@ describe('webhook deliverer', () => {
       const first = await handler({ Records: [message] } as SQSEvent, context);
       expect(first.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);
       // Still retrying: the message's next receive must still be able to dead-letter it.
-      expect((await findDelivery(delivery.tenantId, delivery.deliveryId))?.status).toBe('retrying');
+      expect((await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId))?.status).toBe('retrying');
 
       process.env[variable] = dlqUrl;
       const second = await handler({ Records: [message] } as SQSEvent, context);
       expect(second.batchItemFailures).toEqual([]);
-      const failed = await findDelivery(delivery.tenantId, delivery.deliveryId);
+      const failed = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
       expect(failed).toMatchObject({ status: 'failed', failureReason: expect.stringMatching(/^Gave up after \d+ attempts/) });
       expect(failed?.attempts).toHaveLength(webhookConfig().retryDelaysSeconds.length + 1);
       const deadLetter = await eventually(async () => {
@@ -119,8 +120,8 @@ describe('webhook deliverer', () => {
       await traced(invocationTrace(newTrace(), { mode: 'kill', at }), () =>
         handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context),
       ).catch(() => undefined);
-      const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
-      const { webhook } = await findSettings(delivery.tenantId);
+      const record = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
+      const { webhook } = await findSettings(tenantOwner(delivery.tenantId));
       if (record?.status === 'failed') expect(webhook?.enabled, `stopped after write ${at}`).toBe(false);
       if (at === 5) expect([record?.status, webhook?.enabled]).toEqual(['failed', false]);
     }
@@ -166,7 +167,7 @@ describe('webhook deliverer', () => {
       db().middlewareStack.remove(name);
     }
     expect(receiver.at('/late-copy')).toHaveLength(1);
-    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const record = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(record?.status).toBe('delivered');
     expect(record?.attempts).toHaveLength(1);
   });
@@ -185,7 +186,7 @@ describe('webhook deliverer', () => {
     const again = await handler({ Records: copies.filter((copy) => putBack.includes(copy.messageId)) } as SQSEvent, context);
     expect(again.batchItemFailures).toEqual([]);
     expect(receiver.at('/two-copies')).toHaveLength(1);
-    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const record = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(record?.status).toBe('delivered');
     expect(record?.attempts).toHaveLength(1);
     expect(record).not.toHaveProperty('attemptingUntil');
@@ -201,7 +202,7 @@ describe('webhook deliverer', () => {
     const outcome = await handler({ Records: [copy] } as SQSEvent, context);
     expect(outcome.batchItemFailures).toEqual([{ itemIdentifier: copy.messageId }]);
     expect(receiver.at('/early-copy')).toHaveLength(0);
-    expect((await findDelivery(delivery.tenantId, delivery.deliveryId))?.attempts).toHaveLength(1);
+    expect((await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId))?.attempts).toHaveLength(1);
   });
 
   test('messages that are not deliveries go to the DLQ at once (deferrals count as receives), and the batch is not thrown', async () => {
@@ -239,7 +240,7 @@ describe('webhook deliverer', () => {
     receiver.replyWith(() => ({ status: 200, body, trickle: { chunkLength: 10, everyMs: 500 } }));
     const result = await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
     expect(result.batchItemFailures).toEqual([]);
-    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const record = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(record).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 200 }] });
     expect(record?.nextAttemptAt).toBeUndefined();
     const [attempt] = record?.attempts ?? [];
@@ -258,7 +259,7 @@ describe('webhook deliverer', () => {
     const body = `{"error":"busy",\r\n\t"detail":"${'x'.repeat(5000)}"}`;
     receiver.replyWith(() => ({ status: 503, body }));
     await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
-    const record = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const record = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(record?.status).toBe('retrying');
     expect(record?.attempts).toEqual([
       expect.objectContaining({ statusCode: 503, responseBody: body.slice(0, maxResponseBodyBytes).replace(/[\r\n\t]/g, ' ') }),
@@ -278,14 +279,14 @@ describe('webhook deliverer', () => {
     receiver.replyWith(() => ({ status: 503, body: '\u00e9'.repeat(maxResponseBodyBytes) }));
     // Recorded, then retried: the message's made-up receipt cannot be hidden for the retry (its failure is the batch's).
     await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context);
-    const full = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const full = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(full?.status).toBe('retrying');
     expect(full?.attempts).toHaveLength(maxAttemptsPerDelivery);
     expect(Buffer.byteLength(full?.attempts.at(-1)?.responseBody ?? '')).toBe(maxResponseBodyBytes);
 
     expect((await handler({ Records: [sqsRecord(delivery)] } as SQSEvent, context)).batchItemFailures).toEqual([]);
     expect(receiver.at('/kept-all')).toHaveLength(1);
-    const failed = await findDelivery(delivery.tenantId, delivery.deliveryId);
+    const failed = await findDelivery(tenantOwner(delivery.tenantId), delivery.deliveryId);
     expect(failed).toMatchObject({
       status: 'failed',
       failureReason: `A delivery makes at most ${maxAttemptsPerDelivery} attempts; this one has made them`,
@@ -295,7 +296,7 @@ describe('webhook deliverer', () => {
 
   test('finishing a delivery that expired meanwhile does not recreate it', async () => {
     const tenant = await newTenant((await newClient()).token);
-    const expired: DeliveryRecord = {
+    const expired: AlertDeliveryRecord = {
       tenantId: tenant.id,
       deliveryId: 5,
       alertId: 1,
@@ -311,6 +312,6 @@ describe('webhook deliverer', () => {
     const attempt = { at: new Date().toISOString(), durationMs: 3, statusCode: 500 };
     expect(await finishDelivery(expired, 'retrying', attempt, undefined, new Date().toISOString())).toBe(false);
     expect(await finishDelivery(expired, 'failed', attempt, 'x')).toBe(false);
-    expect(await findDelivery(tenant.id, 5)).toBeUndefined();
+    expect(await findDelivery(tenantOwner(tenant.id), 5)).toBeUndefined();
   });
 });

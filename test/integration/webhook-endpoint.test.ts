@@ -5,6 +5,7 @@
  * endpoint probed after a second or two (test/support/global-setup.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { tenantOwner } from '#functions/core/webhooks/owner.ts';
 import { findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { disableAfterMs, stallsToOpen } from '#functions/core/alerts/endpoint.ts';
 import { putAll } from '#functions/core/store/dynamo.ts';
@@ -231,7 +232,7 @@ test('each attempt records the URL it went to, which may change between attempts
   receiver.replyWith((request) => (request.path === '/old' ? { status: 500, delayMs: 1_500 } : { status: 200 }));
   const { tenant, fire, delivery } = await alertingTenant('/old');
   const id = await fire();
-  await eventually(async () => ((await findDelivery(tenant.id, id))?.attempts.length ? true : undefined));
+  await eventually(async () => ((await findDelivery(tenantOwner(tenant.id), id))?.attempts.length ? true : undefined));
   await api('PATCH', '/tenant/settings', {
     token: tenant.token,
     body: { alertChannels: { webhook: { url: receiver.url('/new') } } },

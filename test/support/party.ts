@@ -3,9 +3,11 @@
  * route table hostile input (test/e2e/hostile-inputs.test.ts, test/e2e/fuzz.test.ts): the paths
  * of its resources, the token each route takes, and a snapshot of all its tokens can read.
  */
+import { clientEventWrites } from '#functions/core/events/client-events.ts';
+import { transaction } from '#functions/core/store/transaction.ts';
 import type { Route } from '#functions/routes.ts';
 import { api, newClient, newTenant } from './api.ts';
-import { agentToken, publish, retailBundle } from './templates.ts';
+import { agentToken, eventually, publish, retailBundle } from './templates.ts';
 
 export interface Party {
   client: { token: string };
@@ -53,21 +55,79 @@ export async function party(extraUsers: number): Promise<Party> {
     alert = (await api('POST', '/tenant/alerts', { token, body: { nome: 'A', channels: { webhook: false }, content: [] } })).body
       .data.id;
   }
+  const eventDelivery = await eventLog(client, tenant.id, 2 + extraUsers);
+  const rollout = await finishedRollout(client.token, templateId);
   return {
     client,
     tenant,
     agent: await agentToken(token),
     templateId,
-    ids: { user, group, datamart, schedule: schedule.header.id, alert, agent, tenant: tenant.id, template: templateId },
+    ids: {
+      user,
+      group,
+      datamart,
+      schedule: schedule.header.id,
+      alert,
+      agent,
+      tenant: tenant.id,
+      template: templateId,
+      eventDelivery,
+      rollout,
+    },
     tables: tableIds,
     flows: own.flows.map((each: { id: number }) => each.id),
   };
 }
 
+/**
+ * The client's events webhook, and `count` events in its log (at least two: the client's deliveries
+ * are a list to page; more for a party with more of everything, so another party's ids are not its
+ * own): the webhook is turned off before they are sent, so each fails at the deliverer's first look,
+ * with no request made. Their cause is left out: each would be a tenant's failed run or missed slot.
+ * Answers the last delivery's id, once all have failed.
+ */
+export async function eventLog(client: { clientId: number; token: string }, tenantId: number, count: number): Promise<number> {
+  const webhook = (body: unknown) => api('PATCH', '/tenants/settings', { token: client.token, body: { webhook: body } });
+  await webhook({ url: 'http://127.0.0.1:9/party-events' });
+  const error = { code: 'apply_in_progress', message: 'Another apply is in progress' };
+  const failed = { type: 'tenant.apply_failed', data: { tenantId, templateId: 1, version: 1, rolloutId: null, error } } as const;
+  const events = await clientEventWrites(
+    client.clientId,
+    Array.from({ length: count }, () => failed),
+  );
+  await transaction<'clientEvent'>().include(events.items).commit();
+  await webhook({ enabled: false });
+  await events.afterCommit();
+  const log = await eventually(async () => {
+    const deliveries: Array<{ id: number; status: string }> = (await api('GET', '/tenants/deliveries', { token: client.token }))
+      .body.data;
+    return deliveries.length === count && deliveries.every((delivery) => delivery.status === 'failed') ? deliveries : undefined;
+  });
+  return (log[0] as { id: number }).id;
+}
+
+/**
+ * A rollout of the template to every tenant that has it, once it finished (its tenants already run the
+ * version: each is `unchanged`, nothing is applied), so that nothing it does changes the party later.
+ */
+export async function finishedRollout(clientToken: string, templateId: number): Promise<number> {
+  const rollouts = `/tenants/templates/${templateId}/rollouts`;
+  const started = await api('POST', rollouts, { token: clientToken, body: { tenants: 'all' } });
+  if (started.status !== 202) throw new Error(`Rollout failed: ${started.status} ${JSON.stringify(started.body)}`);
+  const rolloutId = started.body.data.id as number;
+  await eventually(async () => {
+    const rollout = await api('GET', `${rollouts}/${rolloutId}`, { token: clientToken });
+    return rollout.body.data.state === 'finished' ? true : undefined;
+  });
+  return rolloutId;
+}
+
 /** The value of a route's path parameter taken from `owner`'s resources. */
 export function pathParameterFor(route: Route, name: string, owner: Party): string {
+  if (route.path.startsWith('/tenants/deliveries/')) return String(owner.ids.eventDelivery);
   if (name === 'userId') return String(owner.ids.user);
   if (name === 'groupId') return String(owner.ids.group);
+  if (name === 'rolloutId') return String(owner.ids.rollout);
   if (name === 'token') return 'not-a-token';
   const area = route.path.split('/')[2] ?? '';
   const byArea: Record<string, number | undefined> = {
@@ -102,6 +162,8 @@ export async function snapshot(owner: Party) {
   return Promise.all([
     read('/tenants', owner.client.token),
     read('/tenants/templates', owner.client.token),
+    read('/tenants/settings', owner.client.token),
+    read('/tenants/deliveries', owner.client.token),
     ...[
       '/tenant',
       '/tenant/users',

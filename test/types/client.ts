@@ -2,7 +2,15 @@
  * Compile-time checks of the typed client (`tsc`, in `npm run lint`): the calls below are wrong on
  * purpose, and each `@ts-expect-error` fails the build if the client ever accepts it.
  */
-import { agentClient, type components, integratorClient, must, tenantClient } from '../../client/src/index.ts';
+import {
+  agentClient,
+  type ClientEvent,
+  type ClientEventOf,
+  type components,
+  integratorClient,
+  must,
+  tenantClient,
+} from '../../client/src/index.ts';
 
 const integrator = integratorClient('cli_x', { baseUrl: 'http://localhost:3000' });
 const tenant = tenantClient('ten_x', { baseUrl: 'http://localhost:3000' });
@@ -34,6 +42,23 @@ export const periodOf = (trigger: Trigger): number => {
       return 1;
   }
 };
+/** The integrator's events are a tagged union too: `type` narrows `data` (docs/events.md). */
+export const subjectOf = (event: ClientEvent): string => {
+  switch (event.type) {
+    case 'rollout.wave_finished':
+    case 'rollout.finished':
+    case 'rollout.paused':
+      return `rollout ${event.data.rolloutId}`;
+    case 'tenant.apply_failed':
+    case 'run.failed':
+    case 'schedule.missed':
+    case 'webhook.endpoint_disabled':
+      return `tenant ${event.data.tenantId}`;
+  }
+};
+export const failedRun = (event: ClientEventOf<'run.failed'>): number => event.data.runId;
+// @ts-expect-error a run.failed event has no rollout
+export const noRollout = (event: ClientEventOf<'run.failed'>) => event.data.rolloutId;
 export const day: Trigger = { type: 'Day', start_when: '08:00' };
 // @ts-expect-error a Month trigger needs its day of the month
 export const month: Trigger = { type: 'Month', start_when: '08:00' };

@@ -89,10 +89,14 @@ test('every tagged union carries its mapping, each tag value to the branch that 
     for (const child of Object.values(value as object)) find(child);
   };
   find(document.components.schemas);
-  expect(unions.length).toBe(3);
+  // An alert's content blocks (sent, and defined), a schedule's triggers and the integrator's events.
+  expect(unions.length).toBe(4);
   for (const union of unions) {
     const { propertyName, mapping } = union.discriminator as { propertyName: string; mapping: Record<string, string> };
-    const tagValues = ((union.properties as Record<string, { enum?: string[] }>)[propertyName]?.enum ?? []).sort();
+    // The tag's values, where it states them (its own `enum`, or the component it refers to).
+    const tag = (union.properties as Record<string, { enum?: string[]; $ref?: string }>)[propertyName];
+    const stated = tag?.$ref ? (document.components.schemas[componentOf(tag.$ref)] as { enum?: string[] }) : tag;
+    const tagValues = (stated?.enum ?? []).sort();
     expect(Object.keys(mapping).sort(), propertyName).toEqual(tagValues);
     for (const [value, ref] of Object.entries(mapping)) {
       const branch = document.components.schemas[componentOf(ref)] as {

@@ -134,7 +134,9 @@ describe('examples', () => {
         ([type, media]) => [`${routeKey(route)} ${type}`, media] as const,
       ),
     ),
-    ['webhook alert', document.webhooks.alert?.post?.requestBody?.content['application/json']] as const,
+    ...Object.entries(document.webhooks).map(
+      ([name, webhook]) => [`webhook ${name}`, webhook.post?.requestBody?.content['application/json']] as const,
+    ),
   ];
 
   test.each(bodies)('%s: its example is valid', (_name, media) => {

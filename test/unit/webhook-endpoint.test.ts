@@ -77,8 +77,8 @@ describe('attempt slots', () => {
     expect(busyDelaySeconds([], now, 3, 1)).toBe(4);
   });
 
-  test('the schema bounds the tenant setting as the deliverer does', () => {
-    const maxInFlight = updateSettingsSchema.properties.alertChannels.properties.webhook.oneOf[1] as {
+  test("the schema bounds the owner's setting (a tenant's, a client's) as the deliverer does", () => {
+    const maxInFlight = updateSettingsSchema.$defs.webhook.oneOf[1] as {
       properties: { maxInFlight: { minimum: number; maximum: number } };
     };
     expect(maxInFlight.properties.maxInFlight).toMatchObject({ minimum: maxInFlightLimits.min, maximum: maxInFlightLimits.max });

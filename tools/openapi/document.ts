@@ -5,7 +5,7 @@
  * (bin/generate-openapi.ts) writes the result to docs/openapi.json, which GET /openapi.json serves.
  */
 import { maxWebhookBodyBytes } from '#functions/core/alerts/deliveries.ts';
-import { responseTimeoutMs } from '#functions/core/alerts/deliverer.ts';
+import { responseTimeoutMs, userAgents } from '#functions/core/alerts/deliverer.ts';
 import { defaultRetryDelaysSeconds } from '#functions/core/alerts/webhook-config.ts';
 import { idempotencyKeyPattern, idempotencyRetentionHours } from '#functions/core/api/idempotency.ts';
 import { maxBodyBytes } from '#functions/core/api/request-body.ts';
@@ -36,6 +36,8 @@ export interface OpenApiSources {
   responseSchemas: Readonly<Record<string, Schema>>;
   /** An example body for every request schema, and for the webhook payload. */
   examples: Readonly<Record<string, unknown>>;
+  /** One body of each type of the integrator's events (schemas/client-event.schema.json), by type. */
+  eventExamples: Readonly<Record<string, unknown>>;
   /** The error codes each route can answer (tools/openapi/error-codes.ts). */
   errorCodes: ReadonlyMap<Route, readonly ErrorCode[]>;
   version: string;
@@ -530,6 +532,68 @@ const webhookHeader = (name: string, description: string, schema: Json = { type:
   schema,
 });
 
+/** What a receiver answers, and what the deliverer does with it: the same for every webhook. */
+const webhookResponses = (owner: string) => ({
+  200: { description: 'Any 2xx: delivered.' },
+  410: { description: `Gone: the delivery fails at once and the ${owner}'s channel is disabled until re-enabled.` },
+  default: {
+    description:
+      'Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours.',
+  },
+});
+
+/** How a receiver checks a delivery, and how it is sent again: the same for every webhook, with the routes that set its secret. */
+const signedDelivery = (secretRoutes: string) =>
+  'Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` ' +
+  `with the signing secret ${secretRoutes} showed (during a rotation, one signature per secret). The ` +
+  `receiver has ${responseTimeoutMs / 1000} seconds to answer. Retried at ${inWords(defaultRetryDelaysSeconds.map(duration))}; ` +
+  `dedupe on \`webhook-id\`.`;
+
+const signedHeaders = (userAgent: string) => [
+  webhookHeader('webhook-id', 'The delivery: the same on every attempt and redelivery.'),
+  webhookHeader('webhook-timestamp', "The attempt's Unix time, in seconds.", { type: 'string', pattern: '^[0-9]+$' }),
+  webhookHeader('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256>` signatures.'),
+  webhookHeader('User-Agent', userAgent, { const: userAgent }),
+];
+
+/**
+ * One webhook per type of the integrator's events, named by the type, its body the schema's branch
+ * for it (`client-event.<camelCase type>`), so a generated client has a type per event.
+ */
+function eventWebhooks(sources: OpenApiSources): Json {
+  const schema = sources.requestSchemas['client-event'] as {
+    $defs: Record<string, { description: string; properties: { type: { const: string } } }>;
+  };
+  const branches = Object.entries(schema.$defs).filter(([, definition]) => definition.properties?.type?.const !== undefined);
+  return Object.fromEntries(
+    branches.map(([name, definition]) => {
+      const type = definition.properties.type.const;
+      const example = sources.eventExamples[type];
+      if (example === undefined) throw new Error(`No example for the event ${type}`);
+      return [
+        type,
+        {
+          post: {
+            tags: [tagOf({ path: '/tenants/settings' }, sources.routes)],
+            summary: `\`${type}\`: ${definition.description}`,
+            description:
+              `An integrator's event, POSTed to the client's webhook URL (docs/events.md): \`{type, timestamp, data}\`. ` +
+              signedDelivery('`PATCH /tenants/settings` or `POST /tenants/settings/webhook/secret`'),
+            operationId: `${camelCase(kebabWords(type))}Event`,
+            security: [],
+            parameters: signedHeaders(userAgents.client),
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: schemaRef(`client-event.${name}`), example } },
+            },
+            responses: webhookResponses('client'),
+          },
+        },
+      ];
+    }),
+  );
+}
+
 function webhooks(sources: OpenApiSources): Json {
   const example = sources.examples['alert-webhook'];
   if (example === undefined) throw new Error('No example for the webhook payload');
@@ -539,19 +603,11 @@ function webhooks(sources: OpenApiSources): Json {
         tags: [tagOf({ path: '/tenant/alerts' }, sources.routes)],
         summary: "An alert, POSTed to the tenant's webhook URL when it fires or is force-sent (spec 6)",
         description:
-          'Signed with the Standard Webhooks scheme: verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` ' +
-          'with the signing secret `PATCH /tenant/settings` or `POST /tenant/settings/webhook/secret` showed (during a ' +
-          'rotation, one signature per secret). The ' +
-          `receiver has ${responseTimeoutMs / 1000} seconds to answer. Retried at ${inWords(defaultRetryDelaysSeconds.map(duration))}; ` +
-          `dedupe on \`webhook-id\`. At most ${maxWebhookBodyBytes / (1024 * 1024)} MB.`,
+          signedDelivery('`PATCH /tenant/settings` or `POST /tenant/settings/webhook/secret`') +
+          ` At most ${maxWebhookBodyBytes / (1024 * 1024)} MB.`,
         operationId: 'alertWebhook',
         security: [],
-        parameters: [
-          webhookHeader('webhook-id', 'The delivery: the same on every attempt and redelivery.'),
-          webhookHeader('webhook-timestamp', "The attempt's Unix time, in seconds.", { type: 'string', pattern: '^[0-9]+$' }),
-          webhookHeader('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256>` signatures.'),
-          webhookHeader('User-Agent', 'Service-Alert-Webhook/1.0', { const: 'Service-Alert-Webhook/1.0' }),
-        ],
+        parameters: signedHeaders(userAgents.tenant),
         requestBody: {
           required: true,
           content: {
@@ -561,16 +617,10 @@ function webhooks(sources: OpenApiSources): Json {
             },
           },
         },
-        responses: {
-          200: { description: 'Any 2xx: delivered.' },
-          410: { description: 'Gone: the delivery fails at once and the channel is disabled until re-enabled.' },
-          default: {
-            description:
-              'Anything else (3xx, 4xx, 5xx, no answer): retried; a `Retry-After` longer than the next delay is honoured, up to 12 hours.',
-          },
-        },
+        responses: webhookResponses('tenant'),
       },
     },
+    ...eventWebhooks(sources),
   };
 }
 

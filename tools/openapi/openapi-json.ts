@@ -9,7 +9,7 @@ import { requestSchemas } from '#schemas/index.ts';
 import { responseSchemas } from '#schemas/responses/index.ts';
 import { openApiDocument } from './document.ts';
 import { routeErrorCodes } from './error-codes.ts';
-import { examples } from './examples.ts';
+import { clientEventExamples, examples } from './examples.ts';
 
 export const openApiFile = fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
 
@@ -23,6 +23,7 @@ export function generateOpenApiJson(): string {
     requestSchemas,
     responseSchemas,
     examples,
+    eventExamples: clientEventExamples,
     errorCodes: routeErrorCodes(routes),
     version: packageVersion(),
   });

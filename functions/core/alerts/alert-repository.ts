@@ -2,11 +2,30 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
-import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import {
+  allocateIds,
+  db,
+  getItem,
+  nextTenantId,
+  type Page,
+  queryPage,
+  tableName,
+  type TransactItem,
+  writeIf,
+} from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
+import {
+  type OwnerFields,
+  ownerFields,
+  ownerKeys,
+  ownerName,
+  ownerOf,
+  type WebhookOwner,
+} from '#functions/core/webhooks/owner.ts';
 
-// Alerts, the tenant's alert settings and the deliveries of alerts: the items of the alerts folder.
+// Alerts, and the webhook channels' items: the settings and the deliveries of a tenant's alerts and of
+// a client's events (webhooks/owner.ts says where each owner's are).
 
 export interface AlertRecord extends CreateAlertBody {
   tenantId: number;
@@ -118,31 +137,31 @@ export interface WebhookChannel {
   enabled: boolean;
   /** Attempts in flight at most to this endpoint (alerts/endpoint.ts has the default and bounds). */
   maxInFlight?: number;
-  /** Why deliveries stopped (a 410 from the receiver), until the tenant re-enables the channel. */
+  /** Why deliveries stopped (a 410 from the receiver), until the owner re-enables the channel. */
   disabledAt?: string;
   disabledReason?: string;
   /** Newest first. */
   secrets: SigningSecret[];
 }
 
-export interface SettingsRecord {
-  tenantId: number;
+/** A tenant's settings (its alert channel) or a client's (its events channel): the same record. */
+export type SettingsRecord = OwnerFields & {
   webhook?: WebhookChannel;
   updatedAt: string;
-}
+};
 
-/** The tenant's settings; a tenant that never set any has none (and an empty `updatedAt`). */
-export async function findSettings(tenantId: number): Promise<SettingsRecord> {
-  return (await getItem<SettingsRecord>(stored.tenantSettings.key({ tenantId }))) ?? { tenantId, updatedAt: '' };
+/** The owner's settings; an owner that never set any has none (and an empty `updatedAt`). */
+export async function findSettings(owner: WebhookOwner): Promise<SettingsRecord> {
+  return (await getItem<SettingsRecord>(ownerKeys(owner).settings)) ?? { ...ownerFields(owner), updatedAt: '' };
 }
 
 /** Writes the record if nobody changed it since `seen` was read; false otherwise. */
-export function replaceSettings(record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
+export function replaceSettings(owner: WebhookOwner, record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
   return writeIf(() =>
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...stored.tenantSettings.key(record), ...record },
+        Item: { ...ownerKeys(owner).settings, ...record },
         ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
         ExpressionAttributeValues: { ':seen': seen.updatedAt },
       }),
@@ -150,29 +169,41 @@ export function replaceSettings(record: SettingsRecord, seen: SettingsRecord): P
   );
 }
 
-/** Called by the deliverer on a 410: no more deliveries until the tenant re-enables the channel. */
-export async function disableWebhook(tenantId: number, url: string, reason: string): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
+/**
+ * Called by the deliverer on a 410, or after days without an answer: no more deliveries until the
+ * owner re-enables the channel. Only the channel still enabled at `url`: a URL changed since, or a
+ * channel disabled already, is left alone, and `false` says so; `alongside` (the integrator's event
+ * that says so) commits with the change, never without it.
+ */
+export async function disableWebhook(
+  owner: WebhookOwner,
+  url: string,
+  reason: string,
+  now: string,
+  alongside: Alongside = [],
+): Promise<boolean> {
+  const outcome = await transaction<'settings' | AlongsideName>()
+    .add('settings', {
+      Update: {
         TableName: tableName(),
-        Key: stored.tenantSettings.key({ tenantId }),
+        Key: ownerKeys(owner).settings,
         UpdateExpression:
           'SET webhook.enabled = :false, webhook.disabledAt = :now, webhook.disabledReason = :reason, updatedAt = :now',
-        // Only the channel that answered 410: a URL changed since is left alone.
-        ConditionExpression: 'webhook.#url = :url',
+        ConditionExpression: 'webhook.#url = :url AND webhook.enabled = :true',
         ExpressionAttributeNames: { '#url': 'url' },
-        ExpressionAttributeValues: { ':false': false, ':now': new Date().toISOString(), ':reason': reason, ':url': url },
-      }),
-    ),
-  );
+        ExpressionAttributeValues: { ':false': false, ':true': true, ':now': now, ':reason': reason, ':url': url },
+      },
+    })
+    .include(alongside)
+    .commit();
+  return outcome.written;
 }
 
 export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed';
 
 export interface Attempt {
   at: string;
-  /** Where the attempt went: the tenant's webhook URL at that moment (it may change between attempts). */
+  /** Where the attempt went: the owner's webhook URL at that moment (it may change between attempts). */
   url?: string;
   durationMs: number;
   statusCode?: number;
@@ -184,13 +215,11 @@ export interface Attempt {
   error?: string;
 }
 
-export interface DeliveryRecord {
-  tenantId: number;
+/** What every delivery has, whoever owns it. */
+interface DeliveryState {
   deliveryId: number;
-  alertId: number;
   /** Standard Webhooks `webhook-id`: the same for every attempt and redelivery, for receivers to dedupe. */
   webhookId: string;
-  trigger: 'fire' | 'send';
   status: DeliveryStatus;
   bytes: number;
   /** Set when the body is in the payload bucket. */
@@ -216,8 +245,54 @@ export interface DeliveryRecord {
   expiresAt: number;
 }
 
-export function allocateDeliveryId(tenantId: number): Promise<number> {
-  return nextTenantId(tenantId, 'delivery');
+/** A delivery of a tenant's alert. */
+export interface AlertDeliveryRecord extends DeliveryState {
+  tenantId: number;
+  clientId?: never;
+  alertId: number;
+  trigger: 'fire' | 'send';
+}
+
+/** A delivery of an integrator's event to its client's webhook (events/client-events.ts). */
+export interface EventDeliveryRecord extends DeliveryState {
+  clientId: number;
+  tenantId?: never;
+  /** The event's `type`. */
+  type: string;
+}
+
+export type DeliveryRecord = AlertDeliveryRecord | EventDeliveryRecord;
+
+/** Whose delivery it is. */
+export const deliveryOwner = (record: DeliveryRecord): WebhookOwner => ownerOf(record as OwnerFields);
+
+/** `count` new delivery ids of the owner, in one round trip. */
+export function allocateDeliveryIds(owner: WebhookOwner, count: number): Promise<number[]> {
+  return allocateIds(ownerKeys(owner).deliveryCounter, count);
+}
+
+/**
+ * The items that write a new delivery and its body when it is kept in an item (`inlineBody`), for
+ * the transaction that queues it. An alert's delivery is also indexed under its alert.
+ */
+export function deliveryWrites(record: DeliveryRecord, inlineBody: string | undefined): TransactItem[] {
+  const keys = ownerKeys(deliveryOwner(record));
+  const indexEntry = record.tenantId === undefined ? {} : stored.delivery.indexEntry(record);
+  const delivery: TransactItem = {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.delivery(record.deliveryId), ...indexEntry, ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  if (inlineBody === undefined) return [delivery];
+  const body: TransactItem = {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.deliveryBody(record.deliveryId), body: inlineBody, expiresAt: record.expiresAt },
+    },
+  };
+  return [delivery, body];
 }
 
 /**
@@ -229,27 +304,15 @@ export async function insertDelivery(
   inlineBody: string | undefined,
   alongside: Alongside,
 ): Promise<void> {
-  const tx = transaction<'delivery' | 'body' | AlongsideName>().add('delivery', {
-    Put: {
-      TableName: tableName(),
-      Item: { ...stored.delivery.key(record), ...stored.delivery.indexEntry(record), ...record },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  });
-  if (inlineBody !== undefined) {
-    tx.add('body', {
-      Put: {
-        TableName: tableName(),
-        Item: { ...stored.deliveryBody.key(record), body: inlineBody, expiresAt: record.expiresAt },
-      },
-    });
-  }
-  const { written } = await tx.include(alongside).commit();
-  if (!written) throw new Error(`Delivery ${record.deliveryId} of tenant ${record.tenantId} already exists`);
+  const { written } = await transaction<'delivery' | AlongsideName>()
+    .add('delivery', ...deliveryWrites(record, inlineBody))
+    .include(alongside)
+    .commit();
+  if (!written) throw new Error(`Delivery ${record.deliveryId} of ${ownerName(deliveryOwner(record))} already exists`);
 }
 
-export async function findDelivery(tenantId: number, deliveryId: number): Promise<DeliveryRecord | undefined> {
-  return getItem<DeliveryRecord>(stored.delivery.key({ tenantId, deliveryId }));
+export async function findDelivery(owner: WebhookOwner, deliveryId: number): Promise<DeliveryRecord | undefined> {
+  return getItem<DeliveryRecord>(ownerKeys(owner).delivery(deliveryId));
 }
 
 /** A page of the deliveries of one alert, newest first. */
@@ -268,15 +331,23 @@ export function listAlertDeliveriesPage(
   });
 }
 
-export async function findDeliveryBody(tenantId: number, deliveryId: number): Promise<string | undefined> {
-  const result = await db().send(
-    new GetCommand({ TableName: tableName(), Key: stored.deliveryBody.key({ tenantId, deliveryId }) }),
-  );
+/** A page of all the owner's deliveries, newest first (a client's: its events). */
+export function listDeliveriesPage(
+  owner: WebhookOwner,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<DeliveryRecord>> {
+  const { partition, prefix } = ownerKeys(owner).deliveries;
+  return queryPage<DeliveryRecord>({ partition, prefix, limit, cursor, newestFirst: true });
+}
+
+export async function findDeliveryBody(owner: WebhookOwner, deliveryId: number): Promise<string | undefined> {
+  const result = await db().send(new GetCommand({ TableName: tableName(), Key: ownerKeys(owner).deliveryBody(deliveryId) }));
   return result.Item?.body as string | undefined;
 }
 
-export async function deleteDeliveryBody(tenantId: number, deliveryId: number): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: stored.deliveryBody.key({ tenantId, deliveryId }) }));
+export async function deleteDeliveryBody(owner: WebhookOwner, deliveryId: number): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: ownerKeys(owner).deliveryBody(deliveryId) }));
 }
 
 /**
@@ -284,7 +355,7 @@ export async function deleteDeliveryBody(tenantId: number, deliveryId: number): 
  * `alongside` (the follow-up that puts it on the queue) in one commit; `false` when it is not failed.
  */
 export async function requeueDelivery(
-  tenantId: number,
+  owner: WebhookOwner,
   deliveryId: number,
   roundStart: number,
   alongside: Alongside,
@@ -293,7 +364,7 @@ export async function requeueDelivery(
     .add('delivery', {
       Update: {
         TableName: tableName(),
-        Key: stored.delivery.key({ tenantId, deliveryId }),
+        Key: ownerKeys(owner).delivery(deliveryId),
         UpdateExpression: 'SET #status = :queued, roundStart = :roundStart REMOVE failureReason, nextAttemptAt',
         ConditionExpression: '#status = :failed',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -304,6 +375,9 @@ export async function requeueDelivery(
     .commit();
   return outcome.written;
 }
+
+/** The delivery's own key. */
+const deliveryKey = (record: DeliveryRecord) => ownerKeys(deliveryOwner(record)).delivery(record.deliveryId);
 
 /**
  * Appends an attempt (if any) and sets the delivery's new state, if the delivery still exists
@@ -338,7 +412,7 @@ export function updateDeliveryState(
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.delivery.key(record),
+        Key: deliveryKey(record),
         // An attempt ends any hold by the endpoint's breaker.
         UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason, attemptingUntil${nextAttemptAt ? '' : ', nextAttemptAt'}`,
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
@@ -360,7 +434,7 @@ export function claimAttempt(record: DeliveryRecord, until: number, now: number)
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.delivery.key(record),
+        Key: deliveryKey(record),
         UpdateExpression: 'SET attemptingUntil = :until',
         ConditionExpression:
           'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts AND ' +
@@ -383,7 +457,7 @@ export async function releaseAttempt(record: DeliveryRecord, until: number): Pro
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.delivery.key(record),
+        Key: deliveryKey(record),
         UpdateExpression: 'REMOVE attemptingUntil',
         ConditionExpression: 'attemptingUntil = :until',
         ExpressionAttributeValues: { ':until': until },
@@ -402,7 +476,7 @@ export function holdDelivery(record: DeliveryRecord, nextAttemptAt: string, reas
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.delivery.key(record),
+        Key: deliveryKey(record),
         UpdateExpression: 'SET nextAttemptAt = :next, heldReason = :reason, heldSince = if_not_exists(heldSince, :now)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
         ExpressionAttributeNames: { '#status': 'status' },

@@ -1,5 +1,8 @@
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
+import { clientEventWrites, noEvents } from '#functions/core/events/client-events.ts';
+import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
+import { ownerFields, ownerOf, type WebhookOwner } from '#functions/core/webhooks/owner.ts';
 import { postSafely, type PostResult } from '#functions/core/webhooks/safe-sender.ts';
 import {
   type Attempt,
@@ -16,7 +19,11 @@ import { findEndpointState } from './endpoint-repository.ts';
 import { channelProblem, signatureHeader } from './settings.ts';
 import { maxAttemptsPerDelivery, maxResponseBodyBytes, webhookConfig } from './webhook-config.ts';
 
-export const userAgent = 'Service-Alert-Webhook/1.0';
+/** The `User-Agent` of each owner's deliveries: a tenant's alerts, a client's events. */
+export const userAgents: Record<WebhookOwner['kind'], string> = {
+  tenant: 'Service-Alert-Webhook/1.0',
+  client: 'Service-Event-Webhook/1.0',
+};
 /** Spec 8: the receiver has 10 seconds to answer: its status line decides the attempt. */
 export const responseTimeoutMs = 10_000;
 /**
@@ -89,21 +96,43 @@ const describeFailure = (result: PostResult) =>
   result.kind === 'response' ? `HTTP ${result.status}` : `${result.error}: ${result.message}`;
 
 /**
+ * Disables the owner's channel (a 410, or days without an answer), if it is still enabled at `url`.
+ * A tenant's client hears of it (`webhook.endpoint_disabled`) in the same commit: once, from
+ * whichever attempt disabled it.
+ */
+async function disableChannel(owner: WebhookOwner, url: string, reason: string, why: 'gone' | 'no_answer') {
+  const disabledAt = new Date().toISOString();
+  const tenant = owner.kind === 'tenant' ? await findTenant(owner.tenantId) : undefined;
+  // A deleted tenant's deliveries may still be attempted; its client has no tenant to hear of.
+  const events =
+    tenant && !tenant.deletedAt
+      ? await clientEventWrites(tenant.clientId, [
+          {
+            type: 'webhook.endpoint_disabled',
+            data: { tenantId: tenant.tenantId, reason: why, message: reason, disabledAt },
+          },
+        ])
+      : noEvents;
+  if (await disableWebhook(owner, url, reason, disabledAt, events.items)) await events.afterCommit();
+}
+
+/**
  * One attempt of one delivery: POST the body (signed per Standard Webhooks) through the safe
  * sender, record the attempt, and say what to do with the message. 2xx is success; 410 stops at
- * once and disables the tenant's channel; anything else (3xx included: redirects are not
+ * once and disables the owner's channel; anything else (3xx included: redirects are not
  * followed, a time-out, a refused or unreachable address) is retried on the schedule, honouring a
  * longer `Retry-After`, until the last attempt.
  *
- * The tenant's endpoint comes first (alerts/endpoint.ts): with all its attempt slots held the
+ * The owner's endpoint comes first (alerts/endpoint.ts): with all its attempt slots held the
  * message is deferred, and while its breaker is open the delivery is held (its log says so and
  * when it is looked at again); neither is an attempt, so no retry is lost to them.
  */
 export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHooks): Promise<AttemptOutcome> {
+  const owner = ownerOf(message);
   const [record, settings, endpoint] = await Promise.all([
-    findDelivery(message.tenantId, message.deliveryId),
-    findSettings(message.tenantId),
-    findEndpointState(message.tenantId),
+    findDelivery(owner, message.deliveryId),
+    findSettings(owner),
+    findEndpointState(owner),
   ]);
   // Gone (expired) or finished already (SQS delivers at least once): nothing to send. A copy of the
   // message that finds it delivered finishes what the first copy may not have: dropping the body.
@@ -129,7 +158,7 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
     );
     return { kind: 'done' };
   }
-  const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
+  const context = { ...ownerFields(owner), deliveryId: record.deliveryId, webhookId: record.webhookId };
   // Another copy of the message (SQS delivers at least once) recorded first, or the delivery
   // expired meanwhile: that copy carries on, this one is dropped.
   const superseded = (): AttemptOutcome => {
@@ -140,13 +169,14 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
   const now = Date.now();
   const leaseUntil = Math.min(now + responseTimeoutMs + responseBodyTimeoutMs + leaseMarginMs, hooks.deadline);
   const entry = await enterEndpoint({
-    tenantId: record.tenantId,
+    owner,
     webhook,
     state: endpoint,
     heldSince: record.heldSince,
     receiveCount: hooks.receiveCount,
     leaseUntil,
     now,
+    disable: (url, reason) => disableChannel(owner, url, reason, 'no_answer'),
   });
   if (entry.kind === 'busy') {
     count('WebhookAttemptsDeferred');
@@ -171,7 +201,7 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
       // Moved on by another copy (dropped), or being attempted by one right now: then this copy comes back
       // once that attempt's claim has ended, rather than being dropped. Dropping it would delete the message
       // under the copy in flight, leaving it nothing to put back for its retry.
-      const current = await findDelivery(record.tenantId, record.deliveryId);
+      const current = await findDelivery(owner, record.deliveryId);
       const until = current?.attemptingUntil ?? 0;
       const inFlight = current?.status === record.status && current.attempts.length === record.attempts.length;
       if (!inFlight || until <= Date.now()) return superseded();
@@ -196,13 +226,13 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
       allowLoopback: webhookConfig().allowLoopback,
       headers: {
         'content-type': 'application/json',
-        'user-agent': userAgent,
+        'user-agent': userAgents[owner.kind],
         'webhook-id': record.webhookId,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(webhook.secrets, record.webhookId, timestamp, body, started.getTime()),
       },
     });
-    const outcome = await recordAttempt(record, webhook.url, started, result, hooks, superseded);
+    const outcome = await recordAttempt(owner, record, webhook.url, started, result, hooks, superseded);
     claimHeld = false;
     return outcome;
   } finally {
@@ -217,6 +247,7 @@ export async function attemptDelivery(message: DeliveryMessage, hooks: AttemptHo
 
 /** Records the attempt's outcome on the delivery, and says what to do with the message. */
 async function recordAttempt(
+  owner: WebhookOwner,
   record: NonNullable<Awaited<ReturnType<typeof findDelivery>>>,
   url: string,
   started: Date,
@@ -224,7 +255,7 @@ async function recordAttempt(
   hooks: AttemptHooks,
   superseded: () => AttemptOutcome,
 ): Promise<AttemptOutcome> {
-  const context = { tenantId: record.tenantId, deliveryId: record.deliveryId, webhookId: record.webhookId };
+  const context = { ...ownerFields(owner), deliveryId: record.deliveryId, webhookId: record.webhookId };
   const attempt: Attempt = {
     at: started.toISOString(),
     url,
@@ -243,7 +274,7 @@ async function recordAttempt(
     const reason = `The receiver answered 410 Gone at ${attempt.at}`;
     // The channel first: whoever sees the delivery failed sees the channel disabled too (a redeliver is then
     // refused), and a stop between the two leaves the message to come back to a disabled channel, which fails it.
-    await disableWebhook(record.tenantId, url, reason);
+    await disableChannel(owner, url, reason, 'gone');
     if (!(await finishDelivery(record, 'failed', attempt, reason))) return superseded();
     count('WebhookFailures');
     logger.warn('Webhook receiver is gone; channel disabled', context);

@@ -9,16 +9,27 @@ import { messageBody, sendMessage } from '#functions/core/store/queues.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { findTenant, tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import {
-  allocateDeliveryId,
+  type OwnerFields,
+  ownerFields,
+  ownerKeys,
+  ownerOf,
+  tenantOwner,
+  type WebhookOwner,
+} from '#functions/core/webhooks/owner.ts';
+import {
+  allocateDeliveryIds,
+  type AlertDeliveryRecord,
   type Attempt,
   deleteDeliveryBody,
   type DeliveryRecord,
+  deliveryOwner,
   type DeliveryStatus,
   findDelivery,
   findDeliveryBody,
   findSettings,
   insertDelivery,
   listAlertDeliveriesPage,
+  listDeliveriesPage,
   requeueDelivery,
   updateDeliveryState,
 } from './alert-repository.ts';
@@ -38,21 +49,20 @@ export const maxWebhookBodyBytes = 4 * 1024 * 1024;
  */
 export const inlineMessageBytes = Math.min(sqsMessageBytes, dynamoItemBytes) - 16 * 1024;
 
-/** The queue message: which delivery, and its body when small enough to travel along. */
-export interface DeliveryMessage {
-  tenantId: number;
+/** The queue message: whose delivery (`tenantId` or `clientId`), which, and its body when small enough to travel along. */
+export type DeliveryMessage = OwnerFields & {
   deliveryId: number;
   body?: string;
-}
+};
 
 export const deliveryNotFound = () => notFound('Delivery not found', 'delivery_not_found');
 
+/** A delivery as the API shows it: an alert's (with its alert and trigger) or an event's (with its type). */
 export function describeDelivery(record: DeliveryRecord) {
   return {
     id: record.deliveryId,
-    alertId: record.alertId,
+    ...(record.tenantId === undefined ? { type: record.type } : { alertId: record.alertId, trigger: record.trigger }),
     webhookId: record.webhookId,
-    trigger: record.trigger,
     status: record.status,
     bytes: record.bytes,
     createdAt: record.createdAt,
@@ -89,14 +99,11 @@ export async function queueDelivery(
   tenantId: number,
   alertId: number,
   request: AlertDeliveryBody,
-  trigger: DeliveryRecord['trigger'],
+  trigger: AlertDeliveryRecord['trigger'],
   resumable: Resumable<DeliveryQueued> = unrecorded(),
 ): Promise<DeliveryQueued> {
-  const [tenant, alert, settings] = await Promise.all([
-    findTenant(tenantId),
-    findAlert(tenantId, alertId),
-    findSettings(tenantId),
-  ]);
+  const owner = tenantOwner(tenantId);
+  const [tenant, alert, settings] = await Promise.all([findTenant(tenantId), findAlert(tenantId, alertId), findSettings(owner)]);
   if (!tenant || tenant.deletedAt) throw tenantNotFound();
   if (!tenant.ativo) throw tenantInactive();
   if (!alert.channels.webhook) throw conflict("The alert's webhook channel is off", 'channel_inactive');
@@ -107,26 +114,17 @@ export async function queueDelivery(
   if (bytes > maxWebhookBodyBytes) {
     throw payloadTooLarge(`The webhook body would be ${bytes} bytes; at most ${maxWebhookBodyBytes} are sent`);
   }
-  const deliveryId = await allocateDeliveryId(tenantId);
+  const [deliveryId] = (await allocateDeliveryIds(owner, 1)) as [number];
   const now = new Date();
-  const expiresAt = expiresAfterRetention('deliveryRetentionDays', now.getTime());
-  // Sized as sent: escaping may make the message several times larger than the body.
-  const inline = Buffer.byteLength(messageText({ tenantId, deliveryId, body })) <= inlineMessageBytes;
-  const payloadKey = inline ? undefined : `deliveries/${tenantId}/${deliveryId}.json`;
+  const inline = travelsInline(owner, deliveryId, body);
+  const payloadKey = inline ? undefined : ownerKeys(owner).payloadKey(deliveryId);
   if (payloadKey) await putPayload(payloadKey, body);
-  const record: DeliveryRecord = {
+  const record: AlertDeliveryRecord = {
     tenantId,
-    deliveryId,
     alertId,
-    webhookId: `msg_${randomUUID().replaceAll('-', '')}`,
     trigger,
-    status: 'queued',
-    bytes,
+    ...newDeliveryState(deliveryId, bytes, now),
     ...(payloadKey ? { payloadKey } : {}),
-    attempts: [],
-    roundStart: 0,
-    createdAt: now.toISOString(),
-    expiresAt,
   };
   const queued: DeliveryQueued = { id: deliveryId, webhookId: record.webhookId, status: record.status };
   await insertDelivery(record, inline ? body : undefined, [recordFollowUp(sending(record)), ...resumable.finish(queued)]);
@@ -134,29 +132,56 @@ export async function queueDelivery(
   return queued;
 }
 
+/**
+ * Whether a body travels in its queue message (and waits in an item for a redelivery), sized as
+ * sent: escaping may make the message several times larger than the body.
+ */
+export const travelsInline = (owner: WebhookOwner, deliveryId: number, body: string) =>
+  Buffer.byteLength(messageText({ ...ownerFields(owner), deliveryId, body })) <= inlineMessageBytes;
+
+/** What a new delivery starts with, whoever owns it: queued, no attempt, a fresh `webhook-id`, kept for the retention. */
+export function newDeliveryState(deliveryId: number, bytes: number, now: Date) {
+  return {
+    deliveryId,
+    webhookId: `msg_${randomUUID().replaceAll('-', '')}`,
+    status: 'queued' as const,
+    bytes,
+    attempts: [],
+    roundStart: 0,
+    createdAt: now.toISOString(),
+    expiresAt: expiresAfterRetention('deliveryRetentionDays', now.getTime()),
+  };
+}
+
 /** The queue message's text, exactly as sent. */
 export const messageText = (message: DeliveryMessage) => messageBody(message);
 
-/** The follow-up that puts a queued delivery on the queue. */
-const sending = (record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId'>) => ({
-  kind: 'enqueue-delivery' as const,
-  ownerId: record.tenantId,
-  subjectId: record.deliveryId,
-});
+/**
+ * The follow-up that puts a queued delivery on the queue: `enqueue-delivery` for a tenant's,
+ * `enqueue-event` for a client's.
+ */
+export const sending = (record: OwnerFields & { deliveryId: number }) =>
+  record.clientId === undefined
+    ? { kind: 'enqueue-delivery' as const, ownerId: record.tenantId, subjectId: record.deliveryId }
+    : { kind: 'enqueue-event' as const, ownerId: record.clientId, subjectId: record.deliveryId };
+
+/** A delivery's message on the webhook queue, in its owner's message group (the fair queue). */
+const sendDeliveryMessage = (message: DeliveryMessage) =>
+  sendMessage('webhook', { ...ownerFields(ownerOf(message)), body: message });
 
 /**
  * Puts a queued delivery on the queue (with its body when it travels along), then drops the
  * follow-up that asked for it. A failure to send is left to the follow-up sweeper, which sends it
  * again: the delivery is queued, it is only late.
  */
-async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
-  const message: DeliveryMessage = { tenantId: record.tenantId, deliveryId: record.deliveryId, ...(body ? { body } : {}) };
+export async function enqueue(record: DeliveryRecord, body: string | undefined): Promise<void> {
+  const owned = ownerFields(deliveryOwner(record));
   try {
-    await sendMessage('webhook', { tenantId: record.tenantId, body: message });
+    await sendDeliveryMessage({ ...owned, deliveryId: record.deliveryId, ...(body ? { body } : {}) });
     await deleteFollowUp(sending(record));
   } catch (error) {
     logger.error('A queued delivery could not be sent to the queue; the follow-up sweeper will', {
-      tenantId: record.tenantId,
+      ...owned,
       deliveryId: record.deliveryId,
       error: error as Error,
     });
@@ -168,16 +193,15 @@ async function enqueue(record: DeliveryRecord, body: string | undefined): Promis
  * the table or the bucket; a copy sent twice changes nothing the second time); one that moved on
  * was sent already.
  */
-export async function sendQueuedDelivery(tenantId: number, deliveryId: number): Promise<void> {
-  const record = await findDelivery(tenantId, deliveryId);
-  if (record?.status === 'queued') {
-    await sendMessage('webhook', { tenantId, body: { tenantId, deliveryId } satisfies DeliveryMessage });
-  }
-  await deleteFollowUp(sending({ tenantId, deliveryId }));
+export async function sendQueuedDelivery(owner: WebhookOwner, deliveryId: number): Promise<void> {
+  const record = await findDelivery(owner, deliveryId);
+  const owned = ownerFields(owner);
+  if (record?.status === 'queued') await sendDeliveryMessage({ ...owned, deliveryId });
+  await deleteFollowUp(sending({ ...owned, deliveryId }));
 }
 
-export async function getDelivery(tenantId: number, deliveryId: number) {
-  const record = await findDelivery(tenantId, deliveryId);
+export async function getDelivery(owner: WebhookOwner, deliveryId: number) {
+  const record = await findDelivery(owner, deliveryId);
   if (!record) throw deliveryNotFound();
   return describeDelivery(record);
 }
@@ -192,23 +216,31 @@ export async function listAlertDeliveries(tenantId: number, alertId: number, lim
   return mapPage(page, describeDelivery);
 }
 
+/** A page of all the owner's deliveries, newest first (GET /tenants/deliveries: the client's events). */
+export async function listDeliveries(owner: WebhookOwner, limit: number, cursor: string | undefined) {
+  return mapPage(await listDeliveriesPage(owner, limit, cursor), describeDelivery);
+}
+
 /** The body of a delivery: from its item, or from the payload bucket (undefined once expired). */
 export async function deliveryBody(record: DeliveryRecord): Promise<string | undefined> {
   if (record.payloadKey) return getPayload(record.payloadKey);
-  return findDeliveryBody(record.tenantId, record.deliveryId);
+  return findDeliveryBody(deliveryOwner(record), record.deliveryId);
 }
 
-/** POST /tenant/deliveries/{id}/redeliver: a failed delivery gets a new round of attempts, same webhook-id. */
-export async function redeliver(tenantId: number, deliveryId: number) {
-  const record = await findDelivery(tenantId, deliveryId);
+/**
+ * POST /tenant/deliveries/{id}/redeliver (and /tenants/deliveries/{id}/redeliver): a failed
+ * delivery gets a new round of attempts, same webhook-id.
+ */
+export async function redeliver(owner: WebhookOwner, deliveryId: number) {
+  const record = await findDelivery(owner, deliveryId);
   if (!record) throw deliveryNotFound();
   if (record.status !== 'failed')
     throw conflict(`Only a failed delivery can be redelivered; this one is ${record.status}`, 'delivery_not_failed');
-  const problem = channelProblem(await findSettings(tenantId));
+  const problem = channelProblem(await findSettings(owner));
   if (problem) throw conflict(`${problem}: enable it before redelivering`, 'channel_inactive');
   const body = await deliveryBody(record);
   if (body === undefined) throw conflict('The payload of this delivery has expired', 'payload_expired');
-  const requeued = await requeueDelivery(tenantId, deliveryId, record.attempts.length, [recordFollowUp(sending(record))]);
+  const requeued = await requeueDelivery(owner, deliveryId, record.attempts.length, [recordFollowUp(sending(record))]);
   if (!requeued) throw conflict('The delivery was redelivered already', 'concurrent_change');
   const queued: DeliveryRecord = { ...record, status: 'queued', roundStart: record.attempts.length };
   await enqueue(queued, record.payloadKey ? undefined : body);
@@ -239,7 +271,7 @@ export async function finishDelivery(
  * A delivered delivery's body is not needed any more: deleted (again, when a copy of the message
  * finds the delivery delivered already, in case the first deletion did not happen).
  */
-export async function dropDeliveredBody(record: Pick<DeliveryRecord, 'tenantId' | 'deliveryId' | 'payloadKey'>) {
+export async function dropDeliveredBody(record: DeliveryRecord) {
   if (record.payloadKey) await deletePayload(record.payloadKey);
-  else await deleteDeliveryBody(record.tenantId, record.deliveryId);
+  else await deleteDeliveryBody(deliveryOwner(record), record.deliveryId);
 }

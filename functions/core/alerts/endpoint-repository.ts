@@ -1,13 +1,15 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, queryAll, tableName, writeIf } from '#functions/core/store/dynamo.ts';
-import * as stored from '#functions/core/store/entity-declarations.ts';
+import { ownerFields, ownerId, ownerKeys, ownerName, type WebhookOwner } from '#functions/core/webhooks/owner.ts';
 
-// The tenant's webhook endpoint: its circuit breaker and its attempt slots (alerts/endpoint.ts says
+// An owner's webhook endpoint (a tenant's, or a client's): its circuit breaker and its attempt slots (alerts/endpoint.ts says
 // how they are used). Both are leases or counters that a crashed holder leaves to expire.
 
 /** The breaker, present only while the endpoint's attempts stall (time out, or fail to connect). */
 export interface BreakerRecord {
-  tenantId: number;
+  /** Whose endpoint it is: one of the two. */
+  tenantId?: number;
+  clientId?: number;
   /** The URL the stalls were on: a new URL starts with a closed breaker. */
   url: string;
   /** Stalls in a row since the endpoint last answered. */
@@ -35,28 +37,26 @@ export interface EndpointState {
   slots: SlotRecord[];
 }
 
-/** Breaker and slot items go after 30 days without a write (a tenant whose endpoint went quiet). */
+/** Breaker and slot items go after 30 days without a write (an owner whose endpoint went quiet). */
 const retentionSeconds = 30 * 86_400;
 const expiresAt = (now: number) => Math.floor(now / 1000) + retentionSeconds;
 
-/** The breaker and the slots of the tenant's endpoint: one consistent Query of a few items. */
-export async function findEndpointState(tenantId: number): Promise<EndpointState> {
-  const items = await queryAll<Record<string, unknown>>(
-    stored.webhookEndpoint.partition({ tenantId }),
-    stored.collections.webhookEndpoint.keyPrefix,
-  );
-  const breaker = items.find((item) => item.sk === stored.webhookEndpoint.key({ tenantId }).sk) as BreakerRecord | undefined;
-  const slots = items.filter((item) => item.sk !== stored.webhookEndpoint.key({ tenantId }).sk) as unknown as SlotRecord[];
+/** The breaker and the slots of the owner's endpoint: one consistent Query of a few items. */
+export async function findEndpointState(owner: WebhookOwner): Promise<EndpointState> {
+  const keys = ownerKeys(owner);
+  const items = await queryAll<Record<string, unknown>>(keys.endpointItems.partition, keys.endpointItems.prefix);
+  const breaker = items.find((item) => item.sk === keys.endpoint.sk) as BreakerRecord | undefined;
+  const slots = items.filter((item) => item.sk !== keys.endpoint.sk) as unknown as SlotRecord[];
   return { ...(breaker ? { breaker } : {}), slots };
 }
 
 /** Takes slot `slot` for an attempt until `claimedUntil`, if it is free at `now` (never held, released, or its lease over). */
-export function claimSlot(tenantId: number, slot: number, claimId: string, claimedUntil: number, now: number) {
+export function claimSlot(owner: WebhookOwner, slot: number, claimId: string, claimedUntil: number, now: number) {
   return writeIf(() =>
     db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...stored.webhookSlot.key({ tenantId, slot }), tenantId, slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
+        Item: { ...ownerKeys(owner).slot(slot), ...ownerFields(owner), slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
         ConditionExpression: 'attribute_not_exists(pk) OR claimedUntil <= :now',
         ExpressionAttributeValues: { ':now': now },
       }),
@@ -65,12 +65,12 @@ export function claimSlot(tenantId: number, slot: number, claimId: string, claim
 }
 
 /** Frees the slot if this attempt still holds it (a lease that ran out may have been taken over). */
-export function releaseSlot(tenantId: number, slot: number, claimId: string) {
+export function releaseSlot(owner: WebhookOwner, slot: number, claimId: string) {
   return writeIf(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.webhookSlot.key({ tenantId, slot }),
+        Key: ownerKeys(owner).slot(slot),
         UpdateExpression: 'SET claimedUntil = :free REMOVE claimId',
         ConditionExpression: 'claimId = :claimId',
         ExpressionAttributeValues: { ':free': 0, ':claimId': claimId },
@@ -81,20 +81,26 @@ export function releaseSlot(tenantId: number, slot: number, claimId: string) {
 
 /**
  * Counts one more stall on `url` and answers the breaker as it is now. A breaker kept for another
- * URL (the tenant changed it since) is started over for this one.
+ * URL (the owner changed it since) is started over for this one.
  */
-export async function countStall(tenantId: number, url: string, now: number): Promise<BreakerRecord> {
+export async function countStall(owner: WebhookOwner, url: string, now: number): Promise<BreakerRecord> {
+  // The breaker names its owner (`tenantId` or `clientId`), as a put of it does.
+  const owned = {
+    set: '#owner = :owner',
+    names: { '#owner': owner.kind === 'tenant' ? 'tenantId' : 'clientId' },
+    values: { ':owner': ownerId(owner) },
+  };
   for (let attempt = 0; attempt < 3; attempt++) {
     let counted: BreakerRecord | undefined;
     const written = await writeIf(async () => {
       const result = await db().send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: stored.webhookEndpoint.key({ tenantId }),
-          UpdateExpression: 'SET tenantId = :tenantId, #url = :url, expiresAt = :expiresAt ADD stalls :one',
+          Key: ownerKeys(owner).endpoint,
+          UpdateExpression: `SET ${owned.set}, #url = :url, expiresAt = :expiresAt ADD stalls :one`,
           ConditionExpression: 'attribute_not_exists(pk) OR #url = :url',
-          ExpressionAttributeNames: { '#url': 'url' },
-          ExpressionAttributeValues: { ':tenantId': tenantId, ':url': url, ':expiresAt': expiresAt(now), ':one': 1 },
+          ExpressionAttributeNames: { '#url': 'url', ...owned.names },
+          ExpressionAttributeValues: { ':url': url, ':expiresAt': expiresAt(now), ':one': 1, ...owned.values },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -106,7 +112,7 @@ export async function countStall(tenantId: number, url: string, now: number): Pr
       db().send(
         new PutCommand({
           TableName: tableName(),
-          Item: { ...stored.webhookEndpoint.key({ tenantId }), tenantId, url, stalls: 0, expiresAt: expiresAt(now) },
+          Item: { ...ownerKeys(owner).endpoint, ...ownerFields(owner), url, stalls: 0, expiresAt: expiresAt(now) },
           ConditionExpression: '#url <> :url',
           ExpressionAttributeNames: { '#url': 'url' },
           ExpressionAttributeValues: { ':url': url },
@@ -114,19 +120,19 @@ export async function countStall(tenantId: number, url: string, now: number): Pr
       ),
     );
   }
-  throw new Error(`The webhook breaker of tenant ${tenantId} kept changing URL`);
+  throw new Error(`The webhook breaker of ${ownerName(owner)} kept changing URL`);
 }
 
 /**
  * Opens the breaker on `url` until `openUntil`, if it is closed and has at least `threshold` stalls:
  * of the attempts that stall together, exactly one opens it. Answers whether this one did.
  */
-export function openBreaker(tenantId: number, url: string, threshold: number, openUntil: number, now: number) {
+export function openBreaker(owner: WebhookOwner, url: string, threshold: number, openUntil: number, now: number) {
   return writeIf(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.webhookEndpoint.key({ tenantId }),
+        Key: ownerKeys(owner).endpoint,
         UpdateExpression:
           'SET openUntil = :openUntil, openedAt = if_not_exists(openedAt, :now), opens = if_not_exists(opens, :zero) + :one',
         ConditionExpression: '#url = :url AND attribute_not_exists(openUntil) AND stalls >= :threshold',
@@ -145,12 +151,12 @@ export function openBreaker(tenantId: number, url: string, threshold: number, op
 }
 
 /** Makes this attempt the probe of the open breaker on `url`, if its pause is over and no live probe holds it. */
-export function claimProbe(tenantId: number, url: string, probeId: string, probeUntil: number, now: number) {
+export function claimProbe(owner: WebhookOwner, url: string, probeId: string, probeUntil: number, now: number) {
   return writeIf(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.webhookEndpoint.key({ tenantId }),
+        Key: ownerKeys(owner).endpoint,
         UpdateExpression: 'SET probeId = :probeId, probeUntil = :probeUntil',
         ConditionExpression: '#url = :url AND openUntil <= :now AND (attribute_not_exists(probeUntil) OR probeUntil <= :now)',
         ExpressionAttributeNames: { '#url': 'url' },
@@ -161,13 +167,13 @@ export function claimProbe(tenantId: number, url: string, probeId: string, probe
 }
 
 /** The probe stalled: the breaker pauses again until `openUntil`. Answers it as it is now, or undefined if the probe was not this one's. */
-export async function reopenBreaker(tenantId: number, probeId: string, openUntil: number): Promise<BreakerRecord | undefined> {
+export async function reopenBreaker(owner: WebhookOwner, probeId: string, openUntil: number): Promise<BreakerRecord | undefined> {
   let reopened: BreakerRecord | undefined;
   await writeIf(async () => {
     const result = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: stored.webhookEndpoint.key({ tenantId }),
+        Key: ownerKeys(owner).endpoint,
         UpdateExpression: 'SET openUntil = :openUntil ADD opens :one, stalls :one REMOVE probeId, probeUntil',
         ConditionExpression: 'probeId = :probeId',
         ExpressionAttributeValues: { ':probeId': probeId, ':openUntil': openUntil, ':one': 1 },
@@ -180,12 +186,12 @@ export async function reopenBreaker(tenantId: number, probeId: string, openUntil
 }
 
 /** The endpoint answered: its breaker on `url` goes (closed, no stalls). Another URL's is left alone. */
-export function closeBreaker(tenantId: number, url: string) {
+export function closeBreaker(owner: WebhookOwner, url: string) {
   return writeIf(() =>
     db().send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: stored.webhookEndpoint.key({ tenantId }),
+        Key: ownerKeys(owner).endpoint,
         ConditionExpression: '#url = :url',
         ExpressionAttributeNames: { '#url': 'url' },
         ExpressionAttributeValues: { ':url': url },

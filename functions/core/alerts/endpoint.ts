@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import type { PostResult } from '#functions/core/webhooks/safe-sender.ts';
-import { disableWebhook, type WebhookChannel } from './alert-repository.ts';
+import { ownerFields, type WebhookOwner } from '#functions/core/webhooks/owner.ts';
+import type { WebhookChannel } from './alert-repository.ts';
 import {
   type BreakerRecord,
   claimProbe,
@@ -17,8 +18,8 @@ import {
 } from './endpoint-repository.ts';
 import { webhookConfig } from './webhook-config.ts';
 
-// What one tenant's webhook endpoint takes, so that one slow or dead receiver cannot hold the
-// deliverer (and so the other tenants' deliveries) back: at most `maxInFlight` attempts at once,
+// What one owner's webhook endpoint takes (a tenant's, or a client's), so that one slow or dead
+// receiver cannot hold the deliverer (and so the other owners' deliveries) back: at most `maxInFlight` attempts at once,
 // the excess deferred; and a circuit breaker that, after `stallsToOpen` attempts in a row time out
 // or fail to connect, pauses the endpoint and lets one probe at a time find out when it is back.
 // Deferrals are not attempts: a delivery keeps its whole retry schedule. (Svix throttles per
@@ -26,7 +27,7 @@ import { webhookConfig } from './webhook-config.ts';
 
 /** Stalls (time-outs, failed connections) in a row that open the breaker. */
 export const stallsToOpen = 5;
-/** Attempts in flight per endpoint: unless the tenant sets another, and the least and most it may set. */
+/** Attempts in flight per endpoint: unless the owner sets another, and the least and most it may set. */
 export const maxInFlightLimits = { fallback: 2, min: 1, max: 10 } as const;
 /** An endpoint paused this long, with every probe stalling, is disabled as a 410 disables it. */
 export const disableAfterMs = 3 * 24 * 3600 * 1000;
@@ -88,7 +89,7 @@ export function cooldownMs(opens: number, random = Math.random(), cooldown = web
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
-/** What GET /tenant/settings shows of the endpoint. */
+/** What GET /tenant/settings (and /tenants/settings) shows of the endpoint. */
 export function describeEndpoint(state: EndpointState, webhook: WebhookChannel, now = Date.now()) {
   const breaker = state.breaker?.url === webhook.url ? state.breaker : undefined;
   const gate = breakerGate(breaker, webhook.url, now);
@@ -109,7 +110,7 @@ const pausedReason = (breaker: BreakerRecord | undefined) =>
   `${breaker?.openedAt === undefined ? '' : ` (paused since ${iso(breaker.openedAt)})`}; one probe at a time finds out when it answers again`;
 
 export interface EndpointRequest {
-  tenantId: number;
+  owner: WebhookOwner;
   webhook: WebhookChannel;
   /** The endpoint as read at the start of the attempt. */
   state: EndpointState;
@@ -120,6 +121,11 @@ export interface EndpointRequest {
   /** Until when an attempt holds its slot or its probe: the receiver's time-out, and never past the invocation's end. */
   leaseUntil: number;
   now: number;
+  /**
+   * Disables the channel, as a 410 does, when the endpoint has been paused for days (the deliverer's
+   * own, which also tells the integrator).
+   */
+  disable: (url: string, reason: string) => Promise<void>;
 }
 
 /**
@@ -136,7 +142,7 @@ export type Entry =
   | { kind: 'admitted'; probe: boolean; leave: (result?: PostResult) => Promise<void> };
 
 export async function enterEndpoint(request: EndpointRequest): Promise<Entry> {
-  const { tenantId, webhook, state, now } = request;
+  const { owner, webhook, state, now } = request;
   const gate = breakerGate(state.breaker, webhook.url, now);
   const held = (until: number): Entry => ({
     kind: 'held',
@@ -147,14 +153,14 @@ export async function enterEndpoint(request: EndpointRequest): Promise<Entry> {
   if (gate.kind === 'probe') {
     const probeId = randomUUID();
     // Another attempt is the probe: this one waits for what it finds.
-    if (!(await claimProbe(tenantId, webhook.url, probeId, request.leaseUntil, now))) return held(request.leaseUntil);
-    logger.info('Webhook endpoint probed', { tenantId });
+    if (!(await claimProbe(owner, webhook.url, probeId, request.leaseUntil, now))) return held(request.leaseUntil);
+    logger.info('Webhook endpoint probed', ownerFields(owner));
     return { kind: 'admitted', probe: true, leave: (result) => leaveProbe(request, probeId, result) };
   }
   for (const slot of freeSlots(state.slots, maxInFlightOf(webhook), now)) {
     const claimId = randomUUID();
     // A racer may have taken it since the read: the next free one, if any.
-    if (await claimSlot(tenantId, slot, claimId, request.leaseUntil, now)) {
+    if (await claimSlot(owner, slot, claimId, request.leaseUntil, now)) {
       return { kind: 'admitted', probe: false, leave: (result) => leaveSlot(request, slot, claimId, result) };
     }
   }
@@ -170,27 +176,27 @@ const logged = async (what: string, context: Record<string, unknown>, work: () =
 };
 
 async function leaveSlot(request: EndpointRequest, slot: number, claimId: string, result: PostResult | undefined) {
-  const { tenantId, webhook, state } = request;
-  const context = { tenantId, slot };
+  const { owner, webhook, state } = request;
+  const context = { ...ownerFields(owner), slot };
   await logged('A webhook attempt slot could not be released; its lease frees it', context, () =>
-    releaseSlot(tenantId, slot, claimId),
+    releaseSlot(owner, slot, claimId),
   );
   if (!result) return;
   await logged("The webhook endpoint's breaker could not be updated", context, async () => {
     if (!stalled(result)) {
       const breaker = state.breaker;
       if (breaker?.url === webhook.url && (breaker.stalls > 0 || breaker.openUntil !== undefined)) {
-        await closeBreaker(tenantId, webhook.url);
+        await closeBreaker(owner, webhook.url);
       }
       return;
     }
-    const breaker = await countStall(tenantId, webhook.url, Date.now());
+    const breaker = await countStall(owner, webhook.url, Date.now());
     if (breaker.stalls < stallsToOpen || breaker.openUntil !== undefined) return;
     const openUntil = Date.now() + cooldownMs(1);
-    if (await openBreaker(tenantId, webhook.url, stallsToOpen, openUntil, Date.now())) {
+    if (await openBreaker(owner, webhook.url, stallsToOpen, openUntil, Date.now())) {
       count('WebhookEndpointsOpened');
       logger.warn('Webhook endpoint paused: its attempts keep timing out or failing to connect', {
-        tenantId,
+        ...ownerFields(owner),
         stalls: breaker.stalls,
         nextProbeAt: iso(openUntil),
       });
@@ -199,28 +205,29 @@ async function leaveSlot(request: EndpointRequest, slot: number, claimId: string
 }
 
 async function leaveProbe(request: EndpointRequest, probeId: string, result: PostResult | undefined) {
-  const { tenantId, webhook, state } = request;
+  const { owner, webhook, state } = request;
+  const context = ownerFields(owner);
   // No request made: the probe's lease ends by itself and another attempt probes.
   if (!result) return;
-  await logged("The webhook endpoint's breaker could not be updated after its probe", { tenantId }, async () => {
+  await logged("The webhook endpoint's breaker could not be updated after its probe", context, async () => {
     if (!stalled(result)) {
-      await closeBreaker(tenantId, webhook.url);
-      logger.info('Webhook endpoint answers again: resumed', { tenantId });
+      await closeBreaker(owner, webhook.url);
+      logger.info('Webhook endpoint answers again: resumed', context);
       return;
     }
     const opens = (state.breaker?.opens ?? 1) + 1;
-    const reopened = await reopenBreaker(tenantId, probeId, Date.now() + cooldownMs(opens));
+    const reopened = await reopenBreaker(owner, probeId, Date.now() + cooldownMs(opens));
     if (!reopened) return;
     count('WebhookEndpointsOpened');
     const pausedFor = Date.now() - (reopened.openedAt ?? Date.now());
     if (pausedFor < disableAfterMs) {
-      logger.warn('Webhook endpoint probe stalled: paused again', { tenantId, nextProbeAt: iso(reopened.openUntil) });
+      logger.warn('Webhook endpoint probe stalled: paused again', { ...context, nextProbeAt: iso(reopened.openUntil) });
       return;
     }
     // Days without an answer: the channel is disabled (deliveries fail, and can be redelivered once it is enabled).
     const reason = `No answer for ${Math.floor(pausedFor / 86_400_000)} days: every attempt since ${iso(reopened.openedAt)} timed out or could not connect`;
-    await disableWebhook(tenantId, webhook.url, reason);
-    await closeBreaker(tenantId, webhook.url);
-    logger.warn('Webhook endpoint disabled after days without an answer', { tenantId });
+    await request.disable(webhook.url, reason);
+    await closeBreaker(owner, webhook.url);
+    logger.warn('Webhook endpoint disabled after days without an answer', context);
   });
 }

@@ -353,6 +353,24 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
   return value;
 }
 
+/**
+ * A query parameter of a few allowed values, as the route's row declares them: undefined when absent,
+ * a 400 naming the values when it is another.
+ */
+export function enumQueryParameter<Value extends string>(request: ApiRequest<unknown>, name: string): Value | undefined {
+  const { schema } = (request.route.query ?? []).find((parameter) => parameter.name === name) ?? {};
+  if (!schema || !('enum' in schema))
+    throw new Error(`${request.route.key}: the route table declares no enum query parameter ${name}`);
+  const raw = request.query[name];
+  if (raw === undefined || schema.enum.includes(raw)) return raw as Value | undefined;
+  const rule = `must be one of ${schema.enum.join(', ')}`;
+  throw badRequest(
+    `Query parameter ${name} ${rule}`,
+    [{ location: 'query', pointer: `/${name}`, message: rule }],
+    'invalid_query_parameter',
+  );
+}
+
 /** The If-Match header, on a route whose row says it honours it; on any other route, an error (a 500). */
 export function ifMatchHeader(request: ApiRequest<unknown>): string | undefined {
   if (!request.route.ifMatch) throw new Error(`${request.route.key}: the route table does not say it honours If-Match`);

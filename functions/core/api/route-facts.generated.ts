@@ -35,6 +35,34 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true },
   'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true },
   'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template' },
+  'GET /tenants/templates/{id}/tenants': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+      { name: 'belowVersion', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
+    ],
+  },
+  'POST /tenants/templates/{id}/rollouts': { auth: ['client'], body: 'create-rollout', idempotent: true },
+  'GET /tenants/templates/{id}/rollouts': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}': { auth: ['client'] },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}/tenants': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+      { name: 'outcome', schema: { enum: ['pending', 'applied', 'unchanged', 'pending_activation', 'failed'] } },
+    ],
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/pause': { auth: ['client'] },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/resume': { auth: ['client'] },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/cancel': { auth: ['client'] },
   'POST /tenant/templates/apply': { auth: ['tenant'], body: 'apply-template' },
   'POST /tenant/templates/reload': { auth: ['tenant'], body: 'reload', idempotent: true },
   'GET /tenant/agents': {
@@ -153,6 +181,18 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/deliveries/{id}': { auth: ['tenant'] },
   'POST /tenant/deliveries/{id}/redeliver': { auth: ['tenant'] },
+  'GET /tenants/settings': { auth: ['client'] },
+  'PATCH /tenants/settings': { auth: ['client'], body: 'update-client-settings' },
+  'POST /tenants/settings/webhook/secret': { auth: ['client'] },
+  'GET /tenants/deliveries': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+    ],
+  },
+  'GET /tenants/deliveries/{id}': { auth: ['client'] },
+  'POST /tenants/deliveries/{id}/redeliver': { auth: ['client'] },
   'POST /tenant/login': { auth: ['tenant'], body: 'login' },
   'POST /tenant/login/revoke': { auth: ['tenant'], body: 'revoke-login' },
   'GET /.well-known/jwks.json': { auth: [] },

@@ -1,6 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { QueueName } from '#functions/core/store/queue-definitions.ts';
+import { queueUrl, sqs } from '#functions/core/store/queues.ts';
 import { config } from '#functions/core/config.ts';
 import { runUntilKilled } from './middy-options.ts';
 import { logger } from '#functions/core/observability/logger.ts';
@@ -36,6 +39,32 @@ const putBackMessages = new WeakMap<Context, number>();
  */
 export function messagePutBack(context: Context): void {
   putBackMessages.set(context, (putBackMessages.get(context) ?? 0) + 1);
+}
+
+/** SQS's longest visibility timeout: a longer wait takes several put-backs. */
+export const maxVisibilitySeconds = 43_200;
+
+/**
+ * Puts a received message back on its queue, hidden for `delaySeconds` (at most SQS's 12 hours), and
+ * reports it failed as put back (`messagePutBack`): SQS hands it out again then. Throws, as the
+ * partial batch response needs a failed record to.
+ */
+export async function putMessageBack(
+  context: Context,
+  queue: QueueName,
+  record: SQSRecord,
+  delaySeconds: number,
+  why: string,
+): Promise<never> {
+  await sqs().send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: queueUrl(queue),
+      ReceiptHandle: record.receiptHandle,
+      VisibilityTimeout: Math.min(maxVisibilitySeconds, delaySeconds),
+    }),
+  );
+  messagePutBack(context);
+  throw new Error(why);
 }
 
 /** A queue batch's counts for the consumer's failure ratio; nothing for a timer, or a batch of no message. */

@@ -78,7 +78,7 @@ export function tenantOf(principal: Principal): { tenantId: number; clientId: nu
 
 export const tenantIdOf = (principal: Principal): number => tenantOf(principal).tenantId;
 
-export function agentOf(principal: Principal): { tenantId: number; agentId: number } {
+export function agentOf(principal: Principal): { clientId: number; tenantId: number; agentId: number } {
   if (principal.kind !== 'agent') throw new Error(`Expected an agent principal, got ${principal.kind}`);
-  return { tenantId: principal.tenantId, agentId: principal.agentId };
+  return { clientId: principal.clientId, tenantId: principal.tenantId, agentId: principal.agentId };
 }

@@ -7,19 +7,29 @@ import type { NamedItem } from '#functions/core/store/transaction.ts';
  * Work that a write leaves to be finished after it, by the request that made it or, if that
  * request stops (a crash, a time-out, an error), by the follow-up sweeper:
  * - `provision`: apply an active tenant's pending template (created with one, or activated);
- * - `enqueue-delivery`: put a queued webhook delivery on the queue;
+ * - `enqueue-delivery`: put a queued webhook delivery on the queue; `enqueue-event`, a queued delivery of
+ *   an integrator's event (owned by its client);
  * - `sweep-user`, `sweep-group`: delete the memberships and permission records a deleted user or group left;
  * - `tidy-datamart`: delete what a datamart's record no longer accounts for (all of a deleted one's
  *   collection; the permission records on tables taken out of it);
- * - `sweep-template`: delete a deleted template's versions.
+ * - `sweep-template`: delete a deleted template's versions;
+ * - `queue-rollout`: put a started or resumed rollout's step on the rollout queue (owned by its client).
  * Each is finished from what the table holds (the record says what to do), so the request and the
  * sweeper finishing one at the same time converge on the same state.
  */
-export type FollowUpKind = 'provision' | 'enqueue-delivery' | 'sweep-user' | 'sweep-group' | 'tidy-datamart' | 'sweep-template';
+export type FollowUpKind =
+  | 'provision'
+  | 'enqueue-delivery'
+  | 'enqueue-event'
+  | 'sweep-user'
+  | 'sweep-group'
+  | 'tidy-datamart'
+  | 'sweep-template'
+  | 'queue-rollout';
 
 export interface FollowUp {
   kind: FollowUpKind;
-  /** The tenant the work is about (the client, for a template). */
+  /** The tenant the work is about (the client, for a template or an event). */
   ownerId: number;
   /** What it is about: the tenant, delivery, user, group, datamart or template id. */
   subjectId: number;

@@ -1,7 +1,9 @@
 import { sendQueuedDelivery } from '#functions/core/alerts/deliveries.ts';
+import { clientOwner, tenantOwner } from '#functions/core/webhooks/owner.ts';
 import { tidyDatamart } from '#functions/core/datamarts/datamarts.ts';
 import { sweepGroup, sweepUser } from '#functions/core/directory/directory.ts';
 import { sweepTemplate } from '#functions/core/templates/catalogue.ts';
+import { queueLeftStep } from '#functions/core/rollouts/rollouts.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count } from '#functions/core/observability/metrics.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
@@ -23,11 +25,13 @@ const finishers: Record<FollowUpKind, (followUp: FollowUp, deadline: number) => 
     if (!tenant?.pendingTemplate || !tenant.ativo || tenant.deletedAt) await deleteFollowUp(followUp);
     else await applyPendingTemplate(tenant, deadline);
   },
-  'enqueue-delivery': ({ ownerId, subjectId }) => sendQueuedDelivery(ownerId, subjectId),
+  'enqueue-delivery': ({ ownerId, subjectId }) => sendQueuedDelivery(tenantOwner(ownerId), subjectId),
+  'enqueue-event': ({ ownerId, subjectId }) => sendQueuedDelivery(clientOwner(ownerId), subjectId),
   'sweep-user': ({ ownerId, subjectId }) => sweepUser(ownerId, subjectId),
   'sweep-group': ({ ownerId, subjectId }) => sweepGroup(ownerId, subjectId),
   'tidy-datamart': ({ ownerId, subjectId }) => tidyDatamart(ownerId, subjectId),
   'sweep-template': ({ ownerId, subjectId }) => sweepTemplate(ownerId, subjectId),
+  'queue-rollout': ({ ownerId, subjectId }) => queueLeftStep(ownerId, subjectId),
 };
 
 /** Finishes one follow-up (and deletes it), within `deadline` for the locks it takes. */

@@ -9,6 +9,7 @@ import { permissionRecordsCharged } from './permission-records-charged.ts';
 import { runsExpire } from './runs-expire.ts';
 import { schedulesInCurrentShape } from './schedules-in-current-shape.ts';
 import { templateNamesClaimed } from './template-names-claimed.ts';
+import { templatesHaveFleets } from './templates-have-fleets.ts';
 import { templatesInCurrentShape } from './templates-in-current-shape.ts';
 
 export const storedData: MigrationSet = {
@@ -21,6 +22,7 @@ export const storedData: MigrationSet = {
     templateNamesClaimed,
     countsKept,
     runsExpire,
+    templatesHaveFleets,
   ],
 };
 

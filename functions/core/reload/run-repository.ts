@@ -4,7 +4,7 @@ import type { ReportRunBody } from '#functions/core/api/validators/report-run.cj
 import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
-import { transaction } from '#functions/core/store/transaction.ts';
+import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 /** `dispatched` until the agent reports the others. */
 export type RunStatus = 'dispatched' | ReportRunBody['status'];
@@ -106,34 +106,42 @@ export async function pendingRuns(tenantId: number, agentId: number, limit = 50)
 
 /**
  * Records the agent's report on a run that is its own and not finished, and takes the run off the
- * agent's pending list. Otherwise changes nothing and answers what the run was (agent and status),
- * or `undefined` when there is no such run.
+ * agent's pending list, with `alongside` (the integrator's `run.failed` event) in the same commit.
+ * Otherwise changes nothing and answers what the run was (agent and status), or `undefined` when
+ * there is no such run.
  */
 export async function updateRunStatus(
   tenantId: number,
   agentId: number,
   runId: number,
   report: ReportRunBody,
+  alongside: Alongside = [],
 ): Promise<{ updated: RunRecord } | { refused: { agentId: number; status: string | undefined } | undefined }> {
+  const update = {
+    TableName: tableName(),
+    Key: stored.run.key({ tenantId, runId }),
+    UpdateExpression: `SET #status = :status, updatedAt = :now${report.message === undefined ? '' : ', message = :message'} REMOVE gsi1pk, gsi1sk`,
+    ConditionExpression: 'attribute_exists(pk) AND agentId = :agentId AND NOT #status IN (:succeeded, :failed)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':status': report.status,
+      ':now': new Date().toISOString(),
+      ':agentId': agentId,
+      ':succeeded': 'succeeded',
+      ':failed': 'failed',
+      ...(report.message === undefined ? {} : { ':message': report.message }),
+    },
+  };
+  if (alongside.length > 0) {
+    // A transaction answers no item: the run is read again, as it is now, either way.
+    const { written } = await transaction<'run' | AlongsideName>().add('run', { Update: update }).include(alongside).commit();
+    const run = await findRun(tenantId, runId);
+    if (written && run) return { updated: run };
+    return { refused: run && { agentId: run.agentId, status: run.status } };
+  }
   try {
     const result = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.run.key({ tenantId, runId }),
-        UpdateExpression: `SET #status = :status, updatedAt = :now${report.message === undefined ? '' : ', message = :message'} REMOVE gsi1pk, gsi1sk`,
-        ConditionExpression: 'attribute_exists(pk) AND agentId = :agentId AND NOT #status IN (:succeeded, :failed)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':status': report.status,
-          ':now': new Date().toISOString(),
-          ':agentId': agentId,
-          ':succeeded': 'succeeded',
-          ':failed': 'failed',
-          ...(report.message === undefined ? {} : { ':message': report.message }),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+      new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
     );
     return { updated: result.Attributes as RunRecord };
   } catch (error) {
@@ -142,6 +150,11 @@ export async function updateRunStatus(
     const before = error.Item as { agentId?: { N?: string }; status?: { S?: string } } | undefined;
     return { refused: before && { agentId: Number(before.agentId?.N), status: before.status?.S } };
   }
+}
+
+/** One run, read consistently. */
+export function findRun(tenantId: number, runId: number): Promise<RunRecord | undefined> {
+  return getItem<RunRecord>(stored.run.key({ tenantId, runId }));
 }
 
 /** The tenant's runs, newest first. */

@@ -4,7 +4,16 @@ import { mapPage, type Page } from '#functions/core/store/dynamo.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import { findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import type { LoadMessage } from './reload.ts';
-import { allocateRunId, insertRun, listRunsPage, loadRecorded, type RunRecord, updateRunStatus } from './run-repository.ts';
+import { clientEventWrites, noEvents } from '#functions/core/events/client-events.ts';
+import {
+  allocateRunId,
+  findRun,
+  insertRun,
+  listRunsPage,
+  loadRecorded,
+  type RunRecord,
+  updateRunStatus,
+} from './run-repository.ts';
 
 /** What the tenant and the agent see of a run (`tokenId` as in spec 2.6). */
 export const describeRun = (run: RunRecord) => ({
@@ -46,15 +55,43 @@ export async function recordDispatchedRun(load: LoadMessage): Promise<'recorded'
   return written ? 'recorded' : 'duplicate';
 }
 
+/** The agent reporting, by its token. */
+export interface Reporter {
+  clientId: number;
+  tenantId: number;
+  agentId: number;
+}
+
 /**
  * An agent reports on one of its runs: `running`, then `succeeded` or `failed`. A run leaves the
- * agent's pending list at its first report. Another agent's run is 404; a finished one is 409.
+ * agent's pending list at its first report. Another agent's run is 404; a finished one is 409. A
+ * failure is the integrator's `run.failed` event, committed with the report (so sent once, by the
+ * report that finished the run).
  */
-export async function reportRun(tenantId: number, agentId: number, runId: number, report: ReportRunBody): Promise<RunRecord> {
-  const outcome = await updateRunStatus(tenantId, agentId, runId, report);
-  if ('updated' in outcome) return outcome.updated;
+export async function reportRun(
+  { clientId, tenantId, agentId }: Reporter,
+  runId: number,
+  report: ReportRunBody,
+): Promise<RunRecord> {
+  const events = report.status === 'failed' ? await failedRunEvents(clientId, tenantId, runId, report) : noEvents;
+  const outcome = await updateRunStatus(tenantId, agentId, runId, report, events.items);
+  if ('updated' in outcome) {
+    await events.afterCommit();
+    return outcome.updated;
+  }
   if (outcome.refused?.agentId !== agentId) throw notFound('Run not found', 'run_not_found');
   throw conflict(`The run already ${outcome.refused.status}; a finished run cannot change`, 'run_finished');
+}
+
+/** The `run.failed` event of a failure report, from the run as it is (none for a run that is not there: the report is refused). */
+async function failedRunEvents(clientId: number, tenantId: number, runId: number, report: ReportRunBody) {
+  const run = await findRun(tenantId, runId);
+  if (!run) return noEvents;
+  const { agentId, flowId, batchId, context } = run;
+  const message = report.message ?? run.message ?? null;
+  return clientEventWrites(clientId, [
+    { type: 'run.failed', data: { tenantId, runId, agentId, flowId, batchId, context, message } },
+  ]);
 }
 
 /** GET /tenant/runs: newest first. */

@@ -1,3 +1,4 @@
+import { type ClientEvent, clientEventWrites, noEvents } from '#functions/core/events/client-events.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, duration } from '#functions/core/observability/metrics.ts';
 import { type FlowStart, type FlowTargets, loadFlowTargets, startFlows } from '#functions/core/reload/reload.ts';
@@ -154,6 +155,8 @@ type FirePlan =
       /** Present when it fires: its flows are queued, and the run says how. */
       run?: ScheduleRunRecord;
       fire?: number;
+      /** The tenant's client, who hears of a slot that does not fire (none for a deleted tenant). */
+      clientId?: number;
     };
 
 async function planFire(
@@ -167,8 +170,9 @@ async function planFire(
   const nextFireAt = next === undefined ? undefined : utcInstant(next);
   // A deleted tenant's schedules leave the index for good.
   if (!tenant || tenant.deletedAt) return { due, record, outcome: 'tenant_gone', nextFireAt: undefined };
-  if (!tenant.ativo) return { due, record, outcome: 'tenant_inactive', nextFireAt };
-  if (fire === undefined || clock() - fire >= maxLatenessMs) return { due, record, outcome: 'missed', nextFireAt };
+  const { clientId } = tenant;
+  if (!tenant.ativo) return { due, record, outcome: 'tenant_inactive', nextFireAt, clientId };
+  if (fire === undefined || clock() - fire >= maxLatenessMs) return { due, record, outcome: 'missed', nextFireAt, clientId };
   const slot = instantIn(fire, record.file.body.timezone);
   const batchId = `schedule-${record.tenantId}-${record.scheduleId}-${fire / minuteMs}`;
   const requested = record.file.body.flows.map((flow) => ({ flowId: flow.flow_etl_id, context: flow.context }));
@@ -185,7 +189,7 @@ async function planFire(
   });
   try {
     const flows = await startFlows(tenant, requested, batchId, targetsOf(tenant.tenantId));
-    return { due, record, outcome: 'fired', nextFireAt, run: run('fired', flows), fire };
+    return { due, record, outcome: 'fired', nextFireAt, run: run('fired', flows), fire, clientId };
   } catch (error) {
     // Not claimed: the slot is tried again (its flows under the same deduplication ids) until it is an
     // hour late. Meanwhile its run says so, unless another message fired it already.
@@ -195,9 +199,37 @@ async function planFire(
   }
 }
 
-/** Moves the schedule on; a schedule that moved on meanwhile is `moved_on` (its run, if any, was written all the same). */
+/**
+ * The integrator's `schedule.missed` event of a plan whose slots from the stored next fire on do not
+ * all fire: none of them (an hour late, or the tenant inactive), or all but the latest (after an
+ * outage, only the latest fires, when less than an hour late).
+ */
+export function missedSlotEvent(plan: Exclude<FirePlan, { outcome: 'moved_on' }>): ClientEvent | undefined {
+  const { record, outcome, fire } = plan;
+  const slot = record.nextFireAt;
+  if (slot === undefined) return undefined;
+  const common = { tenantId: record.tenantId, scheduleId: record.scheduleId, slot, nextFireAt: plan.nextFireAt ?? null };
+  if (outcome === 'missed' || outcome === 'tenant_inactive') {
+    const reason = outcome === 'missed' ? 'late' : 'tenant_inactive';
+    return { type: 'schedule.missed', data: { ...common, reason, firedSlot: null } };
+  }
+  if (outcome === 'fired' && fire !== undefined && fire > Date.parse(slot)) {
+    return { type: 'schedule.missed', data: { ...common, reason: 'superseded', firedSlot: utcInstant(fire) } };
+  }
+  return undefined;
+}
+
+/**
+ * Moves the schedule on, with the integrator's event of the slots that did not fire, if any (sent
+ * once: by the claim that moved the schedule on); a schedule that moved on meanwhile is `moved_on`
+ * (its run, if any, was written all the same).
+ */
 async function claim(plan: FirePlan, clock: () => number): Promise<FireOutcome> {
-  if (plan.outcome === 'moved_on' || !(await advanceSchedule(plan.record, plan.nextFireAt))) return 'moved_on';
+  if (plan.outcome === 'moved_on') return 'moved_on';
+  const event = missedSlotEvent(plan);
+  const events = event && plan.clientId !== undefined ? await clientEventWrites(plan.clientId, [event]) : noEvents;
+  if (!(await advanceSchedule(plan.record, plan.nextFireAt, events.items))) return 'moved_on';
+  await events.afterCommit();
   if (plan.outcome === 'missed') {
     count('ScheduleMisses');
     logger.warn('Schedule slot missed by an hour or more; not fired', {

@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import { db, getAll, getItem, putAll, queryAll, queryPage, tableName, writeIf, mapPage } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
-import { transaction } from '#functions/core/store/transaction.ts';
+import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 import { dispatchSettings } from './dispatch-settings.ts';
 import { isUtcInstant } from './instants.ts';
 import type { ScheduleFile } from './schedule-types.ts';
@@ -326,10 +326,19 @@ export async function putFailedRun(run: ScheduleRunRecord): Promise<void> {
  * the version and next fire it was read with. This conditional write is what makes a slot fire
  * once: however many workers race for it, only one moves the schedule on from it. `false`: it had
  * moved on already (fired by another message, edited or deleted). Given the next fire it was read
- * with, it writes the schedule's due-index entry again, as this version computes it.
+ * with, it writes the schedule's due-index entry again, as this version computes it. `alongside`
+ * commits with it.
  */
-export function advanceSchedule(schedule: ScheduleRecord, nextFireAt: string | undefined): Promise<boolean> {
-  return writeIf(() => db().send(new UpdateCommand(advanceItem(schedule, nextFireAt))));
+export async function advanceSchedule(
+  schedule: ScheduleRecord,
+  nextFireAt: string | undefined,
+  alongside: Alongside = [],
+): Promise<boolean> {
+  const update = advanceItem(schedule, nextFireAt);
+  if (alongside.length === 0) return writeIf(() => db().send(new UpdateCommand(update)));
+  // With the integrator's event of a slot that did not fire: sent once, by the claim that moved it on.
+  const tx = transaction<'schedule' | AlongsideName>().add('schedule', { Update: update }).include(alongside);
+  return (await tx.commit()).written;
 }
 
 function advanceItem(schedule: ScheduleRecord, nextFireAt: string | undefined) {

@@ -65,8 +65,11 @@ export async function allocateIds(counterKey: { pk: string; sk: string }, count:
   return Array.from({ length: count }, (_, index) => last - count + 1 + index);
 }
 
-/** Which sort keys of a partition a query reads: those starting with a prefix ('' for all), or those between two keys (both included). */
-type SortKeys = { prefix: string | undefined } | { between: readonly [string, string] };
+/**
+ * Which sort keys of a partition a query reads: those starting with a prefix ('' for all), those
+ * between two keys (both included), or those before a key.
+ */
+type SortKeys = { prefix: string | undefined } | { between: readonly [string, string] } | { below: string };
 
 /** The key condition of a query: one partition, and optionally some of its sort keys. */
 function keyCondition(
@@ -85,6 +88,13 @@ function keyCondition(
       KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ':pk': partition, ':from': from, ':to': to },
+    };
+  }
+  if ('below' in sortKeys) {
+    return {
+      KeyConditionExpression: '#pk = :pk AND #sk < :below',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':pk': partition, ':below': sortKeys.below },
     };
   }
   const { prefix } = sortKeys;
@@ -336,6 +346,8 @@ interface ListQuery {
   index?: IndexName;
   partition: string;
   prefix?: string;
+  /** Only the sort keys before this one (instead of `prefix`). */
+  below?: string;
   cursor: string | undefined;
   newestFirst?: boolean;
 }
@@ -381,7 +393,11 @@ function listQueryInput(
   return {
     TableName: tableName(),
     IndexName: names.indexName,
-    ...keyCondition(names, options.partition, { prefix: options.prefix }),
+    ...keyCondition(
+      names,
+      options.partition,
+      options.below === undefined ? { prefix: options.prefix } : { below: options.below },
+    ),
     Limit: limit,
     ScanIndexForward: !options.newestFirst,
     ExclusiveStartKey: startKey,
@@ -419,7 +435,8 @@ function startKeyOf(options: ListQuery): Record<string, string> | undefined {
   const names = keyNamesOf(options.index);
   const startKey = decodeCursor(options.cursor, keyAttributesOf(options.index));
   const sortValue = startKey[names.sort] ?? '';
-  if (startKey[names.partition] !== options.partition || !sortValue.startsWith(options.prefix ?? '')) throw invalidCursor();
+  const inRange = options.below === undefined ? sortValue.startsWith(options.prefix ?? '') : sortValue < options.below;
+  if (startKey[names.partition] !== options.partition || !inRange) throw invalidCursor();
   return startKey;
 }
 

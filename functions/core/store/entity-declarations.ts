@@ -36,7 +36,7 @@ const subject = letter('subject', { user: 'U', group: 'G' });
 /** A global counter of ids: `client`, `tenant`, `template`. */
 export const idCounter = entity({
   name: 'idCounter',
-  description: 'an id counter of the table: `client`, `tenant`, `template`',
+  description: 'an id counter of the table: `client`, `tenant`, `template`, `rollout`',
   key: { pk: keyTemplate`COUNTER`, sk: keyTemplate`${text('name')}` },
 });
 
@@ -156,6 +156,52 @@ export const tenantResource = entity({
   name: 'tenantResource',
   description: 'a resource a template put in the tenant (desk, table, flow, …)',
   key: { pk: tenantPartition, sk: keyTemplate`R#${text('type')}#${sortable('id')}` },
+});
+
+/**
+ * The template a tenant has (the one it last applied, or is waiting for) and its version there (0:
+ * none yet), for the template's fleet: its index entry lists a template's tenants by version, so the
+ * tenants below a version are one range of it. Written with the apply, the creation or the rollout
+ * step that changes it; the tenant's deletion removes it.
+ */
+export const templateMember = entity({
+  name: 'templateMember',
+  description: "the template the tenant has, its version there and whether an apply of it is pending (the template's fleet)",
+  key: { pk: tenantPartition, sk: keyTemplate`FLEET` },
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`CLIENT#${clientId}#TEMPLATE#${decimal('templateId')}#FLEET`,
+      sk: keyTemplate`${sortable('templateVersion')}#${sortable('tenantId')}`,
+    },
+  },
+});
+
+/** A rollout's item collection: its record and its tenants. */
+const rolloutPartition = keyTemplate`ROLLOUT#${decimal('rolloutId')}`;
+
+/** A rollout of a template version to the template's tenants, in waves (rollouts/rollouts.ts). */
+export const rollout = entity({
+  name: 'rollout',
+  description: "a rollout of a template version to the template's tenants, in waves (expires after `runRetentionDays`)",
+  key: { pk: rolloutPartition, sk: keyTemplate`ROLLOUT` },
+  /** A template's rollouts. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`CLIENT#${clientId}#TEMPLATE#${decimal('templateId')}#ROLLOUTS`,
+      sk: keyTemplate`${sortable('rolloutId')}`,
+    },
+  },
+});
+
+/** One tenant of a rollout: its wave, and its outcome once its turn came. */
+export const rolloutTarget = entity({
+  name: 'rolloutTarget',
+  description: 'one tenant of a rollout: its wave and outcome (expires with its rollout)',
+  key: { pk: rolloutPartition, sk: keyTemplate`TARGET#${sortable('wave')}#${sortable('tenantId')}` },
+  /** A rollout's tenants by outcome. */
+  indexes: {
+    gsi1: { pk: keyTemplate`ROLLOUT#${decimal('rolloutId')}#${text('outcome')}`, sk: keyTemplate`${sortable('tenantId')}` },
+  },
 });
 
 /** The tenant's template apply in progress or last finished (a lock and a journal). */
@@ -377,6 +423,51 @@ export const webhookSlot = entity({
   key: { pk: tenantPartition, sk: keyTemplate`WEBHOOK#SLOT#${sortable('slot')}` },
 });
 
+// The integrator's events (events/client-events.ts): a client's own webhook channel, kept as a
+// tenant's is (the same sort keys, in the client's partition; webhooks/owner.ts picks them).
+
+/** The client's settings (its events webhook and signing secrets). */
+export const clientSettings = entity({
+  name: 'clientSettings',
+  description: "the client's settings (its events webhook, signing secrets)",
+  key: { pk: clientPartition, sk: keyTemplate`SETTINGS` },
+});
+
+/** A counter of ids scoped to one client: `delivery`. */
+export const clientIdCounter = entity({
+  name: 'clientIdCounter',
+  description: 'an id counter of a client: `delivery`',
+  key: { pk: clientPartition, sk: keyTemplate`COUNTER#${text('name')}` },
+});
+
+/** One delivery of an event to the client's webhook (its attempts). */
+export const eventDelivery = entity({
+  name: 'eventDelivery',
+  description: "a delivery of an event to the client's webhook, with its attempts (expires after `deliveryRetentionDays`)",
+  key: { pk: clientPartition, sk: keyTemplate`DELIVERY#${sortable('deliveryId')}` },
+});
+
+/** An event delivery's payload, when small enough for an item (else it is in the payload bucket). */
+export const eventDeliveryBody = entity({
+  name: 'eventDeliveryBody',
+  description: "an event delivery's payload, when it fits in an item (expires with its delivery)",
+  key: { pk: clientPartition, sk: keyTemplate`DELIVERYBODY#${sortable('deliveryId')}` },
+});
+
+/** The client's webhook endpoint's circuit breaker (only while attempts time out or fail to connect). */
+export const clientWebhookEndpoint = entity({
+  name: 'clientWebhookEndpoint',
+  description: "the client's webhook endpoint's breaker, only while attempts stall (expires after 30 days)",
+  key: { pk: clientPartition, sk: keyTemplate`WEBHOOK#ENDPOINT` },
+});
+
+/** One attempt slot of the client's webhook endpoint (a lease per attempt in flight). */
+export const clientWebhookSlot = entity({
+  name: 'clientWebhookSlot',
+  description: "a client's webhook attempt slot: a lease per attempt in flight (expires after 30 days)",
+  key: { pk: clientPartition, sk: keyTemplate`WEBHOOK#SLOT#${sortable('slot')}` },
+});
+
 // What requests and writes leave behind them.
 
 /** A BI session opened by the SSO landing, by the SHA-256 of its cookie value. */
@@ -432,6 +523,9 @@ export const entities = {
   template,
   tenantResource,
   applyJournal,
+  templateMember,
+  rollout,
+  rolloutTarget,
   agent,
   run,
   recordedLoad,
@@ -451,6 +545,12 @@ export const entities = {
   deliveryBody,
   webhookEndpoint,
   webhookSlot,
+  clientSettings,
+  clientIdCounter,
+  eventDelivery,
+  eventDeliveryBody,
+  clientWebhookEndpoint,
+  clientWebhookSlot,
   session,
   followUp,
   idempotency,
@@ -461,6 +561,8 @@ export const entities = {
 export const collections = {
   /** The webhook endpoint's breaker and its attempt slots (`WEBHOOK#`). */
   webhookEndpoint: collection('webhookEndpoint', [webhookEndpoint, webhookSlot]),
+  /** The client's webhook endpoint's breaker and its attempt slots (`WEBHOOK#`). */
+  clientWebhookEndpoint: collection('clientWebhookEndpoint', [clientWebhookEndpoint, clientWebhookSlot]),
 } as const;
 
 /** The declared entity an item is, by its key (entities.ts `entityOf`). */

@@ -40,7 +40,26 @@ export const queueDefinitions = {
     deadLetterRetentionDays: 14,
   },
   /**
-   * Alert deliveries. The deliverer sets each failed message's visibility to the next retry delay
+   * Rollouts' steps: one message per running rollout, in its client's group (a fair queue: one
+   * integrator's rollout does not hold back another's). The worker works the rollout until its
+   * deadline and puts the message back for the next step (at the next wave's time, after a pause),
+   * so the message lives as long as the rollout runs: maxReceiveCount is SQS's highest, a backstop
+   * for a worker that keeps crashing on it. A crash leaves the message to come back after its
+   * visibility (six times the worker's 60 seconds); the rollout goes on from what its record and its
+   * tenants' outcomes say.
+   */
+  rollout: {
+    fifo: false,
+    fair: true,
+    highThroughput: false,
+    visibilityTimeoutSeconds: 360,
+    maxReceiveCount: 1000,
+    retentionDays: 14,
+    deadLetterRetentionDays: 14,
+  },
+  /**
+   * Alert deliveries, and the integrator's events (a client's own deliveries, in the client's message
+   * group). The deliverer sets each failed message's visibility to the next retry delay
    * and moves it to the DLQ itself after the last attempt (and at once a message that is not a
    * delivery). A message also comes back, uncounted as an attempt, while its endpoint is at its
    * limit of attempts in flight or paused (alerts/endpoint.ts): every such deferral is a receive, so

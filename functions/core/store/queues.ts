@@ -43,13 +43,28 @@ export interface TenantMessage {
 /** The message group of a tenant's messages on a fair queue. */
 export const tenantGroup = (tenantId: number) => `tenant-${tenantId}`;
 
-/** One message on a fair (standard) queue, in its tenant's message group. */
-export async function sendMessage(name: QueueName, message: TenantMessage): Promise<void> {
+/**
+ * A message of a client's own (its events' deliveries), in the client's message group: one busy
+ * integrator is served after the quiet ones, as a tenant is.
+ */
+export interface ClientMessage {
+  clientId: number;
+  body: unknown;
+}
+
+/** The message group of a client's own messages on a fair queue (never a tenant's: the prefixes differ). */
+export const clientGroup = (clientId: number) => `client-${clientId}`;
+
+const groupOf = (message: TenantMessage | ClientMessage) =>
+  'clientId' in message ? clientGroup(message.clientId) : tenantGroup(message.tenantId);
+
+/** One message on a fair (standard) queue, in its tenant's (or client's) message group. */
+export async function sendMessage(name: QueueName, message: TenantMessage | ClientMessage): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: queueUrl(name),
       MessageBody: messageBody(message.body),
-      MessageGroupId: tenantGroup(message.tenantId),
+      MessageGroupId: groupOf(message),
     }),
   );
 }

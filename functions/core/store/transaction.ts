@@ -29,10 +29,12 @@ type Reserved = RequestRecord | typeof countItem;
 
 /**
  * The names of what the callers of a write add to its transaction (`alongside`), named by the
- * module that makes them: their request's record, and a follow-up (follow-ups/follow-up-repository.ts).
+ * module that makes them: their request's record, a follow-up (follow-ups/follow-up-repository.ts), a
+ * tenant's place in its template's fleet (templates/fleet-repository.ts), a rollout's step on a tenant
+ * (rollouts/rollout-repository.ts) and the integrator's events it causes (events/client-events.ts).
  * A write's transaction declares them among its own names.
  */
-export type AlongsideName = RequestRecord | 'followUp';
+export type AlongsideName = RequestRecord | 'followUp' | 'templateMember' | 'rolloutTarget' | 'clientEvent';
 
 /** What the callers of a write add to its transaction; `Extra`, what a write takes besides (a datamart, its owners' index entries). */
 export type Alongside<Extra extends string = never> = readonly NamedItem<AlongsideName | Extra>[];

@@ -6,7 +6,8 @@ import type { Alongside } from '#functions/core/store/transaction.ts';
 import { type ReloadItem, reloadPlan } from '#functions/core/reload/plan.ts';
 import { tenantInactive, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import { applyRefusal } from './apply-check.ts';
-import { templateNotFound } from './catalogue.ts';
+import { templateNotFound, templateVersionNotFound } from './catalogue.ts';
+import { memberPut } from './fleet-repository.ts';
 import {
   type ApplyJournal,
   claimApplyJournal,
@@ -19,8 +20,10 @@ import {
   releaseApplyLock,
   writeResources,
 } from './template-repository.ts';
+import type { TemplateBundle } from './bundle.ts';
 import {
   computeChanges,
+  type IdCounter,
   mergeResources,
   newIdsNeeded,
   type StoredOf,
@@ -36,8 +39,13 @@ export interface ApplyOptions {
    * activation or by the follow-up sweeper): its tables stay pending, for the next apply's plan.
    */
   keepPlanPending?: boolean;
-  /** Committed with the apply's last transaction (the creating request's answer). */
-  alongside?: Alongside;
+  /**
+   * Committed with the apply's last transaction (the creating request's answer; a rollout's step,
+   * which records the plan the apply makes).
+   */
+  alongside?: Alongside | ((plan: ReloadItem[]) => Alongside);
+  /** The version to apply (a rollout's, or one it left pending); the latest without it. */
+  version?: number | undefined;
 }
 
 /**
@@ -67,7 +75,7 @@ export async function applyTemplate(tenantId: number, templateId: number, option
     );
   }
   refuseWhileLocked(previous);
-  const { version, bundle } = await latestVersion(tenant.clientId, templateId);
+  const { version, bundle } = await versionToApply(tenant.clientId, templateId, options.version);
   // Before anything is written: the tenant this apply would leave must be one later operations take
   // (its flows in a dependency order, within the tenant's limits). The lock below is conditional on the
   // journal as read, so `current` is still what the apply writes over.
@@ -102,7 +110,9 @@ export async function applyTemplate(tenantId: number, templateId: number, option
       options.keepPlanPending ? pending : [],
       [
         ...(pendingTemplate ? [clearFollowUp({ kind: 'provision', ownerId: tenantId, subjectId: tenantId })] : []),
-        ...(options.alongside ?? []),
+        // The tenant is now in the template's fleet at this version.
+        memberPut({ tenantId, clientId: tenant.clientId, templateId, templateVersion: version, pending: false }),
+        ...(typeof options.alongside === 'function' ? options.alongside(plan) : (options.alongside ?? [])),
       ],
     );
     if (!finished) throw tenantNotFound();
@@ -113,8 +123,20 @@ export async function applyTemplate(tenantId: number, templateId: number, option
   }
 }
 
-/** The template's latest version: its record (it must still exist) and its newest version item, read together. */
-async function latestVersion(clientId: number, templateId: number) {
+/**
+ * The template's version `version` (it must still exist, as must the template), or its latest: its
+ * record and its newest version item, read together.
+ */
+export async function versionToApply(clientId: number, templateId: number, version?: number) {
+  if (version !== undefined) {
+    const [template, bundle] = await Promise.all([
+      findTemplate(clientId, templateId),
+      loadVersionBundle(clientId, templateId, version),
+    ]);
+    if (!template) throw templateNotFound();
+    if (!bundle) throw templateVersionNotFound(version);
+    return { version, bundle };
+  }
   const [template, newest] = await Promise.all([findTemplate(clientId, templateId), findLatestVersion(clientId, templateId)]);
   if (!template) throw templateNotFound();
   // A version published between the two reads: the record's is the one to apply.
@@ -142,3 +164,69 @@ function refuseWhileLocked(journal: ApplyJournal | undefined): void {
 
 const ofType = <T extends StoredResource['type']>(resources: readonly StoredResource[], type: T) =>
   resources.filter((resource): resource is StoredOf<T> => resource.type === type);
+
+/** A planned reload item of a dry run: a new flow has no id until the apply gives it one. */
+export interface PreviewReloadItem {
+  flowKey: string;
+  flowId: number | null;
+  tokenId: number;
+  context: string;
+}
+
+/** What applying a version would do to a tenant, written nowhere (a rollout's dry run). */
+export interface ApplyPreview {
+  tables: { created: string[]; rebuilt: string[]; unchanged: string[] };
+  reloadPlan: PreviewReloadItem[];
+  /** Why the apply would be refused (the 409 it would answer), else null. */
+  refusal: { code: string; message: string } | null;
+}
+
+/**
+ * The tables applying `bundle` would create, rebuild and leave as they are, and the reload plan it
+ * would hand back (its new flows without ids; with the tables an earlier apply left pending), or its
+ * refusal: the apply's own computations over the tenant's resources, journal and agents as they
+ * are, with nothing taken or written.
+ */
+export async function previewApply(
+  tenantId: number,
+  template: { templateId: number; version: number },
+  bundle: TemplateBundle,
+): Promise<ApplyPreview> {
+  const [current, agents, { journal }] = await Promise.all([
+    loadResources(tenantId),
+    listAgents(tenantId),
+    readApplyState(tenantId),
+  ]);
+  const existingTables = new Set(current.flatMap((resource) => (resource.type === 'table' ? [resource.key] : [])));
+  const toReload = new Set(tablesToReload(bundle, current));
+  const keys = (bundle.tables ?? []).map((table) => table.key);
+  const tables = {
+    created: keys.filter((key) => !existingTables.has(key)),
+    rebuilt: keys.filter((key) => existingTables.has(key) && toReload.has(key)),
+    unchanged: keys.filter((key) => !toReload.has(key)),
+  };
+  const refusal = applyRefusal(tenantId, template, bundle, current);
+  if (refusal) return { tables, reloadPlan: [], refusal: { code: refusal.code, message: refusal.message } };
+  // New resources take ids below zero here, so that the plan can tell them from the ones the tenant has.
+  let placeholder = 0;
+  const placeholders = Object.fromEntries(
+    Object.entries(newIdsNeeded(bundle, current)).map(([counter, count]) => [
+      counter,
+      Array.from({ length: count }, () => --placeholder),
+    ]),
+  ) as Record<IdCounter, number[]>;
+  const after = mergeResources(current, computeChanges(tenantId, template, bundle, current, placeholders).changed);
+  const flows = ofType(after, 'flow');
+  const keyOf = new Map(flows.map((flow) => [flow.id, flow.key]));
+  const plan = reloadPlan(new Set([...(journal?.pendingTables ?? []), ...toReload]), flows, ofType(after, 'connection'), agents);
+  return {
+    tables,
+    reloadPlan: plan.map((item) => ({
+      flowKey: keyOf.get(item.flowId) ?? '',
+      flowId: item.flowId > 0 ? item.flowId : null,
+      tokenId: item.tokenId,
+      context: item.context,
+    })),
+    refusal: null,
+  };
+}

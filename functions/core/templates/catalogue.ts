@@ -3,6 +3,7 @@ import { findClient } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { badRequest, conflict, notFound, type ServiceError } from '#functions/core/errors.ts';
 import { deleteFollowUp, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { findRollout } from '#functions/core/rollouts/rollout-repository.ts';
 import { mapPage } from '#functions/core/store/dynamo.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { checkBundle, type TemplateBundle } from './bundle.ts';
@@ -24,6 +25,8 @@ import {
 } from './template-repository.ts';
 
 export const templateNotFound = () => notFound('Template not found', 'template_not_found');
+export const templateVersionNotFound = (version: number) =>
+  notFound(`The template has no version ${version}`, 'template_version_not_found');
 
 /** The rules beyond the schema (unique keys, resolvable references, no flow cycles), as one 400. */
 function assertPublishable(bundle: TemplateBundle): void {
@@ -129,11 +132,27 @@ export async function deleteTemplate(clientId: number, templateId: number, ifMat
   if (!template) throw templateNotFound();
   checkIfMatch(ifMatch, templateEtag(template), 'template');
   if (client?.defaultTemplateId === templateId) throw isDefault(templateId);
+  await refuseWhileRolledOut(template);
   if (!(await deleteTemplateRecord(template, [recordFollowUp(sweeping(clientId, templateId))]))) {
     if ((await findClient(clientId))?.defaultTemplateId === templateId) throw isDefault(templateId);
     throw conflict('The template changed while this request ran; read it again and retry', 'concurrent_change');
   }
   await sweepTemplate(clientId, templateId);
+}
+
+/**
+ * A template whose rollout runs (or is paused) is not deleted: the rollout would apply a version
+ * that is gone. The deletion's transaction holds to the mark read (template-repository.ts).
+ */
+async function refuseWhileRolledOut(template: TemplateRecord): Promise<void> {
+  if (template.activeRolloutId === undefined) return;
+  const rollout = await findRollout(template.activeRolloutId);
+  if (rollout?.state === 'running' || rollout?.state === 'paused') {
+    throw conflict(
+      `Rollout ${template.activeRolloutId} of this template is ${rollout.state}: cancel it (or let it finish) before deleting the template`,
+      'rollout_in_progress',
+    );
+  }
 }
 
 const isDefault = (templateId: number) =>

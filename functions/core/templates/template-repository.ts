@@ -35,6 +35,8 @@ export interface TemplateRecord {
   latestVersion: number;
   /** SHA-256 of the latest version's bundle (`bundleHashOf`). */
   bundleHash: string;
+  /** The template's rollout that runs or is paused (rollouts/rollouts.ts): one at a time. Left by one that ended, until the next. */
+  activeRolloutId?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -226,8 +228,16 @@ export async function deleteTemplateRecord(template: TemplateRecord, alongside: 
       Delete: {
         TableName: tableName(),
         Key: stored.template.key({ clientId, templateId }),
-        ConditionExpression: 'latestVersion = :seen',
-        ExpressionAttributeValues: { ':seen': template.latestVersion },
+        // Still at the version read, and with the rollout mark read (none, or one that ended): a rollout that
+        // started since holds the template.
+        ConditionExpression:
+          template.activeRolloutId === undefined
+            ? 'latestVersion = :seen AND attribute_not_exists(activeRolloutId)'
+            : 'latestVersion = :seen AND activeRolloutId = :rollout',
+        ExpressionAttributeValues: {
+          ':seen': template.latestVersion,
+          ...(template.activeRolloutId === undefined ? {} : { ':rollout': template.activeRolloutId }),
+        },
       },
     })
     .add('nameClaim', nameClaims.release(template, templateId))

@@ -9,6 +9,7 @@ import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
 import { db, getAll, getItem, nextId, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
+import { memberDelete, memberPut } from '#functions/core/templates/fleet-repository.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
@@ -29,7 +30,12 @@ export interface TenantRecord {
    * creating request, its retry or the follow-up sweeper finishes it). Removed by the apply that
    * applies it, in the same transaction.
    */
-  pendingTemplate?: { templateId: number; since: string };
+  pendingTemplate?: {
+    templateId: number;
+    since: string;
+    /** The version a rollout left for the tenant's activation; the latest without it. */
+    version?: number;
+  };
   /** The template version the tenant last finished applying. */
   appliedTemplate?: { templateId: number; version: number; appliedAt: string };
   /** Whether its schedules may use Minute triggers; `hours` when absent. */
@@ -99,6 +105,13 @@ export async function insertTenant(
       },
     })
     .add('token', newTokenWrite(token, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }));
+  // A tenant created with a template is in that template's fleet from the start, waiting for it.
+  if (tenant.pendingTemplate) {
+    const { tenantId, clientId } = tenant;
+    tx.include([
+      memberPut({ tenantId, clientId, templateId: tenant.pendingTemplate.templateId, templateVersion: 0, pending: true }),
+    ]);
+  }
   const outcome = await liveTenantsWrite(tenant.clientId, 1, max, tx);
   if (outcome.written) return 'written';
   if ('limit' in outcome) return 'limit';
@@ -164,8 +177,10 @@ export async function claimDeletion(tenant: TenantRecord, until: number): Promis
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
   const agentTokens = await agentRevocationItems(tenant.tenantId);
-  const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'deletionRecord'>()
+  const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'deletionRecord' | 'templateMember'>()
     .add('agentTokens', ...agentTokens)
+    // A deleted tenant leaves its template's fleet.
+    .include([memberDelete(tenant.tenantId)])
     .add('tenant', {
       Update: {
         TableName: tableName(),
@@ -253,6 +268,38 @@ export async function updateTenantActive(
 }
 
 /**
+ * A rollout reached an inactive tenant: the version waits as its pending template, which its
+ * activation applies (as a tenant created inactive with a template gets it), with `alongside` (its
+ * place in the fleet, the rollout's outcome), together. `false` when the tenant was activated or
+ * deleted since it was read, or waits for another template (its first).
+ */
+export async function markRolloutPending(
+  tenant: TenantRecord,
+  pending: { templateId: number; version: number },
+  alongside: Alongside,
+): Promise<boolean> {
+  const outcome = await transaction<'tenant' | AlongsideName>()
+    .add('tenant', {
+      Update: {
+        TableName: tableName(),
+        Key: stored.tenant.key(tenant),
+        UpdateExpression: 'SET pendingTemplate = :pending',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND ativo = :inactive AND ' +
+          '(attribute_not_exists(pendingTemplate) OR pendingTemplate.templateId = :templateId)',
+        ExpressionAttributeValues: {
+          ':pending': { ...pending, since: new Date().toISOString() },
+          ':inactive': false,
+          ':templateId': pending.templateId,
+        },
+      },
+    })
+    .include(alongside)
+    .commit();
+  return outcome.written;
+}
+
+/**
  * Drops the tenant's pending template (it was deleted before it could be applied), and the
  * follow-up that would apply it, with `alongside`, together.
  */
@@ -268,7 +315,12 @@ export async function dropPendingTemplate(tenant: TenantRecord, alongside: Along
         ExpressionAttributeValues: { ':templateId': templateId },
       },
     })
-    .include([clearFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId }), ...alongside])
+    .include([
+      clearFollowUp({ kind: 'provision', ownerId: tenant.tenantId, subjectId: tenant.tenantId }),
+      // It leaves the deleted template's fleet.
+      memberDelete(tenant.tenantId),
+      ...alongside,
+    ])
     .commit();
 }
 

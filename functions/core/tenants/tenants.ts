@@ -222,7 +222,12 @@ export async function applyPendingTemplate(tenant: TenantRecord, deadline: numbe
     await dropPendingTemplate(tenant, alongside);
     return;
   }
-  await applyTemplate(tenant.tenantId, pending.templateId, { deadline, keepPlanPending: true, alongside });
+  await applyTemplate(tenant.tenantId, pending.templateId, {
+    deadline,
+    keepPlanPending: true,
+    alongside,
+    version: pending.version,
+  });
 }
 
 /** The client's own live tenant; another client's, a deleted or an unknown one is the same 404. */

@@ -4,27 +4,29 @@ import type { SchemaModule } from '../validation.ts';
 declare const schema: SchemaModule<schema.UpdateSettingsBody>;
 declare namespace schema {
   /**
+   * A webhook channel (a tenant's alerts, a client's events); null removes it (and its signing secrets).
+   */
+  export type Webhook = null | {
+    /**
+     * Where alerts (or events) are POSTed.
+     */
+    url?: string;
+    /**
+     * false turns the channel off: a tenant's fire or send answers 409 `channel_inactive`, a client's events are not kept, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel).
+     */
+    enabled?: boolean;
+    /**
+     * Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt.
+     */
+    maxInFlight?: number;
+  };
+
+  /**
    * Body of PATCH /tenant/settings: the allowed alert channels. The webhook URL must be absolute https, without user info or fragment, at most 2048 characters, and not point at a private address.
    */
   export interface UpdateSettingsBody {
     alertChannels: {
-      /**
-       * The webhook channel; null removes it (and its signing secrets).
-       */
-      webhook: null | {
-        /**
-         * Where alerts are POSTed.
-         */
-        url?: string;
-        /**
-         * false turns the channel off: a fire or a send answers 409 `channel_inactive`, and a delivery already queued fails (redeliver it once the channel is on); true turns it back on (also after a 410, or after days without an answer disabled the channel).
-         */
-        enabled?: boolean;
-        /**
-         * Attempts sent to the endpoint at once, at most (default 2); deliveries beyond wait their turn, without using up an attempt.
-         */
-        maxInFlight?: number;
-      };
+      webhook: Webhook;
     };
   }
 }

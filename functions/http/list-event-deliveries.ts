@@ -1,0 +1,9 @@
+import { httpHandler, pageParameters, pageResponse } from '#functions/core/api/http-handler.ts';
+import { clientIdOf } from '#functions/core/auth/principals.ts';
+import { listDeliveries } from '#functions/core/alerts/deliveries.ts';
+import { clientOwner } from '#functions/core/webhooks/owner.ts';
+
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  return pageResponse(await listDeliveries(clientOwner(clientIdOf(request.principal)), limit, cursor));
+});
