@@ -81,11 +81,12 @@ export async function runRollout(message: RolloutMessage, deadline: number): Pro
   try {
     for (;;) {
       if (Date.now() > stopAt) return laterBy(0);
+      // Paused or cancelled meanwhile (a change of the record this worker's write lost to): it stops here.
+      if (record.state !== 'running') return done;
       if (record.planCursor !== null) {
         record = await planPage(record, leaseId);
         continue;
       }
-      if (record.state !== 'running') return done;
       const wait = (record.nextWaveAt ?? 0) - Date.now();
       // A short wait (a tenant's turn tried again) is taken here, a long one (a pause between waves) off the worker.
       if (wait > 0 && Date.now() + wait > stopAt) return laterBy(wait);
