@@ -1,47 +1,74 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/sequencer.ts';
 
 /**
- * Two projects, one run: `npm test` runs both, `npm run test:unit` only `unit`.
- * - `unit`: pure tests (no I/O). They import handlers, whose configuration check at cold start
- *   wants a table name and a domain: given here, and never reached.
+ * Three projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
+ * - `unit` and `unit-isolated`: pure tests (no I/O), the second for files that need modules of their own.
  * - `connected`: integration, end-to-end and CDK tests, against one DynamoDB Local and one local
  *   twin for the whole run, and the browser the global setup finds (test/support/global-setup.ts).
  */
+/**
+ * Unit files that change process or module state: environment variables a module reads once, a
+ * keyring cached per cold start (metrics on, a token keyring file of their own), module mocks.
+ * Each of them gets fresh modules.
+ */
+const stateful = [
+  'test/unit/edge-function.test.ts',
+  'test/unit/login-token-keys.test.ts',
+  'test/unit/metrics.test.ts',
+  'test/unit/signed-fetch.test.ts',
+  'test/unit/tokens.test.ts',
+];
+
+/** What both unit projects share: pure tests (no I/O), on threads. */
+const unit = {
+  // No native add-ons or process state in these files: threads start faster than forks.
+  pool: 'threads',
+  env: {
+    // They import handlers, whose configuration check at cold start wants a table name and a domain:
+    // given here, and never reached.
+    TABLE_NAME: 'unit-tests-reach-no-table',
+    TENANT_BASE_DOMAIN: 'localhost',
+    AWS_REGION: 'us-east-1',
+    // Empty: the twin the connected project starts in this process declares multi-concurrency
+    // (local/lambda-context.ts), but these workers call handlers one at a time, with no InvokeStore.
+    AWS_LAMBDA_MAX_CONCURRENCY: '',
+  },
+} as const;
+
 export default defineConfig({
   test: {
-    // Most connected files wait on DynamoDB Local, the twin, a child process or a minute boundary rather
-    // than compute: on a 2-core machine two workers kept about 1.1 cores busy, three about 1.6 (the whole
-    // suite measured 13:00 with two, 9:33 with three in the same hour); with the README sessions' clock
-    // waits and the packed-client install, four finished in 8:29 where three took 9:30 (same machine, same
-    // commit). With fleet rollouts and the client's events (166 files), four and then three on a fresh clone
-    // ran the race files (tenant deletion, quotas) beside each other and the admin CLI's processes, and DynamoDB
-    // Local refused some of their transactions ("too long waiting for a lock") or a route ran past its 15 s: two,
-    // until the suite is made lighter (issue 40). The unit project runs on threads in a few seconds either way.
-    maxWorkers: 2,
+    // Most connected files wait on DynamoDB Local, the twin, a child process or a minute boundary rather than
+    // compute: on a 2-core machine two workers kept about 1.1 cores busy, three about 1.6. Three and four failed on
+    // fresh clones while two test files scanned the whole shared table (DynamoDB Local serves one request at a time,
+    // and each page of a scan of a table every file had written to held it long enough for other files' transactions
+    // to time out waiting for a lock, or a route to run past its 15 s): `tokens unsigned` now scans a table of its
+    // own, and test/support/sequencer.ts starts the other scan first, while the table is small. Three.
+    maxWorkers: 3,
     // A guard against a hang, not a measure of speed: on a fresh clone (cold caches) the whole suite kept both
     // cores busy and a few 30-second tests of the shared twin ran past 30 s; none measures time.
     testTimeout: 60_000,
+    sequence: { sequencer: LongestFirst },
     hookTimeout: 120_000,
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
       {
         extends: true,
         test: {
+          ...unit,
           name: 'unit',
-          // No native add-ons or process state in these files: threads start faster than forks.
-          // Each file keeps its own modules: metrics.test.ts needs the metrics module loaded with
-          // metrics on, which sharing a thread's module cache (isolate: false) broke in some orders.
-          pool: 'threads',
+          // One module cache per thread, shared by its files: loading the modules again for each file was
+          // most of the unit run (38 of 60 s of thread time). The files that set process state or module
+          // state (environment variables read once, keyrings cached per cold start, module mocks) are in
+          // unit-isolated instead.
+          isolate: false,
           include: ['test/unit/**/*.test.ts'],
-          env: {
-            TABLE_NAME: 'unit-tests-reach-no-table',
-            TENANT_BASE_DOMAIN: 'localhost',
-            AWS_REGION: 'us-east-1',
-            // Empty: the twin the connected project starts in this process declares multi-concurrency
-            // (local/lambda-context.ts), but these workers call handlers one at a time, with no InvokeStore.
-            AWS_LAMBDA_MAX_CONCURRENCY: '',
-          },
+          exclude: stateful,
         },
+      },
+      {
+        extends: true,
+        test: { ...unit, name: 'unit-isolated', include: stateful },
       },
       {
         extends: true,

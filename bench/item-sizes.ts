@@ -10,6 +10,7 @@ import type { AgentRecord } from '#functions/core/agents/agent-repository.ts';
 import type { Attempt, AlertDeliveryRecord } from '#functions/core/alerts/alert-repository.ts';
 import { maxAttemptsPerDelivery, maxResponseBodyBytes } from '#functions/core/alerts/webhook-config.ts';
 import type { RunRecord } from '#functions/core/reload/run-repository.ts';
+import { maxCallerRequestIdLength } from '#functions/core/api/request-id.ts';
 import type { ScheduleRunRecord } from '#functions/core/schedules/schedule-repository.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
@@ -114,6 +115,8 @@ const delivery = (attempts: number, attempt = timedOut): AlertDeliveryRecord => 
   bytes: 1024,
   attempts: Array.from({ length: attempts }, () => attempt),
   roundStart: 0,
+  // The longest X-Request-Id a request may give it.
+  requestId: 'x'.repeat(maxCallerRequestIdLength),
   createdAt: iso,
   expiresAt: expiresAt('deliveryRetentionDays', now),
 });

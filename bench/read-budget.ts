@@ -57,6 +57,7 @@ export function readPath(route: Route, data: ScaledTenant): string {
     '/tenant/alerts/{id}': ids.alert,
     '/tenant/deliveries/{id}': ids.delivery,
     '/tenants/deliveries/{id}': ids.eventDelivery,
+    '/tenant/runs/{id}': ids.run,
   };
   const prefix = Object.keys(owner)
     .filter((candidate) => route.path.startsWith(candidate))

@@ -17,9 +17,19 @@ export interface ScaledTenant {
   scale: number;
   clientToken: string;
   tenantToken: string;
-  /** Path parameters that name real records: a user, a group, a datamart, a schedule, an alert, a delivery, a template. */
+  /** Path parameters that name real records: a user, a group, a datamart, a schedule, an alert, a delivery, a template, a run. */
   ids: Record<
-    'tenant' | 'user' | 'group' | 'datamart' | 'schedule' | 'alert' | 'delivery' | 'template' | 'rollout' | 'eventDelivery',
+    | 'tenant'
+    | 'user'
+    | 'group'
+    | 'datamart'
+    | 'schedule'
+    | 'alert'
+    | 'delivery'
+    | 'template'
+    | 'rollout'
+    | 'eventDelivery'
+    | 'run',
     number
   >;
 }
@@ -82,7 +92,7 @@ const record = (tableId: number, allowed: boolean, filters: Array<{ column: stri
  * `scale` times: 3 users, 2 groups (each user in one), 2 datamarts over the template's tables
  * (each with an owner), a permission record per table for every user and group (on one datamart
  * each), a tenant of the client besides this one, a template (and a version of it), a schedule, an
- * alert and one delivery of it.
+ * alert and one delivery of it, and one run.
  */
 export async function scaledTenant(call: ApiCall, clientToken: string, scale: number): Promise<ScaledTenant> {
   const count = (what: keyof typeof perScale) => perScale[what] * scale;
@@ -154,6 +164,7 @@ export async function scaledTenant(call: ApiCall, clientToken: string, scale: nu
   // Paused, so that the deliverer's retries stop and leave the measurements alone.
   await call('PATCH', '/tenant/settings', token, webhook(false));
   const [rollout, eventDelivery] = [await finishedRollout(call, clientToken, template.id), await failedEvent(call, clientToken)];
+  const run = await dispatchedRun(call, token, flow);
   return {
     scale,
     clientToken,
@@ -169,6 +180,7 @@ export async function scaledTenant(call: ApiCall, clientToken: string, scale: nu
       template: template.id as number,
       rollout,
       eventDelivery,
+      run,
     },
   };
 }
@@ -180,6 +192,14 @@ async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
     if (value !== undefined) return value;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** One run of the flow: its load queued for the default agent (online once it beats), then made a run by the reload worker. */
+async function dispatchedRun(call: ApiCall, tenantToken: string, flowId: number): Promise<number> {
+  const agent = (await call('POST', '/tenant/agents/1/token', tenantToken)).data.token as string;
+  await call('POST', '/agent/heartbeat', agent);
+  await call('POST', '/tenant/templates/reload', tenantToken, { items: [{ flowId, tokenId: 1, context: 'full' }] });
+  return until(async () => ((await call('GET', '/tenant/runs', tenantToken)).data as Array<{ id: number }>)[0]?.id);
 }
 
 /** One rollout of the template, finished (its tenant runs the version already: unchanged, nothing applied). */

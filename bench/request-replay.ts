@@ -14,6 +14,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { InvokeStore } from '@aws/lambda-invoke-store';
+import { isTokenUseStamp } from '#functions/core/auth/token-use.ts';
 import { config } from '#functions/core/config.ts';
 import { db } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -58,6 +59,8 @@ export async function recordRequests(operation: () => Promise<unknown>): Promise
   const name = `bench-record-${crypto.randomUUID()}`;
   db().middlewareStack.add(
     (next, context) => async (args) => {
+      // A token's use stamp (at most once a minute per token, beside the route's requests) is no request of the route's.
+      if (isTokenUseStamp(args.input)) return next(args);
       // At this step the input is the low-level one (the document client marshals before it).
       const request: RecordedRequest = {
         command: context.commandName ?? 'unknown',

@@ -13,7 +13,9 @@ import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-ke
 import { syncTokenKeysToKeyValueStore, writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
 import { listClients } from '#functions/core/clients/client-repository.ts';
 import { db } from '#functions/core/store/dynamo.ts';
-import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { createClient, endPreviousClientToken, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { previousTokenGrace, tokenUseView } from '#functions/core/auth/token-rotation.ts';
+import rotateTokenSchema from '#functions/core/api/validators/rotate-token.cjs';
 import { keyringStore, newSigningKey, publishedKeys, rotateKeyring } from '#functions/core/sso/signing-keys.ts';
 import type { CreateRolloutBody } from '#functions/core/api/validators/create-rollout.cjs';
 import rolloutSchema from '#functions/core/api/validators/create-rollout.cjs';
@@ -22,13 +24,18 @@ import { getRollout, type RolloutView, startRollout } from '#functions/core/roll
 import { ensureTable } from '#local/create-table.ts';
 import { awaitTransactionCommits, type DynamoDbLocal, JavaMissingError, startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { ensureTokenKeys } from '#local/token-keys.ts';
-import { localEnvironment, localTableName, type TwinRuntime } from '#local/twin.ts';
+import { localEnvironment, localTableName, type TwinRuntime } from '#local/environment.ts';
 
 const usage = `Usage: npm run admin -- <command> [--json]
 
   client create --name <name>     create a client (integrator) and print its token, shown only once
-  client list                     list the clients
-  client rotate-token --id <id>   give a client a new token (the old one stops working) and print it
+  client list                     list the clients, with when each one's token was last used
+  client rotate-token --id <id> [--previous-valid-for <seconds>]
+                                  give a client a new token and print it; the old one keeps working for
+                                  <seconds> (default ${previousTokenGrace.defaultSeconds}, a day; at most ${previousTokenGrace.maxSeconds}; 0 ends
+                                  it at once)
+  client end-previous-token --id <id>
+                                  end at once the token the last rotation kept working
   keys rotate                     new signing key for login tokens; the old ones keep verifying for an hour
   keys list                       the signing keys (ids and dates, never the private parts)
   token-keys rotate               new token key k<n+1>, which signs new tokens; the old ones keep verifying
@@ -76,6 +83,7 @@ const { positionals, values } = parseArgs({
     'dry-run': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'without-edge': { type: 'boolean', default: false },
+    'previous-valid-for': { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -157,6 +165,14 @@ function wholeNumber(option: keyof typeof values, min = 1): number | undefined {
   return Number(raw);
 }
 
+/** `--previous-valid-for`, checked as the API checks `previousValidForSeconds`; undefined when not given (a day). */
+function previousValidFor(): number | undefined {
+  const seconds = wholeNumber('previous-valid-for', 0);
+  const [first] = seconds === undefined ? [] : schemaErrors(rotateTokenSchema, { previousValidForSeconds: seconds });
+  if (first) throw new UsageError(`--previous-valid-for ${first.message}`);
+  return seconds;
+}
+
 /** The body a rollout start sends, from the options, checked as the API checks it. */
 function rolloutRequest(): CreateRolloutBody {
   const tenants =
@@ -203,19 +219,49 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       return 0;
     }
     case 'client list': {
-      const clients = (await listClients()).map(({ clientId, nome, createdAt }) => ({ id: clientId, nome, createdAt }));
-      const lines = clients.map((client) => `${String(client.id).padStart(6)}  ${client.createdAt}  ${client.nome}`);
-      print(['    id  created                   name', ...lines].join('\n'), clients);
+      const clients = (await listClients()).map((client) => ({
+        id: client.clientId,
+        nome: client.nome,
+        createdAt: client.createdAt,
+        ...tokenUseView(client),
+      }));
+      const lines = clients.map(
+        (client) =>
+          `${String(client.id).padStart(6)}  ${client.createdAt}  ${(client.currentToken.lastUsedAt ?? 'never').padEnd(24)}  ` +
+          client.nome +
+          (client.previousToken
+            ? `  (previous token works until ${client.previousToken.expiresAt}, last used ${client.previousToken.lastUsedAt ?? 'never'})`
+            : ''),
+      );
+      print(['    id  created                   token last used           name', ...lines].join('\n'), clients);
       return 0;
     }
     case 'client rotate-token': {
       const id = positiveId(values.id);
-      const token = await rotateClientToken(id);
-      if (!token) {
+      const rotated = await rotateClientToken(id, { previousValidForSeconds: previousValidFor() });
+      if (!rotated) {
         console.error(`Client ${id} not found`);
         return 1;
       }
-      print(`Client ${id} has a new token; the old one no longer works.\nToken, shown only once: ${token}`, { id, token });
+      const previous = rotated.previousExpiresAt
+        ? `the old one keeps working until ${rotated.previousExpiresAt} (end it sooner: client end-previous-token --id ${id})`
+        : 'the old one no longer works';
+      print(`Client ${id} has a new token; ${previous}.\nToken, shown only once: ${rotated.token}`, rotated);
+      return 0;
+    }
+    case 'client end-previous-token': {
+      const id = positiveId(values.id);
+      const outcome = await endPreviousClientToken(id);
+      if (!outcome) {
+        console.error(`Client ${id} not found`);
+        return 1;
+      }
+      print(
+        outcome.ended
+          ? `Client ${id}: its previous token no longer works.`
+          : `Client ${id} had no previous token still working: nothing to end.`,
+        { id, ...outcome },
+      );
       return 0;
     }
     case 'keys rotate': {
@@ -293,12 +339,15 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
         tenantId: 'tenantId' in token ? token.tenantId : null,
         agentId: 'agentId' in token ? token.agentId : null,
         createdAt: token.createdAt ?? null,
+        // A previous token (kept by a rotation): it stops by itself then, or when its owner ends it.
+        expiresAt: token.expiresAt === undefined ? null : new Date(token.expiresAt * 1000).toISOString(),
       }));
       const lines = tokens.map(
         (token) =>
           `${token.kind.padEnd(6)}  client ${token.clientId}` +
           (token.tenantId === null ? '' : `  tenant ${token.tenantId}`) +
-          (token.agentId === null ? '' : `  agent ${token.agentId}`),
+          (token.agentId === null ? '' : `  agent ${token.agentId}`) +
+          (token.expiresAt === null ? '' : `  (previous token, works until ${token.expiresAt})`),
       );
       print(
         tokens.length > 0

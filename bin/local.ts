@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
 import { JavaMissingError } from '#local/dynamodb-local.ts';
 import { LocalClientTokenError } from '#local/local-client.ts';
 import { ensurePortFree, PortBusyError } from '#local/ports.ts';
-import { startTwin, type TwinRuntime } from '#local/twin.ts';
+import type { TwinRuntime } from '#local/environment.ts';
+import { startTwin } from '#local/twin.ts';
 import { queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';

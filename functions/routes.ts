@@ -24,10 +24,14 @@ export interface QueryParameter {
   description: string;
   /**
    * An integer's range and default are what integerQueryParameter enforces (one without a default is
-   * optional: absent means something of its own); other values reach the handler as sent.
+   * optional: absent means something of its own); a string's length what textQueryParameter enforces,
+   * a boolean's `true` or `false` what booleanQueryParameter does; other values reach the handler as sent.
    */
   schema:
-    { type: 'integer'; minimum: number; maximum: number; default?: number } | { type: 'string' } | { enum: readonly string[] };
+    | { type: 'integer'; minimum: number; maximum: number; default?: number }
+    | { type: 'string'; minLength?: number; maxLength?: number }
+    | { type: 'boolean' }
+    | { enum: readonly string[] };
 }
 
 /** The page size of every list: what a paged list answers without `limit`, and the most `limit` may ask for. */
@@ -101,6 +105,11 @@ export interface Route {
   auth: readonly AuthScheme[];
   /** Request body schema under schemas/; a route without one takes no body. */
   body?: RequestSchemaName;
+  /**
+   * The body may be left out: a request without one means the schema's defaults, as it did before the
+   * route took a body (the handler reads it with `optionalBody`; the API description says it is not required).
+   */
+  bodyOptional?: boolean;
   /** Also accept the body as YAML (`application/yaml`). */
   yaml?: boolean;
   /** Queues the route's function sends to; the stack grants exactly these. */
@@ -167,6 +176,15 @@ const tenantVersion = { ETag: "The tenant's version; send it back as If-Match." 
 /** A schedule file: JSON in the envelope, or the bare file as YAML (by Accept), with its version as ETag. */
 const scheduleFile = { data: 'schedule.v2', yaml: true } as const satisfies RouteAnswer;
 const scheduleVersion = { ETag: "The schedule's version; send it back as If-Match." };
+
+/** The filter of the lists of deliveries: a delivery's status. */
+const deliveryStatusQuery: QueryParameter = {
+  name: 'status',
+  description:
+    'Only the deliveries with this status (`failed` lists what to look at, or to redeliver). A filtered page reads ' +
+    'at most 1,000 deliveries: it may then hold fewer than `limit`, even none, with a `nextCursor` to go on from.',
+  schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] },
+};
 
 export const routes: readonly Route[] = [
   {
@@ -279,12 +297,24 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     paginated: true,
+    query: [
+      {
+        name: 'nome',
+        description:
+          'Only the tenants with this name, the whole name compared as names are (case, compatibility forms and runs ' +
+          'of spaces folded, invisible characters dropped).',
+        schema: { type: 'string', minLength: 1, maxLength: 200 },
+      },
+      { name: 'ativo', description: 'Only the active (`true`) or inactive (`false`) tenants.', schema: { type: 'boolean' } },
+    ],
     summary: "List the client's tenants",
     docs: {
       description:
         "The client's live tenants, a page at a time: id, nome, dominio, ativo and the template still pending, if " +
         "any (deleted tenants are not listed). Call it to match your customer records with the service's, or to " +
-        "find a tenant's id. It changes nothing.",
+        "find a tenant's id. `nome` and `ativo` narrow it (both must match when both are given); a filtered page " +
+        'reads at most 1,000 tenants, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on ' +
+        'from: follow `nextCursor` until it is null. It changes nothing.',
       answer: { data: 'tenant-summary', list: true },
     },
   },
@@ -397,14 +427,35 @@ export const routes: readonly Route[] = [
     path: '/tenants/{id}/token',
     handler: 'rotate-tenant-token',
     auth: ['client'],
+    body: 'rotate-token',
+    bodyOptional: true,
     table: 'readWrite',
-    summary: "Rotate a tenant's token",
+    summary: "Rotate a tenant's token (the previous one keeps working for a grace period)",
     docs: {
       description:
-        "Issues a new token for one of the client's tenants, shown only in this answer; the previous one stops " +
-        'working at once, with no grace period. Call it when a tenant token may have leaked, then give the new one ' +
-        "to the tenant backend. Its agents' tokens are not affected; each call replaces the token again.",
+        "Issues a new token for one of the client's tenants, shown only in this answer. The token it replaces keeps " +
+        'working for `previousValidForSeconds` (24 hours without a body, at most 7 days; `previousExpiresAt` says ' +
+        'until when), so a fleet of backends can switch one by one; GET /tenants/{id} shows when each was last used, ' +
+        'and DELETE /tenants/{id}/token/previous ends the previous one once nothing uses it. Only one previous token ' +
+        'lives at a time: rotating again within the grace period ends the one the last rotation kept. A token that ' +
+        "may have leaked: send `previousValidForSeconds: 0`, which ends it at once. Its agents' tokens are not affected.",
       answer: { data: 'token-rotated' },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tenants/{id}/token/previous',
+    handler: 'end-previous-tenant-token',
+    auth: ['client'],
+    table: 'readWrite',
+    summary: "End a tenant's previous token now",
+    docs: {
+      description:
+        'Ends at once the tenant token the last rotation kept working (POST /tenants/{id}/token), before its grace ' +
+        'period is over: call it once every backend uses the new token (GET /tenants/{id} shows when the previous one ' +
+        'was last used). The current token is not affected. `ended` says whether a previous token was still working; ' +
+        'when none was, the answer is the same success with `ended: false`, so calling it again is harmless.',
+      answer: { data: 'previous-token-ended' },
     },
   },
   {
@@ -761,14 +812,36 @@ export const routes: readonly Route[] = [
     path: '/tenant/agents/{id}/token',
     handler: 'rotate-agent-token',
     auth: ['tenant'],
+    body: 'rotate-token',
+    bodyOptional: true,
     table: 'readWrite',
-    summary: 'Give an agent a new token (the old one stops working)',
+    summary: 'Give an agent a new token (the previous one keeps working for a grace period)',
     docs: {
       description:
-        "Issues a new token for one of the tenant's agents, shown only in this answer; the old one stops working " +
-        'at once. This is how the default agent, created with the tenant, gets its first token, and how a leaked ' +
-        'token is replaced: configure the agent with the new one. Each call replaces the token again.',
+        "Issues a new token for one of the tenant's agents, shown only in this answer. This is how the default agent, " +
+        'created with the tenant, gets its first token. The token it replaces keeps working for ' +
+        '`previousValidForSeconds` (24 hours without a body, at most 7 days; `previousExpiresAt` says until when), so ' +
+        'the agent can be reconfigured without missing a beat; GET /tenant/agents shows when each was last used, and ' +
+        'DELETE /tenant/agents/{id}/token/previous ends the previous one. Only one previous token lives at a time: ' +
+        'rotating again within the grace period ends the one the last rotation kept. A token that may have leaked: ' +
+        'send `previousValidForSeconds: 0`, which ends it at once.',
       answer: { data: 'token-rotated' },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tenant/agents/{id}/token/previous',
+    handler: 'end-previous-agent-token',
+    auth: ['tenant'],
+    table: 'readWrite',
+    summary: "End an agent's previous token now",
+    docs: {
+      description:
+        'Ends at once the agent token the last rotation kept working (POST /tenant/agents/{id}/token), before its grace ' +
+        'period is over: call it once the agent runs with the new token (GET /tenant/agents shows when the previous one ' +
+        'was last used). The current token is not affected. `ended` says whether a previous token was still working; ' +
+        'when none was, the answer is the same success with `ended: false`, so calling it again is harmless.',
+      answer: { data: 'previous-token-ended' },
     },
   },
   {
@@ -778,14 +851,69 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     paginated: true,
+    query: [
+      {
+        name: 'status',
+        description: 'Only the runs with this status (`failed`: the runs to look at, or to retry).',
+        schema: { enum: ['dispatched', 'running', 'succeeded', 'failed'] },
+      },
+      {
+        name: 'agent',
+        description: 'Only the runs of this agent (its id: `tokenId` in a run).',
+        schema: { type: 'integer', minimum: 1, maximum: 999_999 },
+      },
+      {
+        name: 'flowId',
+        description: 'Only the runs of this flow.',
+        schema: { type: 'integer', minimum: 1, maximum: 999_999 },
+      },
+    ],
     summary: "The tenant's runs, newest first",
     docs: {
       description:
         "The tenant's runs, newest first: each load the reload worker handed to an agent, with its flow, agent, " +
         "context, batch, status (`dispatched`, `running`, `succeeded` or `failed`) and the agent's message. Poll " +
         "it to follow a reload, or a schedule's loads, to the end; runs are kept for a limited time (90 days by " +
-        'default). It changes nothing.',
+        'default). `status`, `agent` and `flowId` narrow it (all those given must match); a filtered page reads at ' +
+        'most 1,000 runs, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from: follow ' +
+        '`nextCursor` until it is null. It changes nothing.',
       answer: { data: 'run', list: true },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenant/runs/{id}',
+    handler: 'get-run',
+    auth: ['tenant'],
+    table: 'read',
+    summary: "A run: its flow, agent, context, status and the agent's message",
+    docs: {
+      description:
+        "One of the tenant's runs, as GET /tenant/runs lists it: its flow, agent (`tokenId`), context, batch, status " +
+        "and the agent's message, and `retryOf` when it retries a failed run. Poll it to follow one load to its end; " +
+        'a run that has expired (90 days by default) is 404 `run_not_found`. It changes nothing.',
+      answer: { data: 'run' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tenant/runs/{id}/retry',
+    handler: 'retry-run',
+    auth: ['tenant'],
+    table: 'readWrite',
+    sends: ['reload'],
+    idempotent: true,
+    summary: "Queue a failed run's load again (same flow, agent and context)",
+    docs: {
+      description:
+        "Queues a failed run's load once more, as a reload of its flow would: to the same agent, with the same " +
+        "context, on the agent's own FIFO queue. The reload worker makes it a new `dispatched` run whose `retryOf` " +
+        'names the failed one (GET /tenant/runs?flowId=… lists it), which the agent takes with its next heartbeat; ' +
+        'the failed run stays as it was. Only a failed run can go again (409 `run_not_failed`), of an active tenant ' +
+        '(409 `tenant_inactive`), to an agent with a heartbeat in the last 2 minutes (409 `agent_offline`): then ' +
+        'nothing is queued. Each call queues one load: send an Idempotency-Key to make a retry safe to repeat.',
+      success: { 202: 'The load, queued.' },
+      answer: { data: 'run-retry' },
     },
   },
   {
@@ -812,13 +940,23 @@ export const routes: readonly Route[] = [
     handler: 'list-users',
     auth: ['tenant'],
     table: 'read',
-    query: wholeListQuery,
+    query: [
+      ...wholeListQuery,
+      {
+        name: 'login',
+        description:
+          'Only the user with this login, compared as logins are kept unique (case and compatibility forms folded, ' +
+          'invisible characters dropped): a list of one, or none. Read from the login itself, never by walking the list.',
+        schema: { type: 'string', minLength: 1, maxLength: 200 },
+      },
+    ],
     summary: 'Every user with their groups and effective permissions (spec 4.10)',
     docs: {
       description:
         'Every user of the tenant with their groups and their effective permissions on each datamart table (spec ' +
         "4.10): their own record on a table if they have one, else their groups' records, expired ones left out. " +
-        'Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. It changes ' +
+        'Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. `login` ' +
+        'answers only the user with that login (a list of one, or none), read from the login directly. It changes ' +
         'nothing.',
       answer: { data: 'user-with-access', list: true },
     },
@@ -1465,6 +1603,24 @@ export const routes: readonly Route[] = [
   },
   {
     method: 'GET',
+    path: '/tenant/deliveries',
+    handler: 'list-tenant-deliveries',
+    auth: ['tenant'],
+    table: 'read',
+    paginated: true,
+    query: [deliveryStatusQuery],
+    summary: "Every delivery of the tenant's alerts, newest first (kept 30 days)",
+    docs: {
+      description:
+        "The deliveries of all the tenant's alerts, newest first, each with its alert, status (`queued`, `retrying`, " +
+        "`delivered` or `failed`), attempts (each with the receiver's status code and the first 1 KB of its answer, " +
+        'or the error) and next attempt; `status=failed` lists the ones to look at. Deliveries of deleted alerts ' +
+        'stay until they expire (30 days by default). It changes nothing.',
+      answer: { data: 'delivery', list: true },
+    },
+  },
+  {
+    method: 'GET',
     path: '/tenant/deliveries/{id}',
     handler: 'get-delivery',
     auth: ['tenant'],
@@ -1552,12 +1708,13 @@ export const routes: readonly Route[] = [
     auth: ['client'],
     table: 'read',
     paginated: true,
+    query: [deliveryStatusQuery],
     summary: "The client's event deliveries, newest first (kept 30 days)",
     docs: {
       description:
         "The deliveries of the integrator's events to the client's webhook, newest first, each with its event " +
-        'type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt. They expire ' +
-        'as tenant deliveries do (30 days by default). It changes nothing.',
+        'type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt; `status=failed` ' +
+        'lists the ones to look at. They expire as tenant deliveries do (30 days by default). It changes nothing.',
       answer: { data: 'event-delivery', list: true },
     },
   },

@@ -2,6 +2,7 @@ import { type Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import { tokenUseAttributes } from '#functions/core/auth/token-use.ts';
 import type { QueueName } from '#functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import type { TableAccess } from '#functions/routes.ts';
@@ -31,6 +32,26 @@ export const tableActions: Record<TableAccess, string[]> = {
     'dynamodb:ConditionCheckItem',
   ],
 };
+
+/**
+ * The one write a function that only reads the table still makes: the stamp of its bearer token's
+ * use (functions/core/auth/token-use.ts), at most once a minute per token. An UpdateItem naming only
+ * the stamps' attributes (keys included: fine-grained access counts every attribute a request names,
+ * its conditions' too), answering nothing: it can change when a token was last used, never who owns
+ * a token, which token an owner has, or anything else. (`Null` false: the attribute list must be
+ * there, since ForAllValues over no list at all would hold.)
+ */
+export const tokenUseStatement = (tableArn: string) =>
+  new PolicyStatement({
+    sid: 'TokenUseStamps',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [tableArn],
+    conditions: {
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...tokenUseAttributes] },
+      Null: { 'dynamodb:Attributes': 'false' },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    },
+  });
 
 /**
  * What DynamoDB does with the table's key on a caller's behalf: every reader has the table key
@@ -117,8 +138,12 @@ export class FunctionRoles {
       // In the key's policy, not the role's: the key policy does not let IAM policies grant its use (service-table.ts).
       // The role's policy names the table, which names the key, so CloudFormation puts the key's policy first: in the
       // deploy that moved the grant here (the key's old policy let the role's grant it), no function was without it.
-      table.allowUseThroughDynamoDB(`Functions${pascalCase(needs.table)}ThroughDynamoDB`, role, tableKeyActions[needs.table]);
+      // A role that reads and stamps its tokens' use (tokenUseStatement) writes items too: the writers' key actions.
+      const keyAccess = needs.table === 'read' && needs.tokenKeys ? 'readWrite' : needs.table;
+      table.allowUseThroughDynamoDB(`Functions${pascalCase(keyAccess)}ThroughDynamoDB`, role, tableKeyActions[keyAccess]);
     }
+    // A read-write role updates any attribute already; a read-only one that checks tokens gets the stamps alone.
+    if (needs.tokenKeys && needs.table === 'read') role.addToPolicy(tokenUseStatement(table.table.tableArn));
     for (const name of needs.sends) queues.queues[name].grantSendMessages(role);
     if (needs.deadLetters) queues.deadLetterQueues[needs.deadLetters].grantSendMessages(role);
     if (needs.signingKeys) signingKeys.secret.grantRead(role);

@@ -43,7 +43,9 @@ const ARNS_PER_INVOKE_POLICY = 40;
  * No header (so no Authorization, no cookie) and no path: the SSO landing's path carries a login
  * token, and routeKey names the route without it. Each line also names the service and the stage
  * (`accessLogFormat`), the dimensions a metric filter needs to count 429s as the service's metrics
- * are counted (monitoring.ts): a filter's dimensions can only be fields of the line.
+ * are counted (monitoring.ts): a filter's dimensions can only be fields of the line. `requestId` is
+ * API Gateway's own: an HTTP API's format takes `$context` variables only, so a caller's X-Request-Id
+ * cannot be here; the function's `Request handled` line names both (docs/operations.md, Request ids).
  */
 export const apiAccessLogFields = {
   requestId: '$context.requestId',

@@ -35,9 +35,10 @@ export async function ensureLocalClient(options: { stateFile?: string; preferred
   const existing = state && (await findClient(state.clientId));
   let current: LocalClientState;
   if (existing) {
-    const token = await rotateClientToken(existing.clientId, chosen);
-    if (token === undefined) throw new Error(`Local client ${existing.clientId} disappeared during the start`);
-    current = { clientId: existing.clientId, token };
+    // The twin's client has one token, the one this start prints: the one it replaces stops at once.
+    const rotated = await rotateClientToken(existing.clientId, { token: chosen, previousValidForSeconds: 0 });
+    if (rotated === undefined) throw new Error(`Local client ${existing.clientId} disappeared during the start`);
+    current = { clientId: existing.clientId, token: rotated.token };
   } else {
     const created = await createClient('local', chosen);
     current = { clientId: created.client.clientId, token: created.token };

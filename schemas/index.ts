@@ -18,6 +18,7 @@ import login from './login.schema.json' with { type: 'json' };
 import reload from './reload.schema.json' with { type: 'json' };
 import reportRun from './report-run.schema.json' with { type: 'json' };
 import revokeLogin from './revoke-login.schema.json' with { type: 'json' };
+import rotateToken from './rotate-token.schema.json' with { type: 'json' };
 import scheduleV2 from './schedule.v2.schema.json' with { type: 'json' };
 import setPermissions from './set-permissions.schema.json' with { type: 'json' };
 import setDefaultTemplate from './set-default-template.schema.json' with { type: 'json' };
@@ -47,6 +48,7 @@ export const requestSchemas = {
   reload,
   'report-run': reportRun,
   'revoke-login': revokeLogin,
+  'rotate-token': rotateToken,
   'schedule.v2': scheduleV2,
   'set-default-template': setDefaultTemplate,
   'set-permissions': setPermissions,

@@ -112,7 +112,7 @@ export interface paths {
     };
     /**
      * List the client's tenants
-     * @description The client's live tenants, a page at a time: id, nome, dominio, ativo and the template still pending, if any (deleted tenants are not listed). Call it to match your customer records with the service's, or to find a tenant's id. It changes nothing.
+     * @description The client's live tenants, a page at a time: id, nome, dominio, ativo and the template still pending, if any (deleted tenants are not listed). Call it to match your customer records with the service's, or to find a tenant's id. `nome` and `ativo` narrow it (both must match when both are given); a filtered page reads at most 1,000 tenants, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from: follow `nextCursor` until it is null. It changes nothing.
      *
      *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
@@ -235,11 +235,33 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Rotate a tenant's token
-     * @description Issues a new token for one of the client's tenants, shown only in this answer; the previous one stops working at once, with no grace period. Call it when a tenant token may have leaked, then give the new one to the tenant backend. Its agents' tokens are not affected; each call replaces the token again.
+     * Rotate a tenant's token (the previous one keeps working for a grace period)
+     * @description Issues a new token for one of the client's tenants, shown only in this answer. The token it replaces keeps working for `previousValidForSeconds` (24 hours without a body, at most 7 days; `previousExpiresAt` says until when), so a fleet of backends can switch one by one; GET /tenants/{id} shows when each was last used, and DELETE /tenants/{id}/token/previous ends the previous one once nothing uses it. Only one previous token lives at a time: rotating again within the grace period ends the one the last rotation kept. A token that may have leaked: send `previousValidForSeconds: 0`, which ends it at once. Its agents' tokens are not affected.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['rotateTenantToken'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/{id}/token/previous': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End a tenant's previous token now
+     * @description Ends at once the tenant token the last rotation kept working (POST /tenants/{id}/token), before its grace period is over: call it once every backend uses the new token (GET /tenants/{id} shows when the previous one was last used). The current token is not affected. `ended` says whether a previous token was still working; when none was, the answer is the same success with `ended: false`, so calling it again is harmless.
+     */
+    delete: operations['endPreviousTenantToken'];
     options?: never;
     head?: never;
     patch?: never;
@@ -577,11 +599,33 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Give an agent a new token (the old one stops working)
-     * @description Issues a new token for one of the tenant's agents, shown only in this answer; the old one stops working at once. This is how the default agent, created with the tenant, gets its first token, and how a leaked token is replaced: configure the agent with the new one. Each call replaces the token again.
+     * Give an agent a new token (the previous one keeps working for a grace period)
+     * @description Issues a new token for one of the tenant's agents, shown only in this answer. This is how the default agent, created with the tenant, gets its first token. The token it replaces keeps working for `previousValidForSeconds` (24 hours without a body, at most 7 days; `previousExpiresAt` says until when), so the agent can be reconfigured without missing a beat; GET /tenant/agents shows when each was last used, and DELETE /tenant/agents/{id}/token/previous ends the previous one. Only one previous token lives at a time: rotating again within the grace period ends the one the last rotation kept. A token that may have leaked: send `previousValidForSeconds: 0`, which ends it at once.
+     *
+     *     Bodies up to 1,000,000 bytes (`payload_too_large`, 413, beyond).
      */
     post: operations['rotateAgentToken'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenant/agents/{id}/token/previous': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End an agent's previous token now
+     * @description Ends at once the agent token the last rotation kept working (POST /tenant/agents/{id}/token), before its grace period is over: call it once the agent runs with the new token (GET /tenant/agents shows when the previous one was last used). The current token is not affected. `ended` says whether a previous token was still working; when none was, the answer is the same success with `ended: false`, so calling it again is harmless.
+     */
+    delete: operations['endPreviousAgentToken'];
     options?: never;
     head?: never;
     patch?: never;
@@ -596,13 +640,55 @@ export interface paths {
     };
     /**
      * The tenant's runs, newest first
-     * @description The tenant's runs, newest first: each load the reload worker handed to an agent, with its flow, agent, context, batch, status (`dispatched`, `running`, `succeeded` or `failed`) and the agent's message. Poll it to follow a reload, or a schedule's loads, to the end; runs are kept for a limited time (90 days by default). It changes nothing.
+     * @description The tenant's runs, newest first: each load the reload worker handed to an agent, with its flow, agent, context, batch, status (`dispatched`, `running`, `succeeded` or `failed`) and the agent's message. Poll it to follow a reload, or a schedule's loads, to the end; runs are kept for a limited time (90 days by default). `status`, `agent` and `flowId` narrow it (all those given must match); a filtered page reads at most 1,000 runs, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from: follow `nextCursor` until it is null. It changes nothing.
      *
      *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
     get: operations['listRuns'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenant/runs/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A run: its flow, agent, context, status and the agent's message
+     * @description One of the tenant's runs, as GET /tenant/runs lists it: its flow, agent (`tokenId`), context, batch, status and the agent's message, and `retryOf` when it retries a failed run. Poll it to follow one load to its end; a run that has expired (90 days by default) is 404 `run_not_found`. It changes nothing.
+     */
+    get: operations['getRun'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenant/runs/{id}/retry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queue a failed run's load again (same flow, agent and context)
+     * @description Queues a failed run's load once more, as a reload of its flow would: to the same agent, with the same context, on the agent's own FIFO queue. The reload worker makes it a new `dispatched` run whose `retryOf` names the failed one (GET /tenant/runs?flowId=… lists it), which the agent takes with its next heartbeat; the failed run stays as it was. Only a failed run can go again (409 `run_not_failed`), of an active tenant (409 `tenant_inactive`), to an agent with a heartbeat in the last 2 minutes (409 `agent_offline`): then nothing is queued. Each call queues one load: send an Idempotency-Key to make a retry safe to repeat.
+     *
+     *     Honours an `Idempotency-Key` header for 24 hours.
+     */
+    post: operations['retryRun'];
     delete?: never;
     options?: never;
     head?: never;
@@ -618,7 +704,7 @@ export interface paths {
     };
     /**
      * Every user with their groups and effective permissions (spec 4.10)
-     * @description Every user of the tenant with their groups and their effective permissions on each datamart table (spec 4.10): their own record on a table if they have one, else their groups' records, expired ones left out. Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. It changes nothing.
+     * @description Every user of the tenant with their groups and their effective permissions on each datamart table (spec 4.10): their own record on a table if they have one, else their groups' records, expired ones left out. Use it to build menus or to review who sees what; it is the whole list unless `limit` is sent. `login` answers only the user with that login (a list of one, or none), read from the login directly. It changes nothing.
      */
     get: operations['listUsers'];
     put?: never;
@@ -1195,6 +1281,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/tenant/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every delivery of the tenant's alerts, newest first (kept 30 days)
+     * @description The deliveries of all the tenant's alerts, newest first, each with its alert, status (`queued`, `retrying`, `delivered` or `failed`), attempts (each with the receiver's status code and the first 1 KB of its answer, or the error) and next attempt; `status=failed` lists the ones to look at. Deliveries of deleted alerts stay until they expire (30 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listTenantDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/tenant/deliveries/{id}': {
     parameters: {
       query?: never;
@@ -1290,7 +1398,7 @@ export interface paths {
     };
     /**
      * The client's event deliveries, newest first (kept 30 days)
-     * @description The deliveries of the integrator's events to the client's webhook, newest first, each with its event type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt. They expire as tenant deliveries do (30 days by default). It changes nothing.
+     * @description The deliveries of the integrator's events to the client's webhook, newest first, each with its event type, status (`queued`, `retrying`, `delivered` or `failed`), attempts and next attempt; `status=failed` lists the ones to look at. They expire as tenant deliveries do (30 days by default). It changes nothing.
      *
      *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
@@ -1681,7 +1789,7 @@ export interface components {
       errors: components['schemas']['field-error'][];
       /** @description How many failing inputs there were, listed or not. */
       errorCount: number;
-      /** @description The request in the service logs. */
+      /** @description The request in the service logs, as the answer's `X-Request-Id` header names it: the caller's valid `X-Request-Id`, else the service's own id. */
       requestId: string;
     };
     'field-error': {
@@ -2211,6 +2319,17 @@ export interface components {
       login: components['schemas']['text.login'];
     };
     /**
+     * Token rotation request
+     * @description Body of POST /tenants/{id}/token and POST /tenant/agents/{id}/token, optional: without it the previous token stays valid for 24 hours.
+     */
+    'rotate-token': {
+      /**
+       * @description How long the token being replaced keeps working beside the new one, in seconds: 24 hours when left out, at most 7 days; 0 ends it at once (a leaked token). Only one previous token lives at a time: a rotation within this grace ends the token the one before kept.
+       * @default 86400
+       */
+      previousValidForSeconds?: number;
+    };
+    /**
      * Schedule file, version 2
      * @description A schedule (spec 2.7): starts ETL flows on time-based triggers. Sent to PUT /tenant/schedules/{id} as YAML or JSON. The service also checks what a schema cannot: the time zone is a known IANA name, start_when date-times exist and lie within the schedule horizon (1970-01-01T00:00:00Z up to 2100-01-01T00:00:00Z), Minute triggers need the tenant's schedulingGranularity to be minutes, and every flow belongs to the tenant. Shared definitions are documented in docs/schedules.md.
      */
@@ -2595,6 +2714,10 @@ export interface components {
       online: boolean;
       /** Format: date-time */
       lastSeenAt: string | null;
+      /** @description The agent token's last use (to the minute). */
+      currentToken: components['schemas']['token-rotated.currentToken'];
+      /** @description The agent token the last rotation replaced, while it still works (POST /tenant/agents/{id}/token), with its last use; null when none does. */
+      previousToken: components['schemas']['token-rotated.previousToken'];
     };
     /**
      * Created agent
@@ -2702,6 +2825,8 @@ export interface components {
       /** Format: date-time */
       nextAttemptAt: string | null;
       failureReason?: string;
+      /** @description The request id (`X-Request-Id`, or the service's own) of the request that queued the delivery (a redelivery keeps it). Absent from the deliveries no request made, and from those queued before it was kept. */
+      requestId?: string;
     };
     'delivery.attempt': {
       /** Format: date-time */
@@ -2823,6 +2948,8 @@ export interface components {
       /** Format: date-time */
       nextAttemptAt: string | null;
       failureReason?: string;
+      /** @description The request id (`X-Request-Id`, or the service's own) of the request whose change caused the event (an agent's failure report, a rollout paused or cancelled); a redelivery keeps it. Absent from the events a worker causes, and from those queued before it was kept. */
+      requestId?: string;
     };
     /**
      * Group
@@ -2887,6 +3014,10 @@ export interface components {
         status: 'dispatched' | 'running' | 'succeeded' | 'failed';
         message: string | null;
         batchId: string;
+        /** @description The request id (`X-Request-Id`, or the service's own) of the request that queued the load (a reload). Absent from a schedule's or a rollout's runs, and from runs queued before it was kept. */
+        requestId?: string;
+        /** @description The failed run this one retries (POST /tenant/runs/{id}/retry): it ran the same flow, on the same agent, with the same context. Absent from every other run. */
+        retryOf?: number;
         /** Format: date-time */
         createdAt: string;
         /** Format: date-time */
@@ -2969,6 +3100,15 @@ export interface components {
       webhooks?: {
         [key: string]: Record<string, never>;
       };
+    };
+    /**
+     * Previous token ended
+     * @description DELETE /tenants/{id}/token/previous and DELETE /tenant/agents/{id}/token/previous: the previous token no longer works.
+     */
+    'previous-token-ended': {
+      id: number;
+      /** @description true when a previous token was still working and this ended it; false when none was (never rotated with a grace period, already ended, or expired), which is no error: calling it again is harmless. */
+      ended: boolean;
     };
     /**
      * The token's tenant
@@ -3188,10 +3328,33 @@ export interface components {
       status: 'dispatched' | 'running' | 'succeeded' | 'failed';
       message: string | null;
       batchId: string;
+      /** @description The request id (`X-Request-Id`, or the service's own) of the request that queued the load (a reload). Absent from a schedule's or a rollout's runs, and from runs queued before it was kept. */
+      requestId?: string;
+      /** @description The failed run this one retries (POST /tenant/runs/{id}/retry): it ran the same flow, on the same agent, with the same context. Absent from every other run. */
+      retryOf?: number;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+    };
+    /**
+     * Run retry
+     * @description POST /tenant/runs/{id}/retry: the failed run's load, queued again to the same agent with the same context. The reload worker makes it a new run whose `retryOf` is the failed run's id.
+     */
+    'run-retry': {
+      /** @description The failed run retried. */
+      retryOf: number;
+      flowId: number;
+      /** @description The agent the load was queued to (spec 2.6). */
+      tokenId: number;
+      context: string;
+      /** @description The new run's `batchId`. */
+      batchId: string;
+      /**
+       * @description As a reload's result says of a load it queued.
+       * @constant
+       */
+      status: 'enqueued';
     };
     /**
      * Next fires
@@ -3383,6 +3546,10 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /** @description The tenant token's last use (to the minute). */
+      currentToken: components['schemas']['token-rotated.currentToken'];
+      /** @description The tenant token the last rotation replaced, while it still works (POST /tenants/{id}/token), with its last use; null when none does. */
+      previousToken: components['schemas']['token-rotated.previousToken'];
     };
     /**
      * Tenant
@@ -3399,12 +3566,38 @@ export interface components {
     };
     /**
      * New token
-     * @description A rotation's answer: the record's id and its new token, shown only here.
+     * @description A rotation's answer: the record's id, its new token (shown only here) and until when the token it replaced keeps working.
      */
     'token-rotated': {
       id: number;
       token: string;
+      /**
+       * Format: date-time
+       * @description When the replaced token stops working (the rotation's time plus `previousValidForSeconds`); null when it stopped at once (`previousValidForSeconds: 0`).
+       */
+      previousExpiresAt: string | null;
     };
+    /** @description The owner's current token. */
+    'token-rotated.currentToken': {
+      /**
+       * Format: date-time
+       * @description When a request last authenticated with it, to the minute (kept at most once a minute); null when never since it was made.
+       */
+      lastUsedAt: string | null;
+    };
+    /** @description The token the last rotation replaced, while it still works; null when there is none. */
+    'token-rotated.previousToken': {
+      /**
+       * Format: date-time
+       * @description When it stops working.
+       */
+      expiresAt: string;
+      /**
+       * Format: date-time
+       * @description When a request last authenticated with it, to the minute: still recent means something still uses it.
+       */
+      lastUsedAt: string | null;
+    } | null;
     /**
      * User
      * @description A user of the tenant.
@@ -3525,13 +3718,18 @@ export interface components {
   parameters: {
     /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
     IdempotencyKey: string;
+    /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+    RequestId: string;
     /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
     limit: number;
     /** @description The `nextCursor` of the previous page. */
     cursor: string;
   };
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description The request's id: the caller's `X-Request-Id` when valid, else the service's own; the same as the error envelope's `requestId`. The answers no function of the service gives (API Gateway's own, the edge firewall's) lack it. */
+    RequestId: string;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -3539,7 +3737,10 @@ export interface operations {
   health: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3548,6 +3749,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -3625,7 +3827,10 @@ export interface operations {
   openapi: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3634,6 +3839,7 @@ export interface operations {
       /** @description This document. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -3675,9 +3881,19 @@ export interface operations {
            *             "description": "Answers `{status: 'ok'}` as soon as the API's function runs. It reaches no dependency (not the table, not the queues), so it says that the API is up, not that every part of the service is. Point an uptime monitor or a deployment check at it; it changes nothing.",
            *             "operationId": "health",
            *             "security": [],
+           *             "parameters": [
+           *               {
+           *                 "$ref": "#/components/parameters/RequestId"
+           *               }
+           *             ],
            *             "responses": {
            *               "200": {
            *                 "description": "Success.",
+           *                 "headers": {
+           *                   "X-Request-Id": {
+           *                     "$ref": "#/components/headers/RequestId"
+           *                   }
+           *                 },
            *                 "content": {
            *                   "application/json": {
            *                     "schema": {
@@ -3820,7 +4036,10 @@ export interface operations {
   docs: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3829,6 +4048,7 @@ export interface operations {
       /** @description An HTML page that renders this document with Swagger UI. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -3896,7 +4116,10 @@ export interface operations {
   docsAsset: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description One of the listed files. */
         asset: 'swagger-ui-bundle.js' | 'swagger-ui.css' | 'docs.js';
@@ -3908,6 +4131,7 @@ export interface operations {
       /** @description The file. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -3918,6 +4142,7 @@ export interface operations {
       /** @description Not modified: the `If-None-Match` ETag is the current one. */
       304: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content?: never;
@@ -3982,7 +4207,10 @@ export interface operations {
   whoami: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3991,6 +4219,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -4156,8 +4385,15 @@ export interface operations {
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
+        /** @description Only the tenants with this name, the whole name compared as names are (case, compatibility forms and runs of spaces folded, invisible characters dropped). */
+        nome?: string;
+        /** @description Only the active (`true`) or inactive (`false`) tenants. */
+        ativo?: boolean;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4166,6 +4402,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -4175,13 +4412,27 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": 1,
-           *           "nome": "Acme",
-           *           "dominio": "acme-1.localhost",
+           *           "nome": "Acme Ltda",
+           *           "dominio": "acme-ltda-1.localhost",
+           *           "ativo": true,
+           *           "pendingTemplateId": null
+           *         },
+           *         {
+           *           "id": 2,
+           *           "nome": "acme  ltda",
+           *           "dominio": "acme-ltda-2.localhost",
+           *           "ativo": true,
+           *           "pendingTemplateId": null
+           *         },
+           *         {
+           *           "id": 3,
+           *           "nome": "Beta",
+           *           "dominio": "beta-3.localhost",
            *           "ativo": true,
            *           "pendingTemplateId": null
            *         }
            *       ],
-           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *       "nextCursor": null
            *     }
            */
           'application/json': components['schemas']['success-envelope'] & {
@@ -4310,6 +4561,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -4332,6 +4585,7 @@ export interface operations {
       /** @description The tenant, with its token (shown only here). */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -4616,7 +4870,10 @@ export interface operations {
   deleteTenantDelete: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4634,6 +4891,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -4889,7 +5147,10 @@ export interface operations {
   deleteTenantPost: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4907,6 +5168,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -5162,7 +5424,10 @@ export interface operations {
   deactivateTenant: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -5174,6 +5439,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -5382,7 +5648,10 @@ export interface operations {
   activateTenant: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -5394,6 +5663,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -5602,7 +5872,10 @@ export interface operations {
   getClientTenant: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -5616,6 +5889,7 @@ export interface operations {
         headers: {
           /** @description The tenant's version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -5634,11 +5908,15 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:00.092Z"
+           *           "appliedAt": "2026-03-02T09:00:00.030Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.000Z"
+           *         "updatedAt": "2026-03-02T09:00:00.000Z",
+           *         "currentToken": {
+           *           "lastUsedAt": null
+           *         },
+           *         "previousToken": null
            *       }
            *     }
            */
@@ -5795,6 +6073,8 @@ export interface operations {
       header?: {
         /** @description The ETag of the version read. */
         'If-Match'?: string;
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -5822,6 +6102,7 @@ export interface operations {
         headers: {
           /** @description The tenant's version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -5840,11 +6121,15 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:00.538Z"
+           *           "appliedAt": "2026-03-02T09:00:00.492Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.946Z"
+           *         "updatedAt": "2026-03-02T09:00:01.276Z",
+           *         "currentToken": {
+           *           "lastUsedAt": "2026-03-02T09:00:00.179Z"
+           *         },
+           *         "previousToken": null
            *       }
            *     }
            */
@@ -6122,7 +6407,294 @@ export interface operations {
   rotateTenantToken: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "previousValidForSeconds": 3600
+         *     }
+         */
+        'application/json': components['schemas']['rotate-token'];
+      };
+    };
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "token": "ten_1.1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M",
+           *         "previousExpiresAt": "2026-03-02T09:00:00.000Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['token-rotated'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "tenant_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1000000 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  endPreviousTenantToken: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -6134,6 +6706,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -6142,12 +6715,12 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "id": 1,
-           *         "token": "ten_1.1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M"
+           *         "ended": true
            *       }
            *     }
            */
           'application/json': components['schemas']['success-envelope'] & {
-            data: components['schemas']['token-rotated'];
+            data: components['schemas']['previous-token-ended'];
           };
         };
       };
@@ -6323,7 +6896,10 @@ export interface operations {
   getTenant: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -6332,6 +6908,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -6565,7 +7142,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -6574,6 +7154,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -6718,6 +7299,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -7006,6 +7589,7 @@ export interface operations {
       /** @description The template, version 1. */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -7255,7 +7839,10 @@ export interface operations {
   getTemplate: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -7269,6 +7856,7 @@ export interface operations {
         headers: {
           /** @description The template's latest version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -7408,7 +7996,7 @@ export interface operations {
            *           {
            *             "resources": 11,
            *             "nome": "Retail 2",
-           *             "publishedAt": "2026-03-02T09:00:00.038Z",
+           *             "publishedAt": "2026-03-02T09:00:00.022Z",
            *             "version": 2
            *           }
            *         ]
@@ -7565,7 +8153,10 @@ export interface operations {
   publishTemplateVersion: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -7856,6 +8447,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -8124,6 +8716,8 @@ export interface operations {
       header?: {
         /** @description The ETag of the version read. */
         'If-Match'?: string;
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -8136,6 +8730,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -8351,7 +8946,10 @@ export interface operations {
   setDefaultTemplate: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -8369,6 +8967,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -8599,7 +9198,10 @@ export interface operations {
         /** @description Only the tenants on an earlier version of the template (or on none of its versions yet). */
         belowVersion?: number;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -8611,6 +9213,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -8799,7 +9402,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -8811,6 +9417,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -8825,8 +9432,8 @@ export interface operations {
            *           "state": "finished",
            *           "pauseReason": null,
            *           "tenants": [
-           *             53,
-           *             54
+           *             23,
+           *             24
            *           ],
            *           "total": 2,
            *           "waveSize": 1,
@@ -8847,8 +9454,8 @@ export interface operations {
            *               "wave": 1,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:00.737Z",
-           *               "finishedAt": "2026-03-02T09:00:00.857Z",
+           *               "startedAt": "2026-03-02T09:00:01.342Z",
+           *               "finishedAt": "2026-03-02T09:00:01.413Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 0,
@@ -8861,8 +9468,8 @@ export interface operations {
            *               "wave": 2,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:02.856Z",
-           *               "finishedAt": "2026-03-02T09:00:03.027Z",
+           *               "startedAt": "2026-03-02T09:00:03.418Z",
+           *               "finishedAt": "2026-03-02T09:00:05.852Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 1,
@@ -8872,9 +9479,9 @@ export interface operations {
            *               }
            *             }
            *           ],
-           *           "createdAt": "2026-03-02T09:00:00.663Z",
-           *           "updatedAt": "2026-03-02T09:00:03.027Z",
-           *           "finishedAt": "2026-03-02T09:00:03.027Z"
+           *           "createdAt": "2026-03-02T09:00:01.144Z",
+           *           "updatedAt": "2026-03-02T09:00:05.852Z",
+           *           "finishedAt": "2026-03-02T09:00:05.852Z"
            *         },
            *         {
            *           "id": 1,
@@ -8902,8 +9509,8 @@ export interface operations {
            *               "wave": 1,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:00.090Z",
-           *               "finishedAt": "2026-03-02T09:00:00.165Z",
+           *               "startedAt": "2026-03-02T09:00:00.120Z",
+           *               "finishedAt": "2026-03-02T09:00:00.216Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 0,
@@ -8930,8 +9537,8 @@ export interface operations {
            *             }
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
-           *           "updatedAt": "2026-03-02T09:00:00.607Z",
-           *           "finishedAt": "2026-03-02T09:00:00.607Z"
+           *           "updatedAt": "2026-03-02T09:00:00.907Z",
+           *           "finishedAt": "2026-03-02T09:00:00.907Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -9091,6 +9698,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -9117,6 +9726,7 @@ export interface operations {
       /** @description A dry run: what would happen, nothing written. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -9262,6 +9872,7 @@ export interface operations {
       /** @description The rollout, started. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -9275,8 +9886,8 @@ export interface operations {
            *         "state": "running",
            *         "pauseReason": null,
            *         "tenants": [
-           *           53,
-           *           54
+           *           23,
+           *           24
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -9580,7 +10191,10 @@ export interface operations {
   getRollout: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -9594,6 +10208,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -9607,8 +10222,8 @@ export interface operations {
            *         "state": "paused",
            *         "pauseReason": "failure_budget",
            *         "tenants": [
-           *           53,
-           *           54
+           *           23,
+           *           24
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -9623,14 +10238,14 @@ export interface operations {
            *           "failed": 1
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T09:00:02.194Z",
+           *         "nextWaveAt": "2026-03-02T09:00:02.269Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.074Z",
-           *             "finishedAt": "2026-03-02T09:00:00.194Z",
+           *             "startedAt": "2026-03-02T09:00:00.198Z",
+           *             "finishedAt": "2026-03-02T09:00:00.269Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -9643,7 +10258,7 @@ export interface operations {
            *             "wave": 2,
            *             "tenants": 1,
            *             "state": "running",
-           *             "startedAt": "2026-03-02T09:00:02.193Z",
+           *             "startedAt": "2026-03-02T09:00:02.274Z",
            *             "finishedAt": null,
            *             "counts": {
            *               "pending": 0,
@@ -9655,7 +10270,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:02.234Z",
+           *         "updatedAt": "2026-03-02T09:00:02.981Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -9818,7 +10433,10 @@ export interface operations {
         /** @description Only the tenants with this outcome (listed by tenant id); without it, every tenant, wave by wave. */
         outcome?: 'pending' | 'applied' | 'unchanged' | 'pending_activation' | 'failed';
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -9832,6 +10450,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -9889,7 +10508,7 @@ export interface operations {
            *             }
            *           ],
            *           "reloadError": null,
-           *           "finishedAt": "2026-03-02T09:00:00.226Z"
+           *           "finishedAt": "2026-03-02T09:00:00.214Z"
            *         },
            *         {
            *           "tenantId": 3,
@@ -9915,7 +10534,7 @@ export interface operations {
            *             }
            *           ],
            *           "reloadError": null,
-           *           "finishedAt": "2026-03-02T09:00:00.253Z"
+           *           "finishedAt": "2026-03-02T09:00:00.217Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -10073,7 +10692,10 @@ export interface operations {
   pauseRollout: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -10087,6 +10709,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -10113,14 +10736,14 @@ export interface operations {
            *           "failed": 0
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T10:00:00.165Z",
+           *         "nextWaveAt": "2026-03-02T10:00:00.216Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.090Z",
-           *             "finishedAt": "2026-03-02T09:00:00.165Z",
+           *             "startedAt": "2026-03-02T09:00:00.120Z",
+           *             "finishedAt": "2026-03-02T09:00:00.216Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -10147,7 +10770,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.374Z",
+           *         "updatedAt": "2026-03-02T09:00:00.695Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -10330,7 +10953,10 @@ export interface operations {
   resumeRollout: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -10344,6 +10970,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -10357,8 +10984,8 @@ export interface operations {
            *         "state": "running",
            *         "pauseReason": null,
            *         "tenants": [
-           *           53,
-           *           54
+           *           23,
+           *           24
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -10373,14 +11000,14 @@ export interface operations {
            *           "failed": 1
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T09:00:02.194Z",
+           *         "nextWaveAt": "2026-03-02T09:00:02.269Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.074Z",
-           *             "finishedAt": "2026-03-02T09:00:00.194Z",
+           *             "startedAt": "2026-03-02T09:00:00.198Z",
+           *             "finishedAt": "2026-03-02T09:00:00.269Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -10393,7 +11020,7 @@ export interface operations {
            *             "wave": 2,
            *             "tenants": 1,
            *             "state": "running",
-           *             "startedAt": "2026-03-02T09:00:02.193Z",
+           *             "startedAt": "2026-03-02T09:00:02.274Z",
            *             "finishedAt": null,
            *             "counts": {
            *               "pending": 0,
@@ -10405,7 +11032,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:02.324Z",
+           *         "updatedAt": "2026-03-02T09:00:04.636Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -10588,7 +11215,10 @@ export interface operations {
   cancelRollout: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -10602,6 +11232,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -10613,15 +11244,15 @@ export interface operations {
            *         "templateId": 2,
            *         "version": 2,
            *         "state": "cancelled",
-           *         "pauseReason": null,
+           *         "pauseReason": "asked",
            *         "tenants": "all",
-           *         "total": 3,
+           *         "total": 2,
            *         "waveSize": 1,
            *         "pauseSeconds": 3600,
            *         "failureBudget": null,
            *         "reload": false,
            *         "counts": {
-           *           "pending": 2,
+           *           "pending": 1,
            *           "applied": 1,
            *           "unchanged": 0,
            *           "pending_activation": 0,
@@ -10634,8 +11265,8 @@ export interface operations {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.090Z",
-           *             "finishedAt": "2026-03-02T09:00:00.165Z",
+           *             "startedAt": "2026-03-02T09:00:00.045Z",
+           *             "finishedAt": "2026-03-02T09:00:00.170Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -10651,19 +11282,11 @@ export interface operations {
            *             "startedAt": null,
            *             "finishedAt": null,
            *             "counts": null
-           *           },
-           *           {
-           *             "wave": 3,
-           *             "tenants": 1,
-           *             "state": "waiting",
-           *             "startedAt": null,
-           *             "finishedAt": null,
-           *             "counts": null
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.607Z",
-           *         "finishedAt": "2026-03-02T09:00:00.607Z"
+           *         "updatedAt": "2026-03-02T09:00:00.234Z",
+           *         "finishedAt": "2026-03-02T09:00:00.234Z"
            *       }
            *     }
            */
@@ -10845,7 +11468,10 @@ export interface operations {
   applyTemplate: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -10863,6 +11489,7 @@ export interface operations {
       /** @description Applied: the loads that fill what the template created or rebuilt, in dependency order (spec 4.4). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -11143,6 +11770,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -11167,6 +11796,7 @@ export interface operations {
       /** @description One result per item, in request order (spec 4.5). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -11178,15 +11808,15 @@ export interface operations {
            *           "tokenId": 1,
            *           "tenantId": 1,
            *           "status": "enqueued",
-           *           "flowId": 2,
+           *           "flowId": 1,
            *           "context": "full"
            *         },
            *         {
            *           "tokenId": 1,
            *           "tenantId": 1,
            *           "status": "enqueued",
-           *           "flowId": 1,
-           *           "context": "incremental"
+           *           "flowId": 2,
+           *           "context": "full"
            *         },
            *         {
            *           "tokenId": 1,
@@ -11462,7 +12092,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -11471,6 +12104,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -11483,7 +12117,14 @@ export interface operations {
            *           "nome": "default",
            *           "default": true,
            *           "online": true,
-           *           "lastSeenAt": "2026-03-02T09:00:00.000Z"
+           *           "lastSeenAt": "2026-03-02T09:00:00.006Z",
+           *           "currentToken": {
+           *             "lastUsedAt": "2026-03-02T09:00:00.000Z"
+           *           },
+           *           "previousToken": {
+           *             "expiresAt": "2026-03-03T08:59:57.052Z",
+           *             "lastUsedAt": null
+           *           }
            *         }
            *       ],
            *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
@@ -11642,6 +12283,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -11660,6 +12303,7 @@ export interface operations {
       /** @description The agent, with its token (shown only here). */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -11930,7 +12574,295 @@ export interface operations {
   rotateAgentToken: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "previousValidForSeconds": 3600
+         *     }
+         */
+        'application/json': components['schemas']['rotate-token'];
+      };
+    };
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "token": "agt_1.1-1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M",
+           *         "previousExpiresAt": "2026-03-02T09:00:00.000Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['token-rotated'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `malformed_body`: The body is not valid UTF-8, or nests or repeats keys beyond the limits.
+       *     - `malformed_json`: The body is not valid JSON.
+       *     - `validation_failed`: The body breaks its schema or a rule of the route: `errors` lists every failing field.
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Invalid request body: /nome must NOT have fewer than 1 characters",
+           *       "code": "validation_failed",
+           *       "errors": [
+           *         {
+           *           "location": "body",
+           *           "pointer": "/nome",
+           *           "message": "must NOT have fewer than 1 characters"
+           *         }
+           *       ],
+           *       "errorCount": 1,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'malformed_body'
+              | 'malformed_json'
+              | 'validation_failed'
+              | 'invalid_path_parameter'
+              | 'unknown_query_parameter'
+              | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `agent_not_found`: The tenant has no agent with this id.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant has no agent with this id.",
+           *       "code": "agent_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found' | 'agent_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `concurrent_change`: What the request changes was changed by another request meanwhile; retry it.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "What the request changes was changed by another request meanwhile; retry it.",
+           *       "code": "concurrent_change",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'concurrent_change';
+          };
+        };
+      };
+      /**
+       * @description Over the size limit.
+       *
+       *     - `payload_too_large`: The body, or what it would make (a webhook body, a schedule stored or as YAML), is over its limit.
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Request body is larger than 1000000 bytes",
+           *       "code": "payload_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /**
+       * @description Not a media type the route takes.
+       *
+       *     - `unsupported_media_type`: The body is not in a media type (or charset) the route takes.
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The body is not in a media type (or charset) the route takes.",
+           *       "code": "unsupported_media_type",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unsupported_media_type';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  endPreviousAgentToken: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -11942,6 +12874,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -11950,12 +12883,12 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "id": 1,
-           *         "token": "agt_1.1-1-1.wq9r6zntEjxMrgHUBOjTnjOXr1adQKu-DqLmFsCbQMQ.oqcyKAYtbZO_FpFr8PubyucMP60HwEh7Ydn3x6clk2M"
+           *         "ended": true
            *       }
            *     }
            */
           'application/json': components['schemas']['success-envelope'] & {
-            data: components['schemas']['token-rotated'];
+            data: components['schemas']['previous-token-ended'];
           };
         };
       };
@@ -12136,8 +13069,17 @@ export interface operations {
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
+        /** @description Only the runs with this status (`failed`: the runs to look at, or to retry). */
+        status?: 'dispatched' | 'running' | 'succeeded' | 'failed';
+        /** @description Only the runs of this agent (its id: `tokenId` in a run). */
+        agent?: number;
+        /** @description Only the runs of this flow. */
+        flowId?: number;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -12146,6 +13088,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -12161,8 +13104,9 @@ export interface operations {
            *           "status": "succeeded",
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *           "createdAt": "2026-03-02T09:00:00.190Z",
-           *           "updatedAt": "2026-03-02T09:00:00.797Z"
+           *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "createdAt": "2026-03-02T09:00:00.667Z",
+           *           "updatedAt": "2026-03-02T09:00:01.154Z"
            *         },
            *         {
            *           "id": 2,
@@ -12172,8 +13116,9 @@ export interface operations {
            *           "status": "succeeded",
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "createdAt": "2026-03-02T09:00:00.105Z",
-           *           "updatedAt": "2026-03-02T09:00:00.732Z"
+           *           "updatedAt": "2026-03-02T09:00:01.095Z"
            *         },
            *         {
            *           "id": 1,
@@ -12183,8 +13128,9 @@ export interface operations {
            *           "status": "succeeded",
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "createdAt": "2026-03-02T09:00:00.000Z",
-           *           "updatedAt": "2026-03-02T09:00:00.656Z"
+           *           "updatedAt": "2026-03-02T09:00:01.014Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -12337,6 +13283,427 @@ export interface operations {
       };
     };
   };
+  getRun: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "id": 1,
+           *         "flowId": 1,
+           *         "tokenId": 1,
+           *         "context": "full",
+           *         "status": "failed",
+           *         "message": null,
+           *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *         "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *         "createdAt": "2026-03-02T09:00:00.000Z",
+           *         "updatedAt": "2026-03-02T09:00:00.093Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['run'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `run_not_found`: The tenant (or, for an agent, the agent) has no run with this id, or it has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant (or, for an agent, the agent) has no run with this id, or it has expired.",
+           *       "code": "run_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found' | 'run_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  retryRun: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path: {
+        /** @description A positive integer id. */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The load, queued. */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": {
+           *         "retryOf": 3,
+           *         "flowId": 1,
+           *         "tokenId": 1,
+           *         "context": "full",
+           *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *         "status": "enqueued"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['run-retry'];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_path_parameter`: An id in the path is not a positive integer.
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `invalid_idempotency_key`: The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'invalid_path_parameter'
+              | 'invalid_query_parameter'
+              | 'unknown_query_parameter'
+              | 'invalid_idempotency_key'
+              | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       *     - `run_not_found`: The tenant (or, for an agent, the agent) has no run with this id, or it has expired.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The tenant (or, for an agent, the agent) has no run with this id, or it has expired.",
+           *       "code": "run_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found' | 'run_not_found';
+          };
+        };
+      };
+      /**
+       * @description Conflicts with the current state.
+       *
+       *     - `tenant_inactive`: The tenant is inactive.
+       *     - `idempotency_key_reused`: The `Idempotency-Key` was used with a different request.
+       *     - `idempotency_key_in_progress`: A request with this `Idempotency-Key` is still running; retry after `Retry-After`.
+       *     - `idempotency_answer_not_kept`: The first request with this `Idempotency-Key` succeeded, but its answer was too large to keep.
+       *     - `flow_cycle`: The tenant's flows, or the flows an apply would leave it, form a dependency cycle: `errors` names each cycle's flows. An apply so refused wrote nothing; a reload so refused queued nothing (an apply that changes one of the flows ends it).
+       *     - `run_not_failed`: Only a failed run can be retried; nothing was queued.
+       *     - `agent_offline`: The run's agent sent no heartbeat in the last 2 minutes, so its load was not queued: retry once it is online.
+       */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The run's agent sent no heartbeat in the last 2 minutes, so its load was not queued: retry once it is online.",
+           *       "code": "agent_offline",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'tenant_inactive'
+              | 'idempotency_key_reused'
+              | 'idempotency_key_in_progress'
+              | 'idempotency_answer_not_kept'
+              | 'flow_cycle'
+              | 'run_not_failed'
+              | 'agent_offline';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
   listUsers: {
     parameters: {
       query?: {
@@ -12344,8 +13711,13 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Only the user with this login, compared as logins are kept unique (case and compatibility forms folded, invisible characters dropped): a list of one, or none. Read from the login itself, never by walking the list. */
+        login?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -12354,6 +13726,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -12633,6 +14006,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -12653,6 +14028,7 @@ export interface operations {
       /** @description The user. */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -12924,7 +14300,10 @@ export interface operations {
   getUser: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -12936,6 +14315,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -13153,7 +14533,10 @@ export interface operations {
   deleteUser: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -13165,6 +14548,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -13352,7 +14736,10 @@ export interface operations {
   updateUser: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -13374,6 +14761,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -13640,7 +15028,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -13649,6 +15040,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -13820,6 +15212,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -13838,6 +15232,7 @@ export interface operations {
       /** @description The group. */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -14102,7 +15497,10 @@ export interface operations {
   getGroup: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -14114,6 +15512,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -14280,7 +15679,10 @@ export interface operations {
   deleteGroup: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -14292,6 +15694,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -14452,7 +15855,10 @@ export interface operations {
   addGroupMember: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -14466,6 +15872,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -14659,7 +16066,10 @@ export interface operations {
   removeGroupMember: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -14673,6 +16083,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -14843,7 +16254,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -14852,6 +16266,7 @@ export interface operations {
       /** @description The datamarts (spec 4.7). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -15149,6 +16564,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -15174,6 +16591,7 @@ export interface operations {
       /** @description The datamart (spec 2.3). */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -15510,7 +16928,10 @@ export interface operations {
   getDatamart: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -15522,6 +16943,7 @@ export interface operations {
       /** @description The datamart (spec 2.3). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -15748,7 +17170,10 @@ export interface operations {
   deleteDatamart: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -15760,6 +17185,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -15920,7 +17346,10 @@ export interface operations {
   updateDatamart: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -15946,6 +17375,7 @@ export interface operations {
       /** @description The datamart (spec 2.3). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -16255,7 +17685,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -16267,6 +17700,7 @@ export interface operations {
       /** @description The records (spec 4.8). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -16458,7 +17892,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -16470,6 +17907,7 @@ export interface operations {
       /** @description The records (spec 4.9). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -16674,7 +18112,10 @@ export interface operations {
   replaceUserPermissions: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -16714,6 +18155,7 @@ export interface operations {
       /** @description The user's records now. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -17000,7 +18442,10 @@ export interface operations {
   removeUserPermissions: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -17014,6 +18459,7 @@ export interface operations {
       /** @description The user's records now (none). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -17204,7 +18650,10 @@ export interface operations {
   replaceGroupPermissions: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -17244,6 +18693,7 @@ export interface operations {
       /** @description The group's records now. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -17548,7 +18998,10 @@ export interface operations {
   removeGroupPermissions: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -17562,6 +19015,7 @@ export interface operations {
       /** @description The group's records now (none). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -17752,7 +19206,10 @@ export interface operations {
   effectivePermissions: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -17766,6 +19223,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -17987,7 +19445,10 @@ export interface operations {
   getSchedule: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -18001,6 +19462,7 @@ export interface operations {
         headers: {
           /** @description The schedule's version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -18036,7 +19498,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.067Z",
+           *           "updatedAt": "2026-03-02T09:00:00.087Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -18075,7 +19537,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.067Z",
+           *         "updatedAt": "2026-03-02T09:00:00.087Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -18232,6 +19694,8 @@ export interface operations {
       header?: {
         /** @description The ETag of the version read. */
         'If-Match'?: string;
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -18345,6 +19809,7 @@ export interface operations {
         headers: {
           /** @description The schedule's version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -18380,7 +19845,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.067Z",
+           *           "updatedAt": "2026-03-02T09:00:00.087Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -18419,7 +19884,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.067Z",
+           *         "updatedAt": "2026-03-02T09:00:00.087Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -18432,6 +19897,7 @@ export interface operations {
         headers: {
           /** @description The schedule's version; send it back as If-Match. */
           ETag?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -18794,6 +20260,8 @@ export interface operations {
       header?: {
         /** @description The ETag of the version read. */
         'If-Match'?: string;
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -18806,6 +20274,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -19025,7 +20494,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -19034,6 +20506,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -19061,7 +20534,7 @@ export interface operations {
            *           "triggers": 1,
            *           "flows": 1,
            *           "nextFireAt": null,
-           *           "updatedAt": "2026-03-02T09:00:00.053Z"
+           *           "updatedAt": "2026-03-02T09:00:00.299Z"
            *         }
            *       ],
            *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
@@ -19220,7 +20693,10 @@ export interface operations {
         /** @description How many fires to list. */
         count?: number;
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -19232,6 +20708,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -19416,7 +20893,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -19428,6 +20908,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -19599,7 +21080,10 @@ export interface operations {
   getSettings: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -19608,6 +21092,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -19619,8 +21104,8 @@ export interface operations {
            *           "webhook": {
            *             "url": "https://hooks.example.com/gone",
            *             "enabled": false,
-           *             "disabledAt": "2026-03-02T09:00:00.048Z",
-           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.047Z",
+           *             "disabledAt": "2026-03-02T09:00:00.090Z",
+           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.088Z",
            *             "maxInFlight": 2,
            *             "endpoint": {
            *               "state": "closed",
@@ -19783,7 +21268,10 @@ export interface operations {
   updateSettings: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -19805,6 +21293,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -20069,7 +21558,10 @@ export interface operations {
   rotateWebhookSecret: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -20078,6 +21570,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -20285,7 +21778,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -20294,6 +21790,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -20476,6 +21973,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path?: never;
       cookie?: never;
@@ -20506,6 +22005,7 @@ export interface operations {
       /** @description The alert. */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -20783,7 +22283,10 @@ export interface operations {
   getAlert: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -20795,6 +22298,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -20817,7 +22321,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.020Z"
+           *         "updatedAt": "2026-03-02T09:00:00.047Z"
            *       }
            *     }
            */
@@ -20972,7 +22476,10 @@ export interface operations {
   deleteAlert: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -20984,6 +22491,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -21144,7 +22652,10 @@ export interface operations {
   updateAlert: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -21167,6 +22678,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -21177,7 +22689,7 @@ export interface operations {
            *         "id": 1,
            *         "nome": "Both",
            *         "channels": {
-           *           "webhook": true
+           *           "webhook": false
            *         },
            *         "content": [
            *           {
@@ -21189,7 +22701,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.018Z"
+           *         "updatedAt": "2026-03-02T09:00:00.047Z"
            *       }
            *     }
            */
@@ -21413,7 +22925,10 @@ export interface operations {
   previewAlert: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -21446,6 +22961,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -21700,6 +23216,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -21733,6 +23251,7 @@ export interface operations {
       /** @description The delivery, queued. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -22009,6 +23528,8 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: within 24 hours the same key answers the first answer again, also after a crash of the service (the answer is stored with the request's last write, and a request that stopped half-way is resumed); with another request it is refused (409), and while the first attempt still runs a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
       };
       path: {
         /** @description A positive integer id. */
@@ -22042,6 +23563,7 @@ export interface operations {
       /** @description The delivery, queued. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -22320,7 +23842,10 @@ export interface operations {
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -22332,6 +23857,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -22342,24 +23868,36 @@ export interface operations {
            *         {
            *           "id": 1,
            *           "alertId": 1,
-           *           "trigger": "fire",
+           *           "trigger": "send",
            *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
-           *           "status": "delivered",
-           *           "bytes": 602,
+           *           "status": "retrying",
+           *           "bytes": 101,
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.087Z",
-           *               "responseBody": "ok",
-           *               "durationMs": 34,
-           *               "url": "https://hooks.example.com/exact",
-           *               "statusCode": 200
+           *               "at": "2026-03-02T09:00:00.287Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 26,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:01.676Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 15,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:04.098Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 10,
+           *               "url": "https://hooks.example.com/x"
            *             }
            *           ],
-           *           "nextAttemptAt": null
+           *           "nextAttemptAt": "2026-03-02T09:00:08.307Z",
+           *           "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *         }
            *       ],
-           *       "nextCursor": null
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
            *     }
            */
           'application/json': components['schemas']['success-envelope'] & {
@@ -22511,10 +24049,225 @@ export interface operations {
       };
     };
   };
+  listTenantDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+        /** @description Only the deliveries with this status (`failed` lists what to look at, or to redeliver). A filtered page reads at most 1,000 deliveries: it may then hold fewer than `limit`, even none, with a `nextCursor` to go on from. */
+        status?: 'queued' | 'retrying' | 'delivered' | 'failed';
+      };
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "id": 1,
+           *           "alertId": 1,
+           *           "trigger": "send",
+           *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
+           *           "status": "retrying",
+           *           "bytes": 101,
+           *           "createdAt": "2026-03-02T09:00:00.000Z",
+           *           "attempts": [
+           *             {
+           *               "at": "2026-03-02T09:00:00.287Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 26,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:01.676Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 15,
+           *               "url": "https://hooks.example.com/x"
+           *             },
+           *             {
+           *               "at": "2026-03-02T09:00:04.098Z",
+           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
+           *               "durationMs": 10,
+           *               "url": "https://hooks.example.com/x"
+           *             }
+           *           ],
+           *           "nextAttemptAt": "2026-03-02T09:00:08.307Z",
+           *           "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['delivery'][];
+          };
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "tenant_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
   getDelivery: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -22526,6 +24279,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -22542,28 +24296,29 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.072Z",
+           *             "at": "2026-03-02T09:00:00.127Z",
            *             "responseBody": "ok",
-           *             "durationMs": 10,
+           *             "durationMs": 5,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.179Z",
+           *             "at": "2026-03-02T09:00:01.226Z",
            *             "responseBody": "ok",
-           *             "durationMs": 43,
+           *             "durationMs": 6,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:02.351Z",
+           *             "at": "2026-03-02T09:00:02.512Z",
            *             "responseBody": "ok",
-           *             "durationMs": 16,
+           *             "durationMs": 14,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           }
            *         ],
-           *         "nextAttemptAt": "2026-03-02T09:00:03.367Z"
+           *         "nextAttemptAt": "2026-03-02T09:00:03.526Z",
+           *         "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *       }
            *     }
            */
@@ -22718,7 +24473,10 @@ export interface operations {
   redeliver: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -22730,6 +24488,7 @@ export interface operations {
       /** @description The delivery, queued again. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -22746,29 +24505,30 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.072Z",
+           *             "at": "2026-03-02T09:00:00.127Z",
            *             "responseBody": "ok",
-           *             "durationMs": 10,
+           *             "durationMs": 5,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.179Z",
+           *             "at": "2026-03-02T09:00:01.226Z",
            *             "responseBody": "ok",
-           *             "durationMs": 43,
+           *             "durationMs": 6,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:02.351Z",
+           *             "at": "2026-03-02T09:00:02.512Z",
            *             "responseBody": "ok",
-           *             "durationMs": 16,
+           *             "durationMs": 14,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           }
            *         ],
            *         "nextAttemptAt": null,
-           *         "failureReason": "Gave up after 8 attempts; last: HTTP 500"
+           *         "failureReason": "Gave up after 8 attempts; last: HTTP 500",
+           *         "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *       }
            *     }
            */
@@ -22953,7 +24713,10 @@ export interface operations {
   getClientSettings: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -22962,6 +24725,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23106,7 +24870,10 @@ export interface operations {
   updateClientSettings: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -23126,6 +24893,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23361,7 +25129,10 @@ export interface operations {
   rotateClientWebhookSecret: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -23370,6 +25141,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23547,8 +25319,13 @@ export interface operations {
         limit?: components['parameters']['limit'];
         /** @description The `nextCursor` of the previous page. */
         cursor?: components['parameters']['cursor'];
+        /** @description Only the deliveries with this status (`failed` lists what to look at, or to redeliver). A filtered page reads at most 1,000 deliveries: it may then hold fewer than `limit`, even none, with a `nextCursor` to go on from. */
+        status?: 'queued' | 'retrying' | 'delivered' | 'failed';
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -23557,6 +25334,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23573,15 +25351,16 @@ export interface operations {
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.069Z",
+           *               "at": "2026-03-02T09:00:00.084Z",
            *               "responseBody": "ok",
-           *               "durationMs": 5,
+           *               "durationMs": 4,
            *               "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *               "statusCode": 410
            *             }
            *           ],
            *           "nextAttemptAt": null,
-           *           "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.069Z"
+           *           "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.084Z",
+           *           "requestId": "9876adb1-3a3c-48de-a0b1-4ab392f88981"
            *         }
            *       ],
            *       "nextCursor": null
@@ -23710,7 +25489,10 @@ export interface operations {
   getEventDelivery: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -23722,6 +25504,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23737,21 +25520,22 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.069Z",
+           *             "at": "2026-03-02T09:00:00.084Z",
            *             "responseBody": "ok",
-           *             "durationMs": 5,
+           *             "durationMs": 4,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 410
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:00.504Z",
+           *             "at": "2026-03-02T09:00:00.985Z",
            *             "responseBody": "ok",
-           *             "durationMs": 2,
+           *             "durationMs": 4,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 200
            *           }
            *         ],
-           *         "nextAttemptAt": null
+           *         "nextAttemptAt": null,
+           *         "requestId": "9876adb1-3a3c-48de-a0b1-4ab392f88981"
            *       }
            *     }
            */
@@ -23905,7 +25689,10 @@ export interface operations {
   redeliverEvent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -23917,6 +25704,7 @@ export interface operations {
       /** @description The delivery, queued again. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -23932,15 +25720,16 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.069Z",
+           *             "at": "2026-03-02T09:00:00.084Z",
            *             "responseBody": "ok",
-           *             "durationMs": 5,
+           *             "durationMs": 4,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 410
            *           }
            *         ],
            *         "nextAttemptAt": null,
-           *         "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.069Z"
+           *         "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.084Z",
+           *         "requestId": "9876adb1-3a3c-48de-a0b1-4ab392f88981"
            *       }
            *     }
            */
@@ -24124,7 +25913,10 @@ export interface operations {
   login: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -24144,14 +25936,15 @@ export interface operations {
       /** @description The login token and the URL that opens the BI signed in (spec 4.6). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
           /**
            * @example {
            *       "success": true,
-           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMDAzLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
-           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMDAzLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
+           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTMyLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
+           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTMyLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
            *     }
            */
           'application/json': components['schemas']['login-answer'];
@@ -24419,7 +26212,10 @@ export interface operations {
   revokeLogin: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -24437,6 +26233,7 @@ export interface operations {
       /** @description Revoked. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -24656,7 +26453,10 @@ export interface operations {
   jwks: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -24665,6 +26465,7 @@ export interface operations {
       /** @description A JWK set (RFC 7517), cacheable for five minutes. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -24739,7 +26540,10 @@ export interface operations {
         /** @description 0 hides the desks icon. */
         showDesksIcon?: '0' | '1';
       };
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A login token (JWT). */
         token: string;
@@ -24755,6 +26559,7 @@ export interface operations {
           Location?: string;
           /** @description The `__Host-bi_session` cookie (HttpOnly, Secure, SameSite=None, Partitioned). */
           'Set-Cookie'?: string;
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content?: never;
@@ -24819,7 +26624,10 @@ export interface operations {
   session: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -24828,6 +26636,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -24948,7 +26757,10 @@ export interface operations {
   agentHeartbeat: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -24957,6 +26769,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -24965,8 +26778,8 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "agentId": 1,
-           *         "serverTime": "2026-03-02T09:00:00.193Z",
-           *         "nextHeartbeatInSeconds": 53,
+           *         "serverTime": "2026-03-02T09:00:00.646Z",
+           *         "nextHeartbeatInSeconds": 52,
            *         "runs": [
            *           {
            *             "id": 1,
@@ -24976,6 +26789,7 @@ export interface operations {
            *             "status": "dispatched",
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *             "createdAt": "2026-03-02T09:00:00.000Z",
            *             "updatedAt": "2026-03-02T09:00:00.000Z"
            *           },
@@ -24987,6 +26801,7 @@ export interface operations {
            *             "status": "dispatched",
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *             "createdAt": "2026-03-02T09:00:00.105Z",
            *             "updatedAt": "2026-03-02T09:00:00.105Z"
            *           },
@@ -24998,8 +26813,9 @@ export interface operations {
            *             "status": "dispatched",
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *             "createdAt": "2026-03-02T09:00:00.190Z",
-           *             "updatedAt": "2026-03-02T09:00:00.190Z"
+           *             "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *             "createdAt": "2026-03-02T09:00:00.667Z",
+           *             "updatedAt": "2026-03-02T09:00:00.667Z"
            *           }
            *         ],
            *         "variables": {
@@ -25130,7 +26946,10 @@ export interface operations {
   reportRun: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
       path: {
         /** @description A positive integer id. */
         id: number;
@@ -25152,6 +26971,7 @@ export interface operations {
       /** @description Success. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
@@ -25166,8 +26986,9 @@ export interface operations {
            *         "status": "succeeded",
            *         "message": "ok",
            *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *         "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.607Z"
+           *         "updatedAt": "2026-03-02T09:00:00.487Z"
            *       }
            *     }
            */
@@ -25279,7 +27100,7 @@ export interface operations {
       /**
        * @description Not there, or not the caller’s.
        *
-       *     - `run_not_found`: The agent has no run with this id.
+       *     - `run_not_found`: The tenant (or, for an agent, the agent) has no run with this id, or it has expired.
        */
       404: {
         headers: {
@@ -25290,7 +27111,7 @@ export interface operations {
            * @example {
            *       "status": "error",
            *       "success": false,
-           *       "message": "The agent has no run with this id.",
+           *       "message": "The tenant (or, for an agent, the agent) has no run with this id, or it has expired.",
            *       "code": "run_not_found",
            *       "errors": [],
            *       "errorCount": 0,
@@ -25934,6 +27755,7 @@ export interface operationsByToken {
     '/tenants/{id}/activate': 'post';
     '/tenants/{id}': 'get' | 'patch';
     '/tenants/{id}/token': 'post';
+    '/tenants/{id}/token/previous': 'delete';
     '/tenants/templates': 'post' | 'get';
     '/tenants/templates/{id}': 'get' | 'delete' | 'put';
     '/tenants/templates/default': 'put';
@@ -25963,7 +27785,10 @@ export interface operationsByToken {
     '/tenant/templates/reload': 'post';
     '/tenant/agents': 'get' | 'post';
     '/tenant/agents/{id}/token': 'post';
+    '/tenant/agents/{id}/token/previous': 'delete';
     '/tenant/runs': 'get';
+    '/tenant/runs/{id}': 'get';
+    '/tenant/runs/{id}/retry': 'post';
     '/tenant/users': 'post' | 'get';
     '/tenant/users/{id}': 'get' | 'patch' | 'delete';
     '/tenant/groups': 'post' | 'get';
@@ -25988,6 +27813,7 @@ export interface operationsByToken {
     '/tenant/alerts/{id}/send': 'post';
     '/tenant/alerts/{id}/fire': 'post';
     '/tenant/alerts/{id}/deliveries': 'get';
+    '/tenant/deliveries': 'get';
     '/tenant/deliveries/{id}': 'get';
     '/tenant/deliveries/{id}/redeliver': 'post';
     '/tenant/login': 'post';

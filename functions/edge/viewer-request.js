@@ -34,6 +34,8 @@ var bearerPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] +([\x21-\x7e]{1,512})$/;
 var signedPattern =
   /^(cli|ten|agt)_([1-9][0-9]{0,5})\.([1-9][0-9]{0,14}(?:-[1-9][0-9]{0,14}){0,2})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 var ownerArity = { cli: 1, ten: 2, agt: 3 };
+// The handler's rule for a caller's X-Request-Id (request-id.ts `callerRequestIdPattern`), spelled again.
+var requestIdPattern = /^[\x21-\x7e]{1,128}$/;
 
 function anonymous(uri) {
   for (var i = 0; i < settings.anonymousPaths.length; i++) {
@@ -43,9 +45,11 @@ function anonymous(uri) {
   return false;
 }
 
-// The handler's 401: the error envelope of functions/core/errors.ts errorBody, its headers.
+// The handler's 401: the error envelope of functions/core/errors.ts errorBody, its headers. Its request
+// id as the handler's is chosen: the caller's X-Request-Id when valid, else CloudFront's own.
 function refuse(event, message, challenge) {
-  var requestId = event.context.requestId;
+  var sent = joined(event.request.headers, 'x-request-id');
+  var requestId = sent !== undefined && requestIdPattern.test(sent) ? sent : event.context.requestId;
   var body = {
     status: 'error',
     success: false,
@@ -72,9 +76,9 @@ function invalid(event) {
   return refuse(event, 'Invalid or expired token', 'Bearer error="invalid_token"');
 }
 
-// The header as the origin gets it: repeated fields joined with commas.
-function authorization(headers) {
-  var header = headers.authorization;
+// A header as the origin gets it: repeated fields joined with commas.
+function joined(headers, name) {
+  var header = headers[name];
   if (!header) return undefined;
   if (!header.multiValue || header.multiValue.length < 2) return header.value;
   var values = [];
@@ -93,7 +97,7 @@ function same(a, b) {
 async function handler(event) {
   var request = event.request;
   if (anonymous(request.uri)) return request;
-  var value = authorization(request.headers);
+  var value = joined(request.headers, 'authorization');
   var bearer = value === undefined ? null : bearerPattern.exec(value);
   if (!bearer) return refuse(event, 'Missing bearer token', 'Bearer');
   var parts = signedPattern.exec(bearer[1]);

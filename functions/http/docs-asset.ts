@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { requestIdOf } from '#functions/core/api/request-id.ts';
 import { errorBody, internalErrorBody } from '#functions/core/errors.ts';
 
 /**
@@ -101,7 +102,7 @@ const errorAnswer = (requestId: string, status: number, body: ReturnType<typeof 
  * authentication would add its DynamoDB client to a bundle that already holds Swagger UI.
  */
 export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
-  const requestId = event.requestContext?.requestId ?? 'unknown';
+  const requestId = requestIdOf(event);
   const asset = event.pathParameters?.asset;
   if (!isDocsAsset(asset)) {
     return errorAnswer(

@@ -1,9 +1,11 @@
-import { httpHandler, pageParameters, pageResponse } from '#functions/core/api/http-handler.ts';
+import { enumQueryParameter, httpHandler, pageParameters, pageResponse } from '#functions/core/api/http-handler.ts';
 import { clientIdOf } from '#functions/core/auth/principals.ts';
 import { listDeliveries } from '#functions/core/alerts/deliveries.ts';
+import type { DeliveryStatus } from '#functions/core/alerts/alert-repository.ts';
 import { clientOwner } from '#functions/core/webhooks/owner.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);
-  return pageResponse(await listDeliveries(clientOwner(clientIdOf(request.principal)), limit, cursor));
+  const status = enumQueryParameter<DeliveryStatus>(request, 'status');
+  return pageResponse(await listDeliveries(clientOwner(clientIdOf(request.principal)), status, limit, cursor));
 });

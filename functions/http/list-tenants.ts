@@ -1,9 +1,15 @@
-import { httpHandler, pageResponse, pageParameters } from '#functions/core/api/http-handler.ts';
+import {
+  booleanQueryParameter,
+  httpHandler,
+  pageParameters,
+  pageResponse,
+  textQueryParameter,
+} from '#functions/core/api/http-handler.ts';
 import { clientIdOf } from '#functions/core/auth/principals.ts';
 import { listTenants } from '#functions/core/tenants/tenants.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);
-  const page = await listTenants(clientIdOf(request.principal), limit, cursor);
-  return pageResponse(page);
+  const filter = { nome: textQueryParameter(request, 'nome'), ativo: booleanQueryParameter(request, 'ativo') };
+  return pageResponse(await listTenants(clientIdOf(request.principal), filter, limit, cursor));
 });

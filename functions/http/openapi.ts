@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import document from '../../docs/openapi.json' with { type: 'json' };
+import { requestIdOf } from '#functions/core/api/request-id.ts';
 
 const body = JSON.stringify(document);
 
@@ -16,7 +17,7 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'public, max-age=300',
     'x-content-type-options': 'nosniff',
-    'x-request-id': event.requestContext?.requestId ?? 'unknown',
+    'x-request-id': requestIdOf(event),
   },
   body,
 });

@@ -6,6 +6,11 @@ export const handler = httpHandler(async (request) => ({
   status: 200,
   body: {
     status: 'success',
-    data: await pauseRollout(clientIdOf(request.principal), idParameter(request, 'id'), idParameter(request, 'rolloutId')),
+    data: await pauseRollout(
+      clientIdOf(request.principal),
+      idParameter(request, 'id'),
+      idParameter(request, 'rolloutId'),
+      request.requestId,
+    ),
   },
 }));

@@ -9,9 +9,12 @@ import { requestReload } from '#functions/core/reload/reload.ts';
  * deduplication ids, which SQS (within 5 minutes) and the reload worker's markers (after) absorb.
  */
 export const handler = httpHandler(
-  async ({ principal, body, idempotency }) => ({
+  async ({ principal, body, idempotency, requestId }) => ({
     status: 200,
-    body: { success: true, results: await requestReload(tenantIdOf(principal), body.items, idempotency.requestKey) },
+    body: {
+      success: true,
+      results: await requestReload(tenantIdOf(principal), body.items, idempotency.requestKey, requestId),
+    },
   }),
   { body: reloadSchema },
 );

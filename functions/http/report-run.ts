@@ -5,7 +5,7 @@ import { describeRun, reportRun } from '#functions/core/reload/runs.ts';
 
 export const handler = httpHandler(
   async (request) => {
-    const run = await reportRun(agentOf(request.principal), idParameter(request, 'id'), request.body);
+    const run = await reportRun(agentOf(request.principal), idParameter(request, 'id'), request.body, request.requestId);
     return { status: 200, body: { status: 'success', data: describeRun(run) } };
   },
   { body: reportRunSchema },

@@ -1,8 +1,15 @@
 import { httpHandler, idParameter } from '#functions/core/api/http-handler.ts';
+import { optionalBody } from '#functions/core/api/validation.ts';
+import rotateTokenSchema from '#functions/core/api/validators/rotate-token.cjs';
 import { clientIdOf } from '#functions/core/auth/principals.ts';
 import { rotateTenantToken } from '#functions/core/tenants/tenants.ts';
 
-export const handler = httpHandler(async (request) => ({
-  status: 200,
-  body: { status: 'success', data: await rotateTenantToken(clientIdOf(request.principal), idParameter(request, 'id')) },
-}));
+/** The body may be left out, as before the route took one: the previous token then works for a day. */
+export const handler = httpHandler(
+  async (request) => {
+    const { previousValidForSeconds } = optionalBody(rotateTokenSchema, request.body, {});
+    const rotated = await rotateTenantToken(clientIdOf(request.principal), idParameter(request, 'id'), previousValidForSeconds);
+    return { status: 200, body: { status: 'success', data: rotated } };
+  },
+  { body: rotateTokenSchema, validatedByHandler: true },
+);

@@ -8,8 +8,9 @@ import { recordDispatchedRun } from '#functions/core/reload/runs.ts';
 /** A message that is not a load is a failure: retried, then left in the DLQ for an operator. */
 function parseLoad(body: string): LoadMessage {
   const load = JSON.parse(body) as Partial<LoadMessage>;
-  const integers = [load.tenantId, load.agentId, load.flowId];
-  if (!integers.every(Number.isSafeInteger) || typeof load.deduplicationId !== 'string' || typeof load.context !== 'string') {
+  const integers = [load.tenantId, load.agentId, load.flowId, load.retryOf ?? 1];
+  const strings = [load.deduplicationId, load.context, load.requestId ?? ''];
+  if (!integers.every(Number.isSafeInteger) || !strings.every((value) => typeof value === 'string')) {
     throw new Error('The message is not a load');
   }
   return load as LoadMessage;
@@ -24,6 +25,8 @@ async function recordLoad(record: SQSRecord): Promise<void> {
       tenantId: load.tenantId,
       agentId: load.agentId,
       flowId: load.flowId,
+      // The request that queued it, to follow it from that request's log lines.
+      ...(load.requestId === undefined ? {} : { requestId: load.requestId }),
       outcome,
     });
   } catch (error) {

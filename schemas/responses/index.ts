@@ -23,6 +23,7 @@ import jwkSet from './jwk-set.schema.json' with { type: 'json' };
 import loginAnswer from './login-answer.schema.json' with { type: 'json' };
 import membership from './membership.schema.json' with { type: 'json' };
 import openapiDocument from './openapi-document.schema.json' with { type: 'json' };
+import previousTokenEnded from './previous-token-ended.schema.json' with { type: 'json' };
 import ownTenant from './own-tenant.schema.json' with { type: 'json' };
 import reloadAnswer from './reload-answer.schema.json' with { type: 'json' };
 import revokeLoginAnswer from './revoke-login-answer.schema.json' with { type: 'json' };
@@ -31,6 +32,7 @@ import rolloutDryRun from './rollout-dry-run.schema.json' with { type: 'json' };
 import rolloutStarted from './rollout-started.schema.json' with { type: 'json' };
 import rolloutTenant from './rollout-tenant.schema.json' with { type: 'json' };
 import run from './run.schema.json' with { type: 'json' };
+import runRetry from './run-retry.schema.json' with { type: 'json' };
 import schedulePreview from './schedule-preview.schema.json' with { type: 'json' };
 import scheduleRun from './schedule-run.schema.json' with { type: 'json' };
 import scheduleSummary from './schedule-summary.schema.json' with { type: 'json' };
@@ -71,6 +73,7 @@ export const responseSchemas = {
   'login-answer': loginAnswer,
   membership,
   'openapi-document': openapiDocument,
+  'previous-token-ended': previousTokenEnded,
   'own-tenant': ownTenant,
   'reload-answer': reloadAnswer,
   'revoke-login-answer': revokeLoginAnswer,
@@ -79,6 +82,7 @@ export const responseSchemas = {
   'rollout-started': rolloutStarted,
   'rollout-tenant': rolloutTenant,
   run,
+  'run-retry': runRetry,
   'schedule-preview': schedulePreview,
   'schedule-run': scheduleRun,
   'schedule-summary': scheduleSummary,

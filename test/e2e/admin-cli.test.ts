@@ -1,8 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { expect, inject, test, vi } from 'vitest';
-import { createClient } from '#functions/core/clients/clients.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
+import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { db, getItem } from '#functions/core/store/dynamo.ts';
+import * as stored from '#functions/core/store/entity-declarations.ts';
+import { ensureTable } from '#local/create-table.ts';
 import { api, expectErrorEnvelope, newTenant } from '#test/support/api.ts';
 import { bundleOf, publish } from '#test/support/templates.ts';
 import { runToEnd } from '#test/support/processes.ts';
@@ -14,7 +20,7 @@ vi.setConfig({ testTimeout: 120_000 });
 
 const againstTable = { TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint') };
 
-test('client create prints a working token once; rotate-token replaces it; list shows the client', async () => {
+test('client create prints a working token once; rotate-token replaces it, the old one kept for its grace; list shows the client', async () => {
   const name = `CLI ${crypto.randomUUID()}`;
   const created = await runToEnd('bin/admin.ts', ['client', 'create', '--name', name, '--json'], againstTable);
   expect(created.code).toBe(0);
@@ -27,9 +33,22 @@ test('client create prints a working token once; rotate-token replaces it; list 
   expect(listed.output).toContain(name);
   expect(listed.output).not.toContain(token);
 
-  const rotated = await runToEnd('bin/admin.ts', ['client', 'rotate-token', '--id', String(id), '--json'], againstTable);
+  const rotate = ['client', 'rotate-token', '--id', String(id), '--previous-valid-for', '3600', '--json'];
+  const rotated = await runToEnd('bin/admin.ts', rotate, againstTable);
   expect(rotated.code).toBe(0);
-  const fresh = (JSON.parse(rotated.output.trim()) as { token: string }).token;
+  const { token: fresh, previousExpiresAt } = JSON.parse(rotated.output.trim()) as { token: string; previousExpiresAt: string };
+  expect(Date.parse(previousExpiresAt)).toBeGreaterThan(Date.now() + 3_500_000);
+  // The old token works until then, and the list says when each was last used.
+  expect((await api('GET', '/whoami', { token })).status).toBe(200);
+  expect((await api('GET', '/whoami', { token: fresh })).status).toBe(200);
+  const withPrevious = await runToEnd('bin/admin.ts', ['client', 'list', '--json'], againstTable);
+  const listedClient = (JSON.parse(withPrevious.output.trim()) as Array<{ id: number }>).find((client) => client.id === id);
+  expect(listedClient).toMatchObject({
+    currentToken: { lastUsedAt: expect.any(String) },
+    previousToken: { expiresAt: previousExpiresAt, lastUsedAt: expect.any(String) },
+  });
+  const ended = await runToEnd('bin/admin.ts', ['client', 'end-previous-token', '--id', String(id), '--json'], againstTable);
+  expect(JSON.parse(ended.output.trim())).toEqual({ id, ended: true });
   expectErrorEnvelope(await api('GET', '/whoami', { token }), 401);
   expect((await api('GET', '/whoami', { token: fresh })).status).toBe(200);
 });
@@ -38,6 +57,7 @@ test('bad usage exits 2 with the usage text; an unknown client exits 1', async (
   for (const args of [
     ['client', 'create'],
     ['client', 'rotate-token', '--id', 'x'],
+    ['client', 'rotate-token', '--id', '1', '--previous-valid-for', '604801'],
     ['tenant', 'drop'],
   ]) {
     const result = await runToEnd('bin/admin.ts', args, againstTable);
@@ -150,17 +170,44 @@ test('token-keys commands against a deployed stack need the secret; so do the cl
   expect(stray.output).toContain('client commands on a deployed stack need TOKEN_KEYS_SECRET_ARN');
 });
 
-test('tokens unsigned lists the owners of tokens issued unsigned, and none of the signed ones', async () => {
+test('tokens unsigned lists the owners of tokens issued unsigned, a previous one with its end, and none of the signed ones', async () => {
   const unsigned = await createClient(`Unsigned ${crypto.randomUUID()}`, `cli_${crypto.randomUUID()}`);
   const signed = await createClient(`Signed ${crypto.randomUUID()}`);
-  const result = await runToEnd('bin/admin.ts', ['tokens', 'unsigned', '--json'], againstTable);
-  expect(result.code).toBe(0);
-  const listed = JSON.parse(result.output.trim()) as Array<{ kind: string; clientId: number }>;
-  expect(listed).toContainEqual(expect.objectContaining({ kind: 'client', clientId: unsigned.client.clientId }));
-  expect(listed.map((token) => token.clientId)).not.toContain(signed.client.clientId);
-  const text = await runToEnd('bin/admin.ts', ['tokens', 'unsigned'], againstTable);
-  expect(text.output).toContain(`client ${unsigned.client.clientId}`);
-  expect(text.output).not.toContain(unsigned.token);
+  // Unsigned tokens rotated away: one still in its grace period, one past it (its item not yet removed by TTL).
+  const rotatedAway = await createClient(`Rotated ${crypto.randomUUID()}`, `cli_${crypto.randomUUID()}`);
+  const previousExpiresAt = (await rotateClientToken(rotatedAway.client.clientId))?.previousExpiresAt;
+  const expired = await createClient(`Expired ${crypto.randomUUID()}`, `cli_${crypto.randomUUID()}`);
+  // The command scans the whole table: here a table of its own holding the two token items as they are
+  // stored, since a scan of the table every test file writes to took over a minute late in a run.
+  const table = `admin-cli-tokens-${crypto.randomUUID()}`;
+  const dynamo = new DynamoDBClient({ endpoint: inject('dynamodbEndpoint') });
+  await ensureTable(dynamo, table);
+  try {
+    for (const { token } of [unsigned, signed, rotatedAway]) {
+      const item = await getItem(stored.token.key({ tokenHash: hashToken(token) }));
+      await db().send(new PutCommand({ TableName: table, Item: item }));
+    }
+    const expiredItem = await getItem(stored.token.key({ tokenHash: hashToken(expired.token) }));
+    const past = Math.floor(Date.now() / 1000) - 1;
+    await db().send(new PutCommand({ TableName: table, Item: { ...expiredItem, expiresAt: past } }));
+    const ownTable = { ...againstTable, TABLE_NAME: table };
+    const result = await runToEnd('bin/admin.ts', ['tokens', 'unsigned', '--json'], ownTable);
+    expect(result.code).toBe(0);
+    const listed = JSON.parse(result.output.trim()) as Array<{ kind: string; clientId: number }>;
+    expect(listed).toHaveLength(2);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'client', clientId: unsigned.client.clientId, expiresAt: null }),
+        expect.objectContaining({ kind: 'client', clientId: rotatedAway.client.clientId, expiresAt: previousExpiresAt }),
+      ]),
+    );
+    const text = await runToEnd('bin/admin.ts', ['tokens', 'unsigned'], ownTable);
+    expect(text.output).toContain(`client ${unsigned.client.clientId}`);
+    expect(text.output).not.toContain(unsigned.token);
+  } finally {
+    await dynamo.send(new DeleteTableCommand({ TableName: table }));
+    dynamo.destroy();
+  }
 });
 
 test("rollout start rolls a version out on the stack's queue (a dry run first); rollout watch follows it to its end", async () => {

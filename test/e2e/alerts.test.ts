@@ -545,6 +545,61 @@ describe('review fixes', () => {
   });
 });
 
+describe("the tenant's deliveries, across its alerts", () => {
+  test('GET /tenant/deliveries lists every alert’s, newest first, by status and paged; each attempt keeps 1 KB of the answer', async () => {
+    // A 410 fails a delivery at its first attempt (and disables the channel, enabled again below). Its answer: 5 KB
+    // of 3-byte characters after two ASCII ones, so the 1,024th byte falls inside a character.
+    const answer = `ab${'€'.repeat(1700)}`;
+    expect(Buffer.byteLength(answer)).toBeGreaterThan(5000);
+    const { tenant, alertId } = await alertingTenant('/ops-views');
+    receiver.replyWith((request) => (request.path === '/ops-views' ? { status: 410, body: answer } : { status: 200 }));
+    const failed = (await fire(tenant.token, alertId)).body.data.id as number;
+    const attempt = (await settled(tenant.token, failed, 'failed')).attempts[0];
+    expect(attempt.statusCode).toBe(410);
+    // The whole characters of the first 1,024 bytes: 2 + 340 × 3 = 1,022 bytes, as text.
+    expect(attempt.responseBody).toBe(`ab${'€'.repeat(340)}`);
+    expect(Buffer.byteLength(attempt.responseBody)).toBe(1022);
+
+    receiver.replyWith(() => ({ status: 200 }));
+    await api('PATCH', '/tenant/settings', { token: tenant.token, body: { alertChannels: { webhook: { enabled: true } } } });
+    const other = await api('POST', '/tenant/alerts', {
+      token: tenant.token,
+      body: { nome: 'Other', channels: { webhook: true }, content: [{ type: 'text', nome: 'Intro', generated: { text: 'Hi' } }] },
+    });
+    const sent = (await api('POST', `/tenant/alerts/${alertId}/send`, { token: tenant.token, body: { user: { id: 2 } } })).body
+      .data.id as number;
+    const fired = (await fire(tenant.token, other.body.data.id)).body.data.id as number;
+    await settled(tenant.token, sent, 'delivered');
+    await settled(tenant.token, fired, 'delivered');
+
+    const list = async (query = '') => (await api('GET', `/tenant/deliveries${query}`, { token: tenant.token })).body;
+    const all = await list();
+    expect(all.data.map((delivery: { id: number; alertId: number }) => [delivery.id, delivery.alertId])).toEqual([
+      [fired, other.body.data.id],
+      [sent, alertId],
+      [failed, alertId],
+    ]);
+    expect(all.nextCursor).toBeNull();
+    expect((await list('?status=failed')).data).toEqual([all.data[2]]);
+    expect((await list('?status=queued')).data).toEqual([]);
+    // Pages of one with a filter, walked by nextCursor: each delivered one once, newest first.
+    const first = await list('?status=delivered&limit=1');
+    expect(first.data.map((delivery: { id: number }) => delivery.id)).toEqual([fired]);
+    const second = await list(`?status=delivered&limit=1&cursor=${encodeURIComponent(first.nextCursor)}`);
+    expect(second.data.map((delivery: { id: number }) => delivery.id)).toEqual([sent]);
+    expect(second.nextCursor).toBeNull();
+
+    const refused = expectErrorEnvelope(await api('GET', '/tenant/deliveries?status=lost', { token: tenant.token }), 400);
+    expect(refused.code).toBe('invalid_query_parameter');
+    expect(refused.errors.map((error: { pointer: string }) => error.pointer)).toEqual(['/status']);
+    // Another tenant sees none of them, and reads none of them.
+    const stranger = await newTenant((await newClient()).token);
+    expect((await api('GET', '/tenant/deliveries?status=failed', { token: stranger.token })).body.data).toEqual([]);
+    expect((await api('GET', '/tenant/deliveries', { token: stranger.token })).body.data).toEqual([]);
+    expectErrorEnvelope(await deliveryOf(stranger.token, failed), 404);
+  });
+});
+
 describe('Idempotency-Key: one key is one request, path included', () => {
   test("the key of one alert's send, sent to another alert, is 409 idempotency_key_reused: never the first alert's answer", async () => {
     const { tenant, alertId } = await alertingTenant('/keys');

@@ -135,9 +135,11 @@ describe('events, caused for real, arrive signed and as the schema says', () => 
     const { tenant, agent, flows } = await tenantWithAgent(client.token);
     const run = await takenRun(tenant.token, agent, flows['load-orders'] as number);
     await api('POST', `/agent/runs/${run.id}`, { token: agent, body: { status: 'running', message: 'connecting' } });
+    const reportId = `report-${crypto.randomUUID()}`;
     const failed = await api('POST', `/agent/runs/${run.id}`, {
       token: agent,
       body: { status: 'failed', message: 'Connection refused by erp:5432' },
+      headers: { 'x-request-id': reportId },
     });
     expect(failed.body.data).toMatchObject({ id: run.id, status: 'failed', message: 'Connection refused by erp:5432' });
     expectErrorEnvelope(await api('POST', `/agent/runs/${run.id}`, { token: agent, body: { status: 'failed' } }), 409);
@@ -163,6 +165,8 @@ describe('events, caused for real, arrive signed and as the schema says', () => 
       type: 'run.failed',
       webhookId: expect.stringMatching(/^msg_/),
       attempts: [{ statusCode: 200 }],
+      // The report's request id: the integrator finds the request that caused it.
+      requestId: reportId,
     });
     expect(client.received()).toHaveLength(1);
   });

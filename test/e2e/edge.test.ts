@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { probeEdge } from '#functions/core/edge/edge-probe.ts';
-import type { TwinRuntime } from '#local/twin.ts';
+import type { TwinRuntime } from '#local/environment.ts';
 import { type TwinProcess, startTwinProcess } from '#test/support/processes.ts';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

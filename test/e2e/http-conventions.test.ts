@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, inject, test } from 'vitest';
-import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
+import { api, expectErrorEnvelope, getOk, newClient, newTenant } from '#test/support/api.ts';
+import { agentToken, eventually, publish, retailBundle } from '#test/support/templates.ts';
 
 describe('authentication (spec 5)', () => {
   test('a missing token is 401 with WWW-Authenticate: Bearer', async () => {
@@ -202,5 +203,89 @@ describe('Idempotency-Key on POST /tenants', () => {
     });
     expect(fixed.status).toBe(404);
     expect(fixed.headers.get('idempotent-replayed')).toBeNull();
+  });
+});
+
+describe('X-Request-Id', () => {
+  /** A request id of this test's own, so that nothing else can have made what carries it. */
+  const fresh = () => `conv-${crypto.randomUUID()}`;
+
+  test('a valid one is echoed on every answer, success or error, and in the envelope; API Gateway keeps its own id', async () => {
+    const client = await newClient();
+    const sent = (id: string) => ({ 'x-request-id': id });
+    const answers = {
+      200: await api('GET', '/whoami', { token: client.token, headers: sent(fresh()) }),
+      400: await api('POST', '/tenants', { token: client.token, body: { nome: '' }, headers: sent(fresh()) }),
+      401: await api('GET', '/tenants', { headers: sent(fresh()) }),
+      404: await api('GET', '/no-such-route', { headers: sent(fresh()) }),
+      405: await api('PUT', '/tenant/schedules/7/next', { headers: sent(fresh()) }),
+    };
+    for (const [status, answer] of Object.entries(answers)) {
+      expect(answer.status).toBe(Number(status));
+      const echoed = answer.headers.get('x-request-id');
+      expect(echoed, status).toMatch(/^conv-/);
+      expect(answer.headers.get('apigw-requestid'), status).not.toBe(echoed);
+      if (answer.status >= 400) expect(answer.body.requestId, status).toBe(echoed);
+    }
+    // Each its own: the value sent with it.
+    expect(new Set(Object.values(answers).map((answer) => answer.headers.get('x-request-id'))).size).toBe(5);
+  });
+
+  test('an invalid one is replaced by the service’s own id, never refused nor echoed', async () => {
+    const client = await newClient();
+    for (const invalid of ['x'.repeat(129), 'two words', '']) {
+      for (const answer of [
+        await api('GET', '/whoami', { token: client.token, headers: { 'x-request-id': invalid } }),
+        await api('GET', '/no-such-route', { headers: { 'x-request-id': invalid } }),
+      ]) {
+        const echoed = answer.headers.get('x-request-id');
+        expect(echoed).toBe(answer.headers.get('apigw-requestid'));
+        expect(echoed).not.toBe(invalid);
+        if (answer.status >= 400) expect(answer.body.requestId).toBe(echoed);
+      }
+    }
+    expect(
+      (await api('GET', '/whoami', { token: client.token, headers: { 'x-request-id': 'x'.repeat(128) } })).headers.get(
+        'x-request-id',
+      ),
+    ).toBe('x'.repeat(128));
+  });
+
+  test('what a request makes keeps its id, and shows it when read: a delivery, a run', async () => {
+    const client = await newClient();
+    const templateId = await publish(client.token, retailBundle());
+    const tenant = await newTenant(client.token, { templateId });
+    const token = tenant.token;
+    await api('PATCH', '/tenant/settings', {
+      token,
+      body: { alertChannels: { webhook: { url: 'https://hooks.example.com/x' } } },
+    });
+    const alert = await api('POST', '/tenant/alerts', { token, body: { nome: 'A', channels: { webhook: true }, content: [] } });
+    const fired = fresh();
+    const queued = await api('POST', `/tenant/alerts/${alert.body.data.id}/fire`, {
+      token,
+      body: { user: { id: 7, email: 'ana@acme.com' } },
+      headers: { 'x-request-id': fired },
+    });
+    expect(queued.status).toBe(202);
+    expect((await getOk(`/tenant/deliveries/${queued.body.data.id}`, token)).body.data.requestId).toBe(fired);
+    expect((await getOk(`/tenant/alerts/${alert.body.data.id}/deliveries`, token)).body.data[0].requestId).toBe(fired);
+
+    const agent = await agentToken(token);
+    await api('POST', '/agent/heartbeat', { token: agent });
+    const flowId = (await getOk('/tenant', token)).body.data.flows[0].id as number;
+    const reloaded = fresh();
+    const reload = await api('POST', '/tenant/templates/reload', {
+      token,
+      body: { items: [{ flowId, tokenId: 1, context: 'full' }] },
+      headers: { 'x-request-id': reloaded },
+    });
+    expect(reload.body.results).toEqual([expect.objectContaining({ status: 'enqueued' })]);
+    // The agent takes it, then the tenant reads it.
+    const taken = await eventually(async () => (await api('POST', '/agent/heartbeat', { token: agent })).body.data.runs[0]);
+    expect(taken).toMatchObject({ flowId, requestId: reloaded });
+    expect((await getOk('/tenant/runs', token)).body.data).toEqual([
+      expect.objectContaining({ id: taken.id, requestId: reloaded }),
+    ]);
   });
 });

@@ -73,6 +73,23 @@ async function alertingTenant() {
   return { token: tenant.token, newAlert };
 }
 
+/** An alert of an alerting tenant sent `itemCount` times: its deliveries. */
+async function sentDeliveries() {
+  const { token, newAlert } = await alertingTenant();
+  const alert = await newAlert(0);
+  for (let index = 0; index < itemCount; index++) {
+    await created(`/tenant/alerts/${alert.id}/send`, token, {
+      user: { id: index + 1 },
+      content: [{ type: 'text', nome: 'Intro', generated: { text: `Hi ${index}` } }],
+    });
+  }
+  return { token, alertId: alert.id as number };
+}
+
+/** Deliveries are read once every one is done, so that no page sees one change. */
+const allDelivered = (deliveries: Item[]) =>
+  deliveries.length === itemCount && deliveries.every((delivery) => delivery.status === 'delivered');
+
 /** A schedule trigger that never fires while the test runs. */
 const farHourly = { type: 'Hour', period: 1, start_when: '2099-06-01T00:00Z', start_time: '00:00', end_time: '23:59' } as const;
 
@@ -228,20 +245,12 @@ const listings: Record<string, () => Promise<Listing>> = {
     return { path: '/tenant/alerts', token };
   },
   'GET /tenant/alerts/{id}/deliveries': async () => {
-    const { token, newAlert } = await alertingTenant();
-    const alert = await newAlert(0);
-    for (let index = 0; index < itemCount; index++) {
-      await created(`/tenant/alerts/${alert.id}/send`, token, {
-        user: { id: index + 1 },
-        content: [{ type: 'text', nome: 'Intro', generated: { text: `Hi ${index}` } }],
-      });
-    }
-    // Read once every delivery is done, so that no page sees one change.
-    return {
-      path: `/tenant/alerts/${alert.id}/deliveries`,
-      token,
-      settled: (deliveries) => deliveries.length === itemCount && deliveries.every((delivery) => delivery.status === 'delivered'),
-    };
+    const { token, alertId } = await sentDeliveries();
+    return { path: `/tenant/alerts/${alertId}/deliveries`, token, settled: allDelivered };
+  },
+  'GET /tenant/deliveries': async () => {
+    const { token } = await sentDeliveries();
+    return { path: '/tenant/deliveries', token, settled: allDelivered };
   },
 };
 

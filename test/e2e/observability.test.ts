@@ -24,7 +24,12 @@ async function call(method: string, path: string, token: string, body?: unknown,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, requestId: response.headers.get('x-request-id') ?? '', body: (await response.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return {
+    status: response.status,
+    requestId: response.headers.get('x-request-id') ?? '',
+    gatewayRequestId: response.headers.get('apigw-requestid') ?? '',
+    body: (await response.json()) as any, // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
 }
 
 /** The twin's JSON log lines. */
@@ -62,6 +67,25 @@ test('every request logs one line with its request id and tenant id, without cro
   }
 });
 
+test("a caller's X-Request-Id is the request's in its log lines; its access line names API Gateway's id too", async () => {
+  const sent = `obs-${crypto.randomUUID()}`;
+  const answer = await call('GET', '/whoami', clientToken, undefined, { 'x-request-id': sent });
+  expect(answer.requestId).toBe(sent);
+  const unknown = await call('GET', '/no-such-route', clientToken, undefined, { 'x-request-id': `${sent} with spaces` });
+  await expect
+    .poll(() => logLines().filter((line) => line.message === 'Request handled' && line.routeKey === '$default').length)
+    .toBeGreaterThan(0);
+  expect(logLines().filter((line) => line.requestId === sent)).toEqual([
+    expect.objectContaining({ message: 'Request handled', routeKey: 'GET /whoami', gatewayRequestId: answer.gatewayRequestId }),
+  ]);
+  // Replaced: the line has the gateway's id, twice; the value sent is nowhere.
+  expect(unknown.requestId).toBe(unknown.gatewayRequestId);
+  expect(logLines().filter((line) => line.requestId === unknown.requestId)).toEqual([
+    expect.objectContaining({ status: 404, gatewayRequestId: unknown.gatewayRequestId }),
+  ]);
+  expect(twin.output()).not.toContain('with spaces');
+});
+
 test('without the edge, the address logged is the connection’s, whatever CloudFront-Viewer-Address a caller sends', async () => {
   const answer = await call('GET', '/whoami', clientToken, undefined, { 'cloudfront-viewer-address': '198.51.100.77:1234' });
   expect(answer.status).toBe(200);
@@ -79,7 +103,8 @@ test('no token, secret, login token or session cookie ever reaches the logs', as
     { 'idempotency-key': crypto.randomUUID() },
   );
   const tenantToken: string = created.body.data.token;
-  const rotated = await call('POST', `/tenants/${created.body.data.id}/token`, clientToken);
+  // With no grace period: the old token is revoked at once, and its refusal logged below.
+  const rotated = await call('POST', `/tenants/${created.body.data.id}/token`, clientToken, { previousValidForSeconds: 0 });
   const newTenantToken: string = rotated.body.data.token;
   const agent = await call('POST', '/tenant/agents/1/token', newTenantToken);
   const agentToken: string = agent.body.data.token;

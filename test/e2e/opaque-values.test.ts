@@ -206,6 +206,8 @@ const idempotentBodies: Record<string, (owner: Party) => unknown> = {
   'POST /tenants': () => ({ nome: 'Keyed', ativo: true }),
   'POST /tenants/templates': () => ({ ...retailBundle(), nome: `Keyed ${crypto.randomUUID()}` }),
   'POST /tenant/templates/reload': (owner) => ({ items: [{ flowId: owner.flows[0], context: 'full', tokenId: 1 }] }),
+  // No body: the quiet parties have no run, so each answers its own 404.
+  'POST /tenant/runs/{id}/retry': () => undefined,
   'POST /tenant/agents': () => ({ nome: `keyed-${crypto.randomUUID().slice(0, 8)}` }),
   'POST /tenant/users': () => ({ login: `keyed-${crypto.randomUUID()}@x.io`, nome: 'Keyed' }),
   'POST /tenant/groups': () => ({ nome: `Keyed ${crypto.randomUUID()}` }),

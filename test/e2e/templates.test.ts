@@ -153,9 +153,18 @@ describe('reload (spec 4.5)', () => {
 
     await api('POST', '/agent/heartbeat', { token: warehouse.body.data.token });
     const agents = (await api('GET', '/tenant/agents', { token: tenant.token })).body.data;
+    const unused = { currentToken: { lastUsedAt: null }, previousToken: null };
     expect(agents).toEqual([
-      { id: 1, nome: 'default', default: true, online: false, lastSeenAt: null },
-      { id: 2, nome: 'warehouse', default: false, online: true, lastSeenAt: expect.any(String) },
+      { id: 1, nome: 'default', default: true, online: false, lastSeenAt: null, ...unused },
+      {
+        id: 2,
+        nome: 'warehouse',
+        default: false,
+        online: true,
+        lastSeenAt: expect.any(String),
+        currentToken: { lastUsedAt: expect.any(String) },
+        previousToken: null,
+      },
     ]);
 
     const reversed = [...plan].reverse();
@@ -395,10 +404,44 @@ describe('agents', () => {
       ),
     ).toEqual([false, true]);
 
-    const rotated = await api('POST', '/tenant/agents/2/token', { token: tenant.token });
+    const rotated = await api('POST', '/tenant/agents/2/token', json(tenant.token, { previousValidForSeconds: 0 }));
+    expect(rotated.body.data).toEqual({ id: 2, token: expect.any(String), previousExpiresAt: null });
     expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token }), 401);
     expect((await api('POST', '/agent/heartbeat', { token: rotated.body.data.token })).status).toBe(200);
     expectErrorEnvelope(await api('POST', '/tenant/agents/99/token', { token: tenant.token }), 404);
+    expectErrorEnvelope(await api('DELETE', '/tenant/agents/99/token/previous', { token: tenant.token }), 404);
+  });
+
+  test('a rotation keeps the previous agent token beating for its grace period; the list shows both; ending it is at once', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const old = (await api('POST', '/tenant/agents', json(tenant.token, { nome: 'etl-2' }))).body.data.token;
+    await api('POST', '/agent/heartbeat', { token: old });
+    const rotated = (await api('POST', '/tenant/agents/2/token', json(tenant.token, { previousValidForSeconds: 3600 }))).body
+      .data;
+    expect(rotated.previousExpiresAt).toEqual(expect.any(String));
+    expect((await api('POST', '/agent/heartbeat', { token: old })).status).toBe(200);
+    const listed = (await api('GET', '/tenant/agents', { token: tenant.token })).body.data[1];
+    expect(listed).toMatchObject({
+      id: 2,
+      currentToken: { lastUsedAt: null },
+      previousToken: { expiresAt: rotated.previousExpiresAt, lastUsedAt: expect.any(String) },
+    });
+    // A second rotation ends that previous token: the first rotation's is the previous one now.
+    const again = (await api('POST', '/tenant/agents/2/token', { token: tenant.token })).body.data;
+    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: old }), 401);
+    expect((await api('POST', '/agent/heartbeat', { token: rotated.token })).status).toBe(200);
+    const ended = await api('DELETE', '/tenant/agents/2/token/previous', { token: tenant.token });
+    expect(ended.body.data).toEqual({ id: 2, ended: true });
+    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: rotated.token }), 401);
+    expect((await api('POST', '/agent/heartbeat', { token: again.token })).status).toBe(200);
+    expect((await api('DELETE', '/tenant/agents/2/token/previous', { token: tenant.token })).body.data).toEqual({
+      id: 2,
+      ended: false,
+    });
+    // Another tenant's agent 2 is no agent of this one.
+    const other = await newTenant(client.token);
+    expectErrorEnvelope(await api('DELETE', '/tenant/agents/2/token/previous', { token: other.token }), 404);
   });
 
   test("an agent cannot report another agent's run", async () => {

@@ -27,7 +27,11 @@ const deleteAfter = (ms: number, clientToken: string, tenantId: number) =>
 const statuses = (answers: readonly ApiAnswer[]) =>
   answers.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 
-/** The token items of a kind left for these tenants (a full scan: what no answer showed counts too). */
+/**
+ * The token items of a kind left for these tenants (a full scan: what no answer showed counts too).
+ * Small pages: DynamoDB Local serves one request at a time, and every other file's requests wait
+ * behind each page (test/support/sequencer.ts starts this file first, while the table is small).
+ */
 async function tokenItemsOf(kind: 'agent' | 'tenant', tenantIds: readonly number[]) {
   const found: Array<Record<string, unknown>> = [];
   let startKey: Record<string, unknown> | undefined;
@@ -43,6 +47,7 @@ async function tokenItemsOf(kind: 'agent' | 'tenant', tenantIds: readonly number
           ...Object.fromEntries(tenantIds.map((id, i) => [`:t${i}`, id])),
         },
         ExclusiveStartKey: startKey,
+        Limit: 500,
       }),
     );
     found.push(...(page.Items ?? []));

@@ -231,29 +231,120 @@ describe('activation and token rotation', () => {
     expect((await api('GET', '/tenants', { token: client.token })).body.data[0].ativo).toBe(true);
   });
 
-  test('rotation returns a new token once; the old one is 401 at once', async () => {
+  test('rotation with previousValidForSeconds 0 returns a new token once; the old one is 401 at once', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
-    const rotated = await api('POST', `/tenants/${tenant.id}/token`, { token: client.token });
+    const rotated = await api('POST', `/tenants/${tenant.id}/token`, {
+      token: client.token,
+      body: { previousValidForSeconds: 0 },
+    });
     expect(rotated.status).toBe(200);
-    expect(rotated.body.data.id).toBe(tenant.id);
+    expect(rotated.body.data).toEqual({ id: tenant.id, token: expect.any(String), previousExpiresAt: null });
     expect(rotated.body.data.token).not.toBe(tenant.token);
     expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
     expect((await api('GET', '/tenant', { token: rotated.body.data.token })).status).toBe(200);
+    expect((await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data.previousToken).toBeNull();
   });
 
-  test('concurrent rotations leave exactly one working token', async () => {
+  test('rotation without a body keeps the previous token for a day, shows when each token was used, and ends it on request', async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, () => api('POST', `/tenants/${tenant.id}/token`, { token: client.token })),
-    );
-    const tokens = answers.filter((answer) => answer.status === 200).map((answer) => answer.body.data.token as string);
-    const working = [];
-    for (const token of [tenant.token, ...tokens]) {
-      if ((await api('GET', '/tenant', { token })).status === 200) working.push(token);
+    await api('GET', '/tenant', { token: tenant.token });
+    const before = Date.now();
+    const rotated = await api('POST', `/tenants/${tenant.id}/token`, { token: client.token });
+    const after = Date.now();
+    expect(rotated.status).toBe(200);
+    const { token, previousExpiresAt } = rotated.body.data as { token: string; previousExpiresAt: string };
+    // The rotation's second, plus a day.
+    expect(Date.parse(previousExpiresAt)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 86_400_000);
+    expect(Date.parse(previousExpiresAt)).toBeLessThanOrEqual(after + 86_400_000);
+    // Both work, the previous one like the current one.
+    expect((await api('GET', '/tenant', { token: tenant.token })).body.data.id).toBe(tenant.id);
+    const detail = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data;
+    expect(detail.currentToken).toEqual({ lastUsedAt: null });
+    expect(detail.previousToken).toEqual({ expiresAt: previousExpiresAt, lastUsedAt: expect.any(String) });
+    expect((await api('GET', '/tenant', { token })).status).toBe(200);
+    const used = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data;
+    expect(used.currentToken.lastUsedAt).toEqual(expect.any(String));
+    // Both only as hashes.
+    const record = await findTenant(tenant.id);
+    expect(record).toMatchObject({ tokenHash: hashToken(token), previousTokenHash: hashToken(tenant.token) });
+    for (const shown of [token, tenant.token]) expect(JSON.stringify(record)).not.toContain(shown);
+
+    const ended = await api('DELETE', `/tenants/${tenant.id}/token/previous`, { token: client.token });
+    expect(ended.body).toEqual({ status: 'success', data: { id: tenant.id, ended: true } });
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expect((await api('GET', '/tenant', { token })).status).toBe(200);
+    expect((await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data.previousToken).toBeNull();
+    // Again: nothing left to end, and no error.
+    const again = await api('DELETE', `/tenants/${tenant.id}/token/previous`, { token: client.token });
+    expect(again.body).toEqual({ status: 'success', data: { id: tenant.id, ended: false } });
+    expect((await api('GET', '/tenant', { token })).status).toBe(200);
+  });
+
+  test('a second rotation within the grace period ends the first previous token: at most two tokens work', async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const first = (await api('POST', `/tenants/${tenant.id}/token`, { token: client.token, body: {} })).body.data;
+    const second = (
+      await api('POST', `/tenants/${tenant.id}/token`, { token: client.token, body: { previousValidForSeconds: 60 } })
+    ).body.data;
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expect((await api('GET', '/tenant', { token: first.token })).status).toBe(200);
+    expect((await api('GET', '/tenant', { token: second.token })).status).toBe(200);
+    const detail = (await api('GET', `/tenants/${tenant.id}`, { token: client.token })).body.data;
+    expect(detail.previousToken.expiresAt).toBe(second.previousExpiresAt);
+    // Out of bounds: refused, nothing rotated.
+    for (const previousValidForSeconds of [604_801, -1, 1.5, '60']) {
+      const refused = await api('POST', `/tenants/${tenant.id}/token`, {
+        token: client.token,
+        body: { previousValidForSeconds },
+      });
+      expect(expectErrorEnvelope(refused, 400).code).toBe('validation_failed');
     }
-    expect(working).toHaveLength(1);
+    expect((await api('GET', '/tenant', { token: second.token })).status).toBe(200);
+  });
+
+  test('concurrent rotations leave exactly one working token with no grace, and two with one', async () => {
+    for (const [body, live] of [
+      [{ previousValidForSeconds: 0 }, 1],
+      [undefined, 2],
+    ] as const) {
+      const client = await newClient();
+      const tenant = await newTenant(client.token);
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => api('POST', `/tenants/${tenant.id}/token`, { token: client.token, body })),
+      );
+      const tokens = answers.filter((answer) => answer.status === 200).map((answer) => answer.body.data.token as string);
+      const working = [];
+      for (const token of [tenant.token, ...tokens]) {
+        if ((await api('GET', '/tenant', { token })).status === 200) working.push(token);
+      }
+      expect(working, JSON.stringify(body)).toHaveLength(live);
+    }
+  });
+
+  test("a deactivated tenant's previous token reads and is refused exactly as its current one", async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const { token } = (await api('POST', `/tenants/${tenant.id}/token`, { token: client.token })).body.data;
+    await api('POST', '/tenant/users', { token, body: { login: 'ana@x.io', nome: 'Ana' } });
+    await api('POST', `/tenants/${tenant.id}/deactivate`, { token: client.token });
+    for (const each of [tenant.token, token]) {
+      expect((await api('GET', '/tenant', { token: each })).body.data.ativo).toBe(false);
+      const login = await api('POST', '/tenant/login', { token: each, body: { login: 'ana@x.io' } });
+      expect(expectErrorEnvelope(login, 409).code).toBe('tenant_inactive');
+    }
+  });
+
+  test("a deleted tenant's tokens open nothing: the current one is 404 Tenant not found, the previous one 401", async () => {
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    const { token } = (await api('POST', `/tenants/${tenant.id}/token`, { token: client.token })).body.data;
+    expect((await api('DELETE', '/tenants', { token: client.token, body: { id: tenant.id } })).status).toBe(200);
+    expect(expectErrorEnvelope(await api('GET', '/tenant', { token }), 404).message).toBe('Tenant not found');
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expectErrorEnvelope(await api('DELETE', `/tenants/${tenant.id}/token/previous`, { token: client.token }), 404);
   });
 
   test('another client cannot deactivate, activate or rotate a tenant; a deleted one is gone for everyone', async () => {
@@ -263,6 +354,7 @@ describe('activation and token rotation', () => {
     for (const action of ['deactivate', 'activate', 'token']) {
       expectErrorEnvelope(await api('POST', `/tenants/${tenant.id}/${action}`, { token: intruder.token }), 404);
     }
+    expectErrorEnvelope(await api('DELETE', `/tenants/${tenant.id}/token/previous`, { token: intruder.token }), 404);
     expect((await api('GET', '/tenant', { token: tenant.token })).body.data.ativo).toBe(true);
     await api('DELETE', '/tenants', { token: client.token, body: { id: tenant.id } });
     for (const action of ['deactivate', 'activate', 'token']) {

@@ -60,3 +60,44 @@ describe('unique names compare as a reader sees them, on every route that stores
     );
   }, 120_000);
 });
+
+/**
+ * A name that folding makes long: U+FDFA is one character that folds to 18 (names.ts), so the most
+ * characters a login or a template name may have (200) fold to 6,600 bytes, past DynamoDB's 1,024
+ * for a sort key. Its claim is written as a digest of the folded text (store/entities.ts `writeKey`),
+ * so every route that names it finds it, and a spelling that folds alike is still the same name.
+ */
+describe('a name that folds past the key size limit works on every route that names it', () => {
+  const long = (first: string) => `${first}${'\ufdfa'.repeat(199)}`;
+
+  test('a login of 200 characters, 199 folding to 18 each: created, found, logged in, and taken in any spelling that folds alike', async () => {
+    const login = long('A');
+    const created = await api('POST', '/tenant/users', { token: tenant.token, body: { login, nome: 'Long' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const userId = created.body.data.id;
+    for (const spelling of [login, long('a'), long('\uff21')]) {
+      const found = await api('GET', `/tenant/users?login=${encodeURIComponent(spelling)}`, { token: tenant.token });
+      expect(found.status, JSON.stringify(found.body)).toBe(200);
+      expect(found.body.data.map((user: { id: number }) => user.id)).toEqual([userId]);
+      const loggedIn = await api('POST', '/tenant/login', { token: tenant.token, body: { login: spelling } });
+      expect(loggedIn.status, JSON.stringify(loggedIn.body)).toBe(200);
+    }
+    const again = await api('POST', '/tenant/users', { token: tenant.token, body: { login: long('a'), nome: 'Twin' } });
+    expect(outcome(again)).toBe('409 login_taken');
+    // Another long login is another user: digests of different folded texts differ. Renamed to the
+    // first's, in another spelling, it is taken; to a third, its claim moves.
+    const other = await claims.login(long('b'));
+    expect(outcome(other)).toBe('created');
+    const rename = (login: string) =>
+      api('PATCH', `/tenant/users/${other.body.data.id}`, { token: tenant.token, body: { login } });
+    expect(outcome(await rename(long('\uff41')))).toBe('409 login_taken');
+    expect((await rename(long('c'))).status).toBe(200);
+    expect(outcome(await claims.login(long('B')))).toBe('created');
+  });
+
+  test('a template name of 200 such characters: created, and taken in any spelling that folds alike', async () => {
+    expect(outcome(await claims.templateName(long('R')))).toBe('created');
+    expect(outcome(await claims.templateName(long('r')))).toBe('409 template_name_taken');
+    expect(outcome(await claims.templateName(long('S')))).toBe('created');
+  });
+});

@@ -193,7 +193,8 @@ const shown: Record<string, Shown> = {
     bounded: "one tenant item's summary (id, nome, dominio, ativo, pendingTemplateId)",
     bytes: oneItem,
   },
-  'POST /tenants/{id}/token': { fixed: '{id, token}' },
+  'POST /tenants/{id}/token': { fixed: '{id, token, previousExpiresAt}' },
+  'DELETE /tenants/{id}/token/previous': { fixed: '{id, ended}' },
   'POST /tenants/templates': { fixed: 'the template published: id, nome (the request’s), version' },
   'GET /tenants/templates': {
     bounded: `at most maxTemplatesPerClient (${maxTemplatesPerClient}) templates of {id, nome of at most 200 visible characters}`,
@@ -240,16 +241,21 @@ const shown: Record<string, Shown> = {
       'contexts of control characters and of quotes over both limits (applyPlanBound)',
     bytes: applyPlanBound(),
   },
+  'POST /tenant/runs/{id}/retry': {
+    bounded: "one run item's flow, agent, context and batch id, and the id retried",
+    bytes: oneItem,
+  },
   'POST /tenant/templates/reload': {
     bounded: `one result per request item: at most ${reloadItems.maxItems}, each with a context of at most ${reloadItems.items.properties.context.maxLength} characters`,
     bytes: reloadItems.maxItems * (reloadItems.items.properties.context.maxLength * anyByte + 256) + envelope,
   },
   'GET /tenant/agents': {
-    bounded: `at most maxAgentsPerTenant (${maxAgentsPerTenant}) agents of {id, nome of at most 200 visible characters, flags, lastSeenAt}`,
-    bytes: maxAgentsPerTenant * (200 * visible + 256) + envelope,
+    bounded: `at most maxAgentsPerTenant (${maxAgentsPerTenant}) agents of {id, nome of at most 200 visible characters, flags, lastSeenAt, its two tokens' dates}`,
+    bytes: maxAgentsPerTenant * (200 * visible + 512) + envelope,
   },
   'POST /tenant/agents': { fixed: 'the new agent: id, nome (the request’s), token' },
-  'POST /tenant/agents/{id}/token': { fixed: '{id, token}' },
+  'POST /tenant/agents/{id}/token': { fixed: '{id, token, previousExpiresAt}' },
+  'DELETE /tenant/agents/{id}/token/previous': { fixed: '{id, ended}' },
   'POST /tenant/users': { fixed: 'the new user: id and the request’s nome, login, email (each at most 254 characters)' },
   'GET /tenant/users': { coveredBy: worstUser },
   'GET /tenant/users/{id}': { coveredBy: worstUser },
@@ -677,7 +683,7 @@ worstCase(
 
 worstCase(
   'POST /agent/heartbeat and GET /tenant/runs over runs an earlier version stored with contexts of control characters: cut to what fits, every run once',
-  ['GET /tenant/runs', 'POST /agent/runs/{id}'],
+  ['GET /tenant/runs', 'GET /tenant/runs/{id}', 'POST /agent/runs/{id}'],
   async () => {
     const { tenantId, token } = await newTenant({ development_variables: { region: 'eu' } });
     const agent = await defaultAgent(tenantId);
@@ -703,6 +709,11 @@ worstCase(
     // Newest first, across the pages.
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(runs.sizes.length).toBeGreaterThan(1);
+    // Filtered (every run is the default agent's), as the whole list; and one alone.
+    const filtered = await readAllPages(`/tenant/runs?agent=${agent.agentId}`, token);
+    expect(filtered.items.map((run) => run.id)).toEqual(ids);
+    expect(filtered.sizes.length).toBeGreaterThan(1);
+    expectFits(await call('GET', `/tenant/runs/${ids[0]}`, token), 'GET /tenant/runs/{id}');
 
     // Beat after beat, each answer within the limit, until every run was handed out.
     const handed: number[] = [];
@@ -840,7 +851,7 @@ worstCase(
 async function deliveriesAtTheirWorst(
   owner: WebhookOwner,
   of: Pick<AlertDeliveryRecord, 'tenantId' | 'alertId' | 'trigger'> | Pick<EventDeliveryRecord, 'clientId' | 'type'>,
-  list: { path: string; one: (id: number) => string; token: string },
+  list: { paths: readonly string[]; one: (id: number) => string; token: string },
 ) {
   const now = new Date();
   const store = async (errors: readonly string[]) => {
@@ -871,22 +882,25 @@ async function deliveriesAtTheirWorst(
   const heavy = await store(Array.from({ length: 20 }, () => controls((dynamoItemBytes - 12_000) / 20)));
   ids.push(heavy);
 
-  const pages = await readAllPages(list.path, list.token);
-  expectEachOnce(pages.items, ids);
-  expectDynamoPageOverLimit(
-    pages.items.filter((delivery) => delivery.id !== heavy),
-    54_000,
-  );
-  const read = pages.items.map((delivery) => delivery.id as number);
-  expect(read, 'newest first').toEqual([...read].sort((a, b) => b - a));
+  // Each list of them, filtered ones too (every delivery here has failed).
+  for (const path of list.paths) {
+    const pages = await readAllPages(path, list.token);
+    expectEachOnce(pages.items, ids);
+    expectDynamoPageOverLimit(
+      pages.items.filter((delivery) => delivery.id !== heavy),
+      54_000,
+    );
+    const read = pages.items.map((delivery) => delivery.id as number);
+    expect(read, `${path}: newest first`).toEqual([...read].sort((a, b) => b - a));
+  }
   const one = await call('GET', list.one(heavy), list.token);
   expectFits(one, list.one(heavy));
   expect(one.resultBytes).toBeGreaterThan(6 * (dynamoItemBytes - 16_000));
 }
 
 worstCase(
-  "GET /tenant/alerts/{id}/deliveries and GET /tenant/deliveries/{id} over deliveries whose attempts' errors hold control characters",
-  ['GET /tenant/alerts/{id}/deliveries', 'GET /tenant/deliveries/{id}'],
+  "GET /tenant/alerts/{id}/deliveries, GET /tenant/deliveries and GET /tenant/deliveries/{id} over deliveries whose attempts' errors hold control characters",
+  ['GET /tenant/alerts/{id}/deliveries', 'GET /tenant/deliveries', 'GET /tenant/deliveries/{id}'],
   async () => {
     const { tenantId, token } = await newTenant();
     const alert = await call('POST', '/tenant/alerts', token, {
@@ -896,7 +910,11 @@ worstCase(
     await deliveriesAtTheirWorst(
       tenantOwner(tenantId),
       { tenantId, alertId, trigger: 'fire' },
-      { path: `/tenant/alerts/${alertId}/deliveries`, one: (id) => `/tenant/deliveries/${id}`, token },
+      {
+        paths: [`/tenant/alerts/${alertId}/deliveries`, '/tenant/deliveries', '/tenant/deliveries?status=failed'],
+        one: (id) => `/tenant/deliveries/${id}`,
+        token,
+      },
     );
   },
 );
@@ -909,7 +927,7 @@ worstCase(
     await deliveriesAtTheirWorst(
       clientOwner(clientId),
       { clientId, type: 'run.failed' },
-      { path: '/tenants/deliveries', one: (id) => `/tenants/deliveries/${id}`, token },
+      { paths: ['/tenants/deliveries', '/tenants/deliveries?status=failed'], one: (id) => `/tenants/deliveries/${id}`, token },
     );
   },
 );
@@ -943,12 +961,15 @@ worstCase(
         updatedAt: now,
       })),
     );
-    const pages = await readAllPages('/tenants', client.token);
-    expectEachOnce(pages.items, [...named, ...legacy]);
-    expectDynamoPageOverLimit(
-      pages.items.filter((tenant) => legacy.includes(tenant.id as number)),
-      denseStored,
-    );
+    // The whole list, and filtered (every one of them is inactive).
+    for (const path of ['/tenants', '/tenants?ativo=false']) {
+      const pages = await readAllPages(path, client.token);
+      expectEachOnce(pages.items, [...named, ...legacy]);
+      expectDynamoPageOverLimit(
+        pages.items.filter((tenant) => legacy.includes(tenant.id as number)),
+        denseStored,
+      );
+    }
     expectFits(await call('GET', `/tenants/${legacy[0]}`, client.token), 'GET /tenants/{id} (a legacy name)');
   },
 );

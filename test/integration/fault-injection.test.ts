@@ -90,10 +90,12 @@ type Step =
   | 'failedEvent'
   | 'schedule'
   | 'run'
+  | 'failedRun'
   | 'login'
   | 'rollout'
   | 'pausedRollout'
-  | 'pendingProvision';
+  | 'pendingProvision'
+  | 'rotatedTenant';
 
 interface Scenario {
   needs: Step[];
@@ -169,6 +171,8 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
   party.tenantId = tenant.id;
   party.tenant = tenant.token;
   party.dominio = tenant.dominio;
+  // Its token rotated (with the grace period): the one made with it is its previous token.
+  if (has('rotatedTenant')) party.tenant = (await ok(json('POST', `/tenants/${party.tenantId}/token`, token))).body.data.token;
   if (has('pendingProvision')) {
     // Activated with its template pending, and the request stopped before applying it: the sweeper's work.
     const record = await findTenant(party.tenantId);
@@ -228,6 +232,7 @@ async function buildParty(needs: readonly Step[]): Promise<Party> {
     const runs = (await ok({ method: 'GET', path: '/tenant/runs', token: party.tenant })).body.data;
     party.runId = runs[0].id;
   }
+  if (has('failedRun')) await ok(json('POST', `/agent/runs/${party.runId}`, party.agent, { status: 'failed' }));
   if (has('failedEvent')) {
     // The agent's failure report queues the `run.failed` event, whose delivery then gave up.
     await ok(json('POST', `/agent/runs/${party.runId}`, party.agent, { status: 'failed' }));
@@ -347,6 +352,10 @@ const scenarios: Record<string, Scenario> = {
       }),
   },
   'POST /tenants/{id}/token': { needs: ['tenant'], call: (p) => json('POST', `/tenants/${p.tenantId}/token`, p.client) },
+  'DELETE /tenants/{id}/token/previous': {
+    needs: ['rotatedTenant'],
+    call: (p) => json('DELETE', `/tenants/${p.tenantId}/token/previous`, p.client),
+  },
   'POST /tenants/templates': {
     needs: [],
     call: (p) => json('POST', '/tenants/templates', p.client, { ...retailBundle(), nome: 'Retail, again' }),
@@ -414,6 +423,20 @@ const scenarios: Record<string, Scenario> = {
       const ids = new Set(trace.sent.filter((message) => message.deduplicationId).map((message) => message.deduplicationId));
       expect(ids.size).toBe(p.flowIds.length);
     },
+  },
+  'POST /tenant/runs/{id}/retry': {
+    needs: ['run', 'failedRun'],
+    call: (p) => json('POST', `/tenant/runs/${p.runId}/retry`, p.tenant),
+    check: async (p, _retried, trace) => {
+      // Every attempt sends the same load, with the same deduplication id: SQS and the worker's markers absorb the repeats.
+      const loads = trace.sent.filter((message) => message.deduplicationId);
+      expect(new Set(loads.map((message) => message.deduplicationId)).size).toBe(1);
+    },
+  },
+  // The party's agent token was had by a rotation: the default agent's first token is its previous one.
+  'DELETE /tenant/agents/{id}/token/previous': {
+    needs: ['agent'],
+    call: (p) => json('DELETE', '/tenant/agents/1/token/previous', p.tenant),
   },
   'POST /tenant/agents': {
     needs: ['tenant'],
@@ -675,7 +698,8 @@ function normalizeAnswer(value: unknown, key = ''): unknown {
   }
   if (typeof value === 'number' && /(^id$|Id$)/.test(key)) return 'ID';
   if (typeof value === 'string') {
-    if (key === 'requestId' || key === 'token' || key === 'webhookId') return key.toUpperCase();
+    // A batch id is made of the request's Idempotency-Key, which each case picks anew.
+    if (key === 'requestId' || key === 'token' || key === 'webhookId' || key === 'batchId') return key.toUpperCase();
     return value.replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z/g, 'TIME').replace(/-\d+\./g, '-N.');
   }
   return value;

@@ -49,7 +49,7 @@ describe('reload worker', () => {
       { itemIdentifier: records[1]?.messageId },
       { itemIdentifier: records[2]?.messageId },
     ]);
-    const runs = (await listRuns(tenant.id, 50, undefined)).items;
+    const runs = (await listRuns(tenant.id, {}, 50, undefined)).items;
     expect(runs.map((run) => run.flowId).sort()).toEqual([11, 21]);
   });
 
@@ -59,7 +59,7 @@ describe('reload worker', () => {
     const records = [record('{not json', 'a'), record(load(tenant.id, 31), 'a')];
     const result = await handler({ Records: records } as SQSEvent, context);
     expect(result.batchItemFailures).toEqual(records.map((entry) => ({ itemIdentifier: entry.messageId })));
-    expect((await listRuns(tenant.id, 50, undefined)).items).toEqual([]);
+    expect((await listRuns(tenant.id, {}, 50, undefined)).items).toEqual([]);
   });
 
   test('a run keeps no copy of the tenant variables, and expires after runRetentionDays', async () => {
@@ -67,7 +67,7 @@ describe('reload worker', () => {
     const tenant = await newTenant(client.token, { development_variables: { WAREHOUSE: 'north' } });
     const before = Math.floor(Date.now() / 1000);
     await handler({ Records: [record(load(tenant.id, 41), 'g')] } as SQSEvent, context);
-    const [run] = (await listRuns(tenant.id, 50, undefined)).items;
+    const [run] = (await listRuns(tenant.id, {}, 50, undefined)).items;
     const item = await getItem(stored.run.key({ tenantId: tenant.id, runId: run?.id ?? 0 }));
     expect(item).toMatchObject({ flowId: 41, status: 'dispatched' });
     expect(item).not.toHaveProperty('variables');
@@ -83,7 +83,7 @@ describe('reload worker', () => {
     await handler({ Records: [record(message, 'g')] } as SQSEvent, context);
     const again = await handler({ Records: [record(message, 'g')] } as SQSEvent, context);
     expect(again.batchItemFailures).toEqual([]);
-    expect((await listRuns(tenant.id, 50, undefined)).items).toHaveLength(1);
+    expect((await listRuns(tenant.id, {}, 50, undefined)).items).toHaveLength(1);
   });
 
   test('through the real queue, a crashing message is redelivered alone until it lands in the DLQ', async () => {
@@ -124,7 +124,7 @@ describe('reload worker', () => {
         new DeleteMessageCommand({ QueueUrl: inject('deadLetterQueueUrls').reload, ReceiptHandle: deadLetter.ReceiptHandle }),
       );
       // The good message was handled once, and only once, while the poison one kept failing.
-      expect((await listRuns(tenant.id, 50, undefined)).items.map((run) => run.flowId)).toEqual([7]);
+      expect((await listRuns(tenant.id, {}, 50, undefined)).items.map((run) => run.flowId)).toEqual([7]);
     } finally {
       sqs.destroy();
     }

@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, test } from 'vitest';
 import { withIdempotency } from '#functions/core/api/idempotency.ts';
 import { authenticate } from '#functions/core/auth/principals.ts';
+import { stampTokenUse } from '#functions/core/auth/token-use-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { getAll, getItem, nextId, nextTenantId } from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextId, nextTenantId, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
@@ -54,13 +56,71 @@ describe('clients and their tokens', () => {
     expect((await listClients()).map((listed) => listed.clientId)).toContain(client.clientId);
   });
 
-  test('rotation swaps the token atomically; a given token can be installed', async () => {
+  test('rotation with no grace swaps the token atomically; a given token can be installed', async () => {
     const { client, token } = await createClient('Rotating');
     const chosen = await newToken('client', { clientId: client.clientId });
-    expect(await rotateClientToken(client.clientId, chosen)).toBe(chosen);
+    expect(await rotateClientToken(client.clientId, { token: chosen, previousValidForSeconds: 0 })).toEqual({
+      id: client.clientId,
+      token: chosen,
+      previousExpiresAt: null,
+    });
     await expect(authenticate(`Bearer ${token}`, ['client'])).rejects.toMatchObject({ status: 401 });
     expect(await authenticate(`Bearer ${chosen}`, ['client'])).toMatchObject({ clientId: client.clientId });
     expect(await rotateClientToken(987654321)).toBeUndefined();
+  });
+
+  test("a token's use is stamped on it and on its owner at most once a minute, never failing, never making an item", async () => {
+    const { client, token } = await createClient('Stamped');
+    const tokenHash = hashToken(token);
+    const owner = { kind: 'client', clientId: client.clientId } as const;
+    const used = async () => ({
+      onToken: (await getItem<{ lastUsedAt?: string }>(stored.token.key({ tokenHash })))?.lastUsedAt,
+      onOwner: (await findClient(client.clientId))?.tokensLastUsedAt,
+    });
+    const stamps: Promise<void>[] = [];
+    const keepAlive = (work: Promise<void>) => void stamps.push(work);
+    await authenticate(`Bearer ${token}`, ['client'], keepAlive);
+    expect(stamps).toHaveLength(1);
+    await Promise.all(stamps);
+    const { onToken: first } = await used();
+    expect(await used()).toEqual({ onToken: expect.any(String), onOwner: { [tokenHash]: first } });
+    // Within the minute the token item says it is not due: not even tried.
+    await authenticate(`Bearer ${token}`, ['client'], keepAlive);
+    expect(stamps).toHaveLength(1);
+    // Sent all the same (two requests that both read it due): rewrites nothing within the minute.
+    const at = Date.parse(first ?? '');
+    await stampTokenUse(tokenHash, owner, at + 30_000);
+    expect(await used()).toEqual({ onToken: first, onOwner: { [tokenHash]: first } });
+    // A minute on, written on both.
+    const later = new Date(at + 60_001).toISOString();
+    await stampTokenUse(tokenHash, owner, at + 60_001);
+    expect(await used()).toEqual({ onToken: later, onOwner: { [tokenHash]: later } });
+    // Only the stamp that won the token's writes the owner: one that lost it (the token stamped within the
+    // minute) leaves the owner as it is, however old the owner's entry.
+    const long = '2000-01-01T00:00:00.000Z';
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: stored.client.key(client),
+        UpdateExpression: 'SET tokensLastUsedAt.#hash = :long',
+        ExpressionAttributeNames: { '#hash': tokenHash },
+        ExpressionAttributeValues: { ':long': long },
+      }),
+    );
+    await stampTokenUse(tokenHash, owner, at + 90_000);
+    expect(await used()).toEqual({ onToken: later, onOwner: { [tokenHash]: long } });
+    // An owner written before uses were kept gets them with its first stamp.
+    await db().send(
+      new UpdateCommand({ TableName: tableName(), Key: stored.client.key(client), UpdateExpression: 'REMOVE tokensLastUsedAt' }),
+    );
+    const third = new Date(at + 130_000).toISOString();
+    await stampTokenUse(tokenHash, owner, at + 130_000);
+    expect(await used()).toEqual({ onToken: third, onOwner: { [tokenHash]: third } });
+    // A token revoked meanwhile, an owner gone: nothing made, nothing thrown.
+    const gone = 'f'.repeat(64);
+    await stampTokenUse(gone, { kind: 'client', clientId: 987_654_321 }, at);
+    expect(await getItem(stored.token.key({ tokenHash: gone }))).toBeUndefined();
+    expect(await findClient(987_654_321)).toBeUndefined();
   });
 
   test('a client token on a route for tenant tokens is refused, 403 naming the scheme it needs', async () => {
@@ -98,7 +158,7 @@ describe('idempotency', () => {
     key,
     request,
     deadline: Date.now() + 15_000,
-    requestId: crypto.randomUUID(),
+    gatewayRequestId: crypto.randomUUID(),
   });
 
   test('concurrent calls with one key run the work once and share its answer', async () => {

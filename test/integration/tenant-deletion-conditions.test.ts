@@ -16,7 +16,7 @@ import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { claimDeletion, findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { deleteTenant } from '#functions/core/tenants/tenants.ts';
-import { api, newClient, newTenant } from '#test/support/api.ts';
+import { api, expectErrorEnvelope, newClient, newTenant } from '#test/support/api.ts';
 
 type Handler = (args: { input: object }) => Promise<unknown>;
 
@@ -136,7 +136,25 @@ describe('the deletion holds to the agents it read', () => {
     expect(await deleteTenant(client.clientId, tenant.id)).toBe(true);
     expect(deletionCommits).toBe(2);
     expect(await findTokenOwner(hashToken(rotated?.token ?? ''))).toBeUndefined();
+    // The token it replaced, kept by the rotation's grace period, with it.
+    expect(await findTokenOwner(hashToken(agent.token))).toBeUndefined();
     expect(await liveAgents(tenant.id)).toEqual([]);
+  });
+
+  test("the previous tokens rotations kept, the tenant's and its agents', are revoked with it", async () => {
+    const { client, tenant, agent } = await tenantWithAgent();
+    const tenantToken = (await api('POST', `/tenants/${tenant.id}/token`, { token: client.token })).body.data.token;
+    const agentToken = (await rotateAgentToken(tenant.id, agent.id)).token;
+    // Both previous tokens still work before the deletion.
+    expect((await api('GET', '/tenant', { token: tenant.token })).status).toBe(200);
+    expect((await api('POST', '/agent/heartbeat', { token: agent.token })).status).toBe(200);
+    expect(await deleteTenant(client.clientId, tenant.id)).toBe(true);
+    for (const previous of [tenant.token, agent.token]) expect(await findTokenOwner(hashToken(previous))).toBeUndefined();
+    expectErrorEnvelope(await api('GET', '/tenant', { token: tenant.token }), 401);
+    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: agent.token }), 401);
+    // The current ones as before: the tenant's marked (404), its agents' revoked.
+    expect(expectErrorEnvelope(await api('GET', '/tenant', { token: tenantToken }), 404).message).toBe('Tenant not found');
+    expectErrorEnvelope(await api('POST', '/agent/heartbeat', { token: agentToken }), 401);
   });
 
   test('an agent whose token item is missing does not keep the tenant from being deleted', async () => {

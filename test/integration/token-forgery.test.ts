@@ -4,6 +4,7 @@
  * revoked token still fails at once.
  */
 import { randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { authenticate } from '#functions/core/auth/principals.ts';
 import { hashToken, newToken, parseSignedToken, tokenMac } from '#functions/core/auth/tokens.ts';
@@ -79,9 +80,31 @@ describe('a forged signed token', () => {
   test('revocation stays immediate: a rotated-out token, with its MAC still right, fails at once', async () => {
     const { client, token } = await createClient('Forgery rotation');
     expect((await outcome(token)).answer).toEqual({ kind: 'client', clientId: client.clientId });
-    const fresh = await rotateClientToken(client.clientId);
+    const fresh = await rotateClientToken(client.clientId, { previousValidForSeconds: 0 });
     expect(await outcome(token)).toEqual({ answer: invalid, requests: 1 });
-    expect((await outcome(fresh as string)).answer).toEqual({ kind: 'client', clientId: client.clientId });
+    expect((await outcome(fresh?.token ?? '')).answer).toEqual({ kind: 'client', clientId: client.clientId });
+  });
+
+  test('a previous token is checked like a current one: forged, refused without a request; past its expiry, 401', async () => {
+    const { client, token } = await createClient('Forgery previous');
+    const rotated = await rotateClientToken(client.clientId);
+    expect(rotated?.previousExpiresAt).toEqual(expect.any(String));
+    const signed = parseSignedToken(token);
+    if (!signed) throw new Error(`Not a signed token: ${token}`);
+    const forged = `${signed.signedText}.${otherCharacter(signed.mac.charAt(0))}${signed.mac.slice(1)}`;
+    expect(await outcome(forged)).toEqual({ answer: invalid, requests: 0 });
+    expect(await outcome(token)).toEqual({ answer: { kind: 'client', clientId: client.clientId }, requests: 1 });
+    // Its grace period over, as the clock would make it: refused as an unknown token, whether or not TTL removed it yet.
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: stored.token.key({ tokenHash: hashToken(token) }),
+        UpdateExpression: 'SET expiresAt = :past',
+        ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+      }),
+    );
+    expect(await outcome(token)).toEqual({ answer: invalid, requests: 1 });
+    expect((await outcome(rotated?.token ?? '')).answer).toEqual({ kind: 'client', clientId: client.clientId });
   });
 
   test('a token item that names another owner than the signed token does is refused', async () => {

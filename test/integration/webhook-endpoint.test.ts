@@ -5,8 +5,6 @@
  * endpoint probed after a second or two (test/support/global-setup.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { tenantOwner } from '#functions/core/webhooks/owner.ts';
-import { findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { disableAfterMs, stallsToOpen } from '#functions/core/alerts/endpoint.ts';
 import { putAll } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -227,22 +225,28 @@ describe('attempts in flight per endpoint', () => {
 });
 
 test('each attempt records the URL it went to, which may change between attempts', async () => {
-  // The old URL answers 500 slowly, so its retries (a second apart in tests) cannot all run out
-  // before the settings change lands on a loaded machine.
-  receiver.replyWith((request) => (request.path === '/old' ? { status: 500, delayMs: 1_500 } : { status: 200 }));
+  // The first attempt to the old URL is held open until the settings change has landed, then fails:
+  // its retry, whenever it runs, reads the new URL.
+  let settingsChanged = () => {};
+  const changed = new Promise<void>((resolve) => {
+    settingsChanged = resolve;
+  });
+  receiver.replyWith((request) => (request.path === '/old' ? { status: 500, after: changed } : { status: 200 }));
   const { tenant, fire, delivery } = await alertingTenant('/old');
   const id = await fire();
-  await eventually(async () => ((await findDelivery(tenantOwner(tenant.id), id))?.attempts.length ? true : undefined));
-  await api('PATCH', '/tenant/settings', {
+  await eventually(async () => (receiver.at('/old').length > 0 ? true : undefined));
+  const patched = await api('PATCH', '/tenant/settings', {
     token: tenant.token,
     body: { alertChannels: { webhook: { url: receiver.url('/new') } } },
   });
+  expect(patched.status).toBe(200);
+  settingsChanged();
   const delivered = await eventually(async () => {
     const entry = await delivery(id);
     return entry.status === 'delivered' ? entry : undefined;
   }, 45_000);
   expect(delivered.attempts.map((attempt) => [attempt.url, attempt.statusCode])).toEqual([
-    ...Array.from({ length: delivered.attempts.length - 1 }, () => [receiver.url('/old'), 500]),
+    [receiver.url('/old'), 500],
     [receiver.url('/new'), 200],
   ]);
 }, 60_000);

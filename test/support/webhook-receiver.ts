@@ -17,6 +17,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Answer this much later (a receiver slower than the 10-second time-out). */
   delayMs?: number;
+  /** Answer once this settles (a test holds an attempt open until it has changed something). */
+  after?: Promise<unknown>;
   /** Close the connection without answering, as a receiver that is down does: the sender sees a failed connection. */
   drop?: boolean;
   /** The answer's body; `ok` by default. */
@@ -43,7 +45,7 @@ export async function startReceiver() {
         at: Date.now(),
       };
       received.push(entry);
-      const { status, headers, delayMs, drop, body = 'ok', trickle } = reply(entry);
+      const { status, headers, delayMs, after, drop, body = 'ok', trickle } = reply(entry);
       const answer = () => {
         entry.answeredAt = Date.now();
         if (response.destroyed) return;
@@ -69,7 +71,8 @@ export async function startReceiver() {
         });
         next();
       };
-      if (delayMs) setTimeout(answer, delayMs).unref();
+      if (after) void after.then(answer, answer);
+      else if (delayMs) setTimeout(answer, delayMs).unref();
       else answer();
     });
   });

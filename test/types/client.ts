@@ -84,6 +84,16 @@ export async function wrongOnPurpose() {
   await integrator.GET('/whoami');
   // @ts-expect-error the path parameter is an integer
   await tenant.GET('/tenant/users/{id}', { params: { path: { id: 'ana' } } });
+  // Filters are typed as their rows declare them: a status of the list, an integer agent, a boolean ativo.
+  await tenant.GET('/tenant/runs', { params: { query: { status: 'failed', agent: 1, flowId: 2 } } });
+  // @ts-expect-error a status runs do not have
+  await tenant.GET('/tenant/runs', { params: { query: { status: 'done' } } });
+  // @ts-expect-error ativo is a boolean
+  await integrator.GET('/tenants', { params: { query: { ativo: 'yes' } } });
+  // @ts-expect-error a status deliveries do not have
+  await tenant.GET('/tenant/deliveries', { params: { query: { status: 'lost' } } });
+  const retried = await must(tenant.POST('/tenant/runs/{id}/retry', { params: { path: { id: 1 } } }));
+  const retryOf: number = retried.data.retryOf;
 
   const created = await must(integrator.POST('/tenants', { body: { nome: 'Acme', ativo: true } }));
   const token: string = created.data.token;
@@ -94,5 +104,5 @@ export async function wrongOnPurpose() {
   // A schedule answers JSON (or YAML when asked): the client reads JSON, typed, with no union to narrow.
   const schedule = await must(tenant.GET('/tenant/schedules/{id}', { params: { path: { id: 1 } } }));
   const triggers = schedule.data.body.triggers.map(periodOf);
-  return { token, flows, triggers };
+  return { token, flows, triggers, retryOf };
 }

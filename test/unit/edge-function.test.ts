@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, test } from 'vitest';
+import { requestIdOf } from '#functions/core/api/request-id.ts';
 import { screenAuthorization, tokenMac } from '#functions/core/auth/tokens.ts';
 import { errorBody } from '#functions/core/errors.ts';
 import {
@@ -206,6 +207,37 @@ describe('what the edge answers', () => {
         'x-request-id': 'cf-request-1',
       });
     }
+  });
+
+  test("its 401's request id is the handler's choice: the caller's X-Request-Id when valid, else CloudFront's", async () => {
+    const refused = async (value: string | string[]) => {
+      const sent = event('/whoami');
+      const values = typeof value === 'string' ? [value] : value;
+      sent.request.headers['x-request-id'] = { value: values[0] as string, multiValue: values.map((each) => ({ value: each })) };
+      const answer = await edges.refuse(sent);
+      if (!isResponse(answer)) throw new Error('The edge passed a request without a token');
+      expect(JSON.parse(answer.body.data).requestId).toBe(answer.headers['x-request-id']?.value);
+      return answer.headers['x-request-id']?.value;
+    };
+    // The handler's rule, on any value (API Gateway joins a repeated field with commas, as the edge reads it).
+    const value = fc.oneof(
+      fc.string({ unit: 'binary-ascii', maxLength: 140 }),
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 140 }),
+      fc.string({ maxLength: 20 }).map((text) => `caller-${text}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(value, fc.array(value, { minLength: 2, maxLength: 3 })), async (sent) => {
+        const joined = typeof sent === 'string' ? sent : sent.join(',');
+        const handlerChoice = requestIdOf({
+          headers: { 'x-request-id': joined },
+          requestContext: { requestId: 'cf-request-1' },
+        } as never);
+        expect(await refused(sent)).toBe(handlerChoice);
+      }),
+      { numRuns: 300 },
+    );
+    expect(await refused('x'.repeat(128))).toBe('x'.repeat(128));
+    expect(await refused('x'.repeat(129))).toBe('cf-request-1');
   });
 
   test('a repeated Authorization field is read joined, as API Gateway joins it for the handler', async () => {

@@ -11,6 +11,7 @@ import {
   entity,
   entityOf,
   type Facet,
+  type KeyAttribute,
   type KeyTemplate,
   keyTemplate,
   sortable,
@@ -24,14 +25,17 @@ type AnyFacet = Facet<string, never>;
 
 const declared: readonly DeclaredEntity[] = Object.values(entities);
 
-/** Every template of a declaration: its key's, and its index entries' (earlier ones included). */
-const templatesOf = ({ name, declaration }: DeclaredEntity): Array<{ where: string; template: AnyTemplate }> => [
-  { where: `${name} pk`, template: declaration.key.pk },
-  { where: `${name} sk`, template: declaration.key.sk },
+/** Every template of a declaration: its key's, and its index entries' (earlier ones included), with the attribute each writes. */
+const templatesOf = ({
+  name,
+  declaration,
+}: DeclaredEntity): Array<{ where: string; template: AnyTemplate; attribute: KeyAttribute }> => [
+  { where: `${name} pk`, template: declaration.key.pk, attribute: 'partition' },
+  { where: `${name} sk`, template: declaration.key.sk, attribute: 'sort' },
   ...[declaration.indexes, declaration.legacyIndexes].flatMap((indexes) =>
     Object.entries(indexes ?? {}).flatMap(([index, { pk, sk }]) => [
-      { where: `${name} ${index}pk`, template: pk },
-      { where: `${name} ${index}sk`, template: sk },
+      { where: `${name} ${index}pk`, template: pk, attribute: 'partition' as const },
+      { where: `${name} ${index}sk`, template: sk, attribute: 'sort' as const },
     ]),
   ),
 ];
@@ -49,17 +53,17 @@ describe('every key a declaration renders reads as that declaration', () => {
     fc.assert(
       fc.property(valuesOf(each.facets), (values) => {
         const { pk, sk } = each.declaration.key;
-        const key = { pk: pk.render(values as never), sk: sk.render(values as never) };
+        const key = { pk: pk.render(values as never, 'partition'), sk: sk.render(values as never, 'sort') };
         expect(declaredEntityOf(key)?.name, `${key.pk} / ${key.sk}`).toBe(each.name);
       }),
     );
   });
 
   test('each template reads back the facets it was rendered from, as written', () => {
-    for (const { where, template } of everyTemplate) {
+    for (const { where, template, attribute } of everyTemplate) {
       fc.assert(
         fc.property(valuesOf(template.facets), (values) => {
-          const rendered = template.render(values as never);
+          const rendered = template.render(values as never, attribute);
           const written = Object.fromEntries(
             template.facets.map((facet) => [facet.name, facet.write(values[facet.name] as never)]),
           );

@@ -42,6 +42,7 @@ test.each(sortKeys)('%s orders numerically', (_where, template, varying) => {
   const render = (id: number) =>
     template.render(
       Object.fromEntries(template.facets.map((facet) => [facet.name, facet === varying ? id : stillValue(facet)])) as never,
+      'sort',
     );
   const sorted = [...ids].sort((a, b) => (render(a) < render(b) ? -1 : 1));
   expect(sorted).toEqual(ids);

@@ -2,7 +2,10 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { newTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { newTokenWrite, revokeTokenWrite, tokenExpired } from '#functions/core/auth/token-repository.ts';
+import { previousTokenGrace, tokenRotation, tokenUseView } from '#functions/core/auth/token-rotation.ts';
+import { isTokenUseStamp, tokenUseDue } from '#functions/core/auth/token-use.ts';
+import { requestSchemas } from '#schemas/index.ts';
 import {
   parseTokenKeyring,
   rotateTokenKeyring,
@@ -127,10 +130,87 @@ describe('token items', () => {
     expect(unsigned.Put.Item).not.toHaveProperty('keyId');
   });
 
+  test('an item past its expiresAt (epoch seconds) is no token; one without an expiry never expires', () => {
+    expect(tokenExpired({ expiresAt: 100 }, 100_000)).toBe(true);
+    expect(tokenExpired({ expiresAt: 101 }, 100_999)).toBe(false);
+    expect(tokenExpired({}, Number.MAX_SAFE_INTEGER)).toBe(false);
+  });
+
   test('a token signed for one owner is never stored for another', async () => {
     const token = await newToken('agent', { clientId: 3, tenantId: 4, agentId: 5 });
     expect(() => newTokenWrite(token, { kind: 'agent', clientId: 3, tenantId: 4, agentId: 6 })).toThrow(/signed for/);
     expect(() => newTokenWrite(token, { kind: 'tenant', clientId: 3, tenantId: 4 })).toThrow(/signed for/);
+  });
+});
+
+describe('rotations and their previous token', () => {
+  const [current, previous, dead] = ['a', 'b', 'c'].map((letter) => letter.repeat(64)) as [string, string, string];
+  const owner = {
+    tokenHash: current,
+    previousTokenHash: previous,
+    previousTokenExpiresAt: new Date(2_000_000).toISOString(),
+    tokensLastUsedAt: { [current]: 'used current', [previous]: 'used previous', [dead]: 'used long ago' },
+  };
+  const nowMs = 1_000_000;
+
+  test('keeps the replaced token until the grace period ends, ends the one an earlier rotation kept, keeps only live uses', async () => {
+    const token = await newToken('client', { clientId: 3 });
+    const kept = tokenRotation(owner, token, { kind: 'client', clientId: 3 }, undefined, nowMs);
+    const expiresAt = nowMs / 1000 + previousTokenGrace.defaultSeconds;
+    expect(kept.previousExpiresAt).toBe(new Date(expiresAt * 1000).toISOString());
+    expect(kept.replacedToken.Update).toMatchObject({ ExpressionAttributeValues: { ':expiresAt': expiresAt } });
+    expect(kept.endedTokens).toEqual([revokeTokenWrite(previous)]);
+    expect(kept.ownerUpdate(['updatedAt = :now'])).toBe(
+      'SET updatedAt = :now, tokenHash = :newTokenHash, tokensLastUsedAt = :tokensLastUsedAt, ' +
+        'previousTokenHash = :previousTokenHash, previousTokenExpiresAt = :previousTokenExpiresAt',
+    );
+    expect(kept.ownerValues).toEqual({
+      ':newTokenHash': hashToken(token),
+      ':tokensLastUsedAt': { [current]: 'used current' },
+      ':previousTokenHash': current,
+      ':previousTokenExpiresAt': kept.previousExpiresAt,
+    });
+  });
+
+  test('with no grace period, the replaced token and the previous one both stop', async () => {
+    const token = await newToken('client', { clientId: 3 });
+    const cut = tokenRotation(owner, token, { kind: 'client', clientId: 3 }, 0, nowMs);
+    expect(cut.previousExpiresAt).toBeNull();
+    expect(cut.replacedToken).toEqual(revokeTokenWrite(current));
+    expect(cut.endedTokens).toEqual([revokeTokenWrite(previous)]);
+    expect(cut.ownerUpdate()).toBe(
+      'SET tokenHash = :newTokenHash, tokensLastUsedAt = :tokensLastUsedAt REMOVE previousTokenHash, previousTokenExpiresAt',
+    );
+    expect(cut.ownerValues[':tokensLastUsedAt']).toEqual({});
+    expect(() => tokenRotation(owner, token, { kind: 'client', clientId: 3 }, previousTokenGrace.maxSeconds + 1)).toThrow();
+  });
+
+  test("the grace period's default and bound are the request schema's", () => {
+    const { previousValidForSeconds } = requestSchemas['rotate-token'].properties;
+    expect(previousValidForSeconds).toMatchObject({
+      minimum: 0,
+      maximum: previousTokenGrace.maxSeconds,
+      default: previousTokenGrace.defaultSeconds,
+    });
+  });
+
+  test("an owner's tokens' uses show the previous token only while it works", () => {
+    expect(tokenUseView(owner, nowMs)).toEqual({
+      currentToken: { lastUsedAt: 'used current' },
+      previousToken: { expiresAt: owner.previousTokenExpiresAt, lastUsedAt: 'used previous' },
+    });
+    expect(tokenUseView(owner, 2_000_000).previousToken).toBeNull();
+    expect(tokenUseView({ tokenHash: current }, nowMs)).toEqual({ currentToken: { lastUsedAt: null }, previousToken: null });
+  });
+
+  test("a token's use is due a stamp when never stamped or last stamped a minute ago or more", () => {
+    const at = (ms: number) => new Date(ms).toISOString();
+    expect(tokenUseDue({}, nowMs)).toBe(true);
+    expect(tokenUseDue({ lastUsedAt: at(nowMs - 59_999) }, nowMs)).toBe(false);
+    expect(tokenUseDue({ lastUsedAt: at(nowMs - 60_001) }, nowMs)).toBe(true);
+    expect(isTokenUseStamp({ UpdateExpression: 'SET lastUsedAt = :at' })).toBe(true);
+    expect(isTokenUseStamp({ UpdateExpression: 'SET tokenHash = :newTokenHash' })).toBe(false);
+    expect(isTokenUseStamp(undefined)).toBe(false);
   });
 });
 

@@ -9,6 +9,7 @@ import { responseTimeoutMs, userAgents } from '#functions/core/alerts/deliverer.
 import { defaultRetryDelaysSeconds } from '#functions/core/alerts/webhook-config.ts';
 import { idempotencyKeyPattern, idempotencyRetentionHours } from '#functions/core/api/idempotency.ts';
 import { maxBodyBytes } from '#functions/core/api/request-body.ts';
+import { callerRequestIdPattern, maxCallerRequestIdLength } from '#functions/core/api/request-id.ts';
 import { docsAssets } from '#functions/http/docs-asset.ts';
 import { schemeNames } from '#functions/core/auth/principals.ts';
 import {
@@ -46,6 +47,17 @@ export interface OpenApiSources {
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/**
+ * A success answer, with the `X-Request-Id` it carries. Errors carry it too, but say so once, in the envelope's
+ * `requestId` (the same value): a header on each of the ~600 error answers would add some 50 KB to the document.
+ */
+const withRequestId = ({ description, headers, ...rest }: Json): Json => ({
+  description,
+  headers: { ...(headers as Json | undefined), 'X-Request-Id': headerRef('RequestId') },
+  ...rest,
+});
 
 /** A public route's own credential: the session cookie is a security scheme; a token in the path is none OpenAPI has. */
 const credentialSecurity: Record<NonNullable<RouteDocs['credential']>['in'], Json[]> = {
@@ -347,7 +359,12 @@ function components(sources: OpenApiSources): Json {
           description: `The failing inputs (400), the first ${maxListedErrors} of them; \`errorCount\` says how many there were.`,
         },
         errorCount: { type: 'integer', minimum: 0, description: 'How many failing inputs there were, listed or not.' },
-        requestId: { type: 'string', description: 'The request in the service logs.' },
+        requestId: {
+          type: 'string',
+          description:
+            "The request in the service logs, as the answer's `X-Request-Id` header names it: the caller's valid " +
+            "`X-Request-Id`, else the service's own id.",
+        },
       },
     },
     'field-error': {
@@ -401,7 +418,26 @@ function components(sources: OpenApiSources): Json {
           'a retry gets 409 with `Retry-After`. Send a fresh UUID per request and the same one with its retries.',
         schema: { type: 'string', pattern: idempotencyKeyPattern.source },
       },
+      RequestId: {
+        name: 'X-Request-Id',
+        in: 'header',
+        required: false,
+        description:
+          `The request's id, when it is 1 to ${maxCallerRequestIdLength} visible ASCII characters (no space): the answer ` +
+          "echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, " +
+          'and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by ' +
+          "the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so.",
+        schema: { type: 'string', pattern: callerRequestIdPattern.source },
+      },
       ...Object.fromEntries(pageQuery.map((parameter) => [parameter.name, queryParameter(parameter)])),
+    },
+    headers: {
+      RequestId: {
+        description:
+          "The request's id: the caller's `X-Request-Id` when valid, else the service's own; the same as the error " +
+          "envelope's `requestId`. The answers no function of the service gives (API Gateway's own, the edge firewall's) lack it.",
+        schema: { type: 'string' },
+      },
     },
     securitySchemes: {
       clientBearerAuth: {
@@ -437,7 +473,8 @@ function requestBody(route: Route, sources: OpenApiSources): Json | undefined {
   const media = { schema: schemaRef(route.body), example };
   // JSON is YAML too: the YAML media type shows the same example.
   const content: Json = { 'application/json': media, ...(route.yaml ? { 'application/yaml': media } : {}) };
-  return { required: true, content };
+  // A body the route lets callers leave out (`bodyOptional`): typed clients then make it optional too.
+  return { required: !route.bodyOptional, content };
 }
 
 /** What the tests really received, scrubbed (`npm run examples:record`): each 2xx JSON answer's example, by route and status. */
@@ -455,15 +492,15 @@ function responses(route: Route, sources: OpenApiSources): Json {
       schema,
       ...(examples[type] !== undefined ? { example: examples[type] } : {}),
     });
-    result[status] = {
+    result[status] = withRequestId({
       description,
       ...(docs.headers ? { headers: stringHeaders(docs.headers) } : {}),
       ...(Object.keys(content).length > 0
         ? { content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, media(type, schema)])) }
         : {}),
-    };
+    });
   }
-  if (docs.notModified) result['304'] = { description: docs.notModified };
+  if (docs.notModified) result['304'] = withRequestId({ description: docs.notModified });
   const codes = errorCodesOf(route, sources);
   const statuses = [
     ...new Set([...codes.map((code) => errorCodes[code].status), ...Object.keys(docs.htmlErrors ?? {}).map(Number)]),
@@ -510,6 +547,7 @@ function operation(route: Route, operationId: string, routes: readonly Route[], 
     ...(route.ifMatch
       ? [{ name: 'If-Match', in: 'header', description: 'The ETag of the version read.', schema: { type: 'string' } }]
       : []),
+    parameterRef('RequestId'),
   ];
   const body = requestBody(route, sources);
   return {
@@ -652,7 +690,8 @@ export function openApiDocument(sources: OpenApiSources): Json {
         'the spec defines answer its own shapes (`{success: true, …}`). Every error is the error envelope: 400 lists',
         'every failing field by JSON pointer (a query parameter the route does not declare too), 401 sends',
         '`WWW-Authenticate`, 500 carries a `requestId` to find in the logs. A path no route has is 404; a path that',
-        'other methods take is 405 with `Allow` naming them; both in the error envelope.',
+        'other methods take is 405 with `Allow` naming them; both in the error envelope. Every answer names its request',
+        "in `X-Request-Id`: the caller's own `X-Request-Id` when it sent a valid one, else the service's id.",
         '',
         'Every list takes `limit` and `cursor`, save the effective permissions of a user on a datamart (computed whole).',
         `A paged list answers ${pageSize.default} items unless \`limit\` asks for another number (at most ${pageSize.maximum}); the`,

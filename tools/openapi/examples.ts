@@ -100,6 +100,7 @@ export const examples: Record<string, unknown> = {
   reload: { items: [{ flowId: 1, tokenId: 1, context: 'full' }] },
   'report-run': { status: 'failed', message: 'Connection refused by erp:5432' },
   'revoke-login': { login: 'ana@acme.com' },
+  'rotate-token': { previousValidForSeconds: 3600 },
   'schedule.v2': fromFile('examples/schedules/nightly.yaml'),
   'set-default-template': { templateId: 1 },
   'set-permissions': {

@@ -1,5 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { newTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { type OwnedTokens, previousTokenEnd, tokenRotation } from '#functions/core/auth/token-rotation.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { claimWrites } from '#functions/core/store/claims.ts';
 import { countedTransaction, readCount } from '#functions/core/store/counts.ts';
@@ -17,14 +18,13 @@ import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
 
 /** An ETL agent of a tenant. Its integer id is the `tokenId` of reload items (spec 2.6). */
-export interface AgentRecord {
+export interface AgentRecord extends OwnedTokens {
   agentId: number;
   tenantId: number;
   clientId: number;
   nome: string;
   /** The agent made with the tenant; connections without an agent slot run on it. */
   isDefault: boolean;
-  tokenHash: string;
   createdAt: string;
   lastSeenAt?: string;
 }
@@ -50,9 +50,12 @@ const tenantStaysLive = (tenantId: number): TransactItem => ({
   },
 });
 
+/** An agent to create: what its creator says of it (its token's fields and date come with its items). */
+type NewAgent = Omit<AgentRecord, keyof OwnedTokens | 'createdAt'>;
+
 /** The items that create an agent and its token, for a transaction. */
-function newAgentItems(agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>, token: string, createdAt: string) {
-  const record: AgentRecord = { ...agent, tokenHash: hashToken(token), createdAt };
+function newAgentItems(agent: NewAgent, token: string, createdAt: string) {
+  const record: AgentRecord = { ...agent, tokenHash: hashToken(token), tokensLastUsedAt: {}, createdAt };
   return [
     {
       Put: {
@@ -147,7 +150,7 @@ export async function startAgentCount(tenantId: number): Promise<boolean> {
  * creation sees change.
  */
 export async function insertAgent(
-  agent: Omit<AgentRecord, 'tokenHash' | 'createdAt'>,
+  agent: NewAgent,
   token: string,
   max: number,
   alongside: Alongside,
@@ -166,41 +169,73 @@ export async function insertAgent(
 }
 
 /**
- * Gives the agent the token `token` and revokes its old one, together, if the tenant is live:
- * `changed` when the agent's token changed since it was read, `tenant_gone` when the tenant is
- * deleted or being deleted. The old token's delete is what a deletion racing this rotation sees change.
+ * Gives the agent the token `token`, together, if the tenant is live; the old one keeps working for
+ * `previousValidForSeconds` (token-rotation.ts) or stops, and the previous token an earlier rotation
+ * kept stops. The previous token's expiry when written (null: none kept); `changed` when the agent's
+ * token changed since it was read; `tenant_gone` when the tenant is deleted or being deleted;
+ * `replaced_missing` when the old token's item is gone (nothing left to keep: rotate with no grace).
+ * The old token's change (an expiry, or its delete) is what a deletion racing this rotation sees.
  */
-export async function replaceAgentToken(agent: AgentRecord, token: string): Promise<'written' | 'changed' | 'tenant_gone'> {
-  const outcome = await transaction<'tenant' | 'agent' | 'oldToken' | 'newToken'>()
+export async function replaceAgentToken(
+  agent: AgentRecord,
+  token: string,
+  previousValidForSeconds: number | undefined,
+): Promise<{ previousExpiresAt: string | null } | 'changed' | 'tenant_gone' | 'replaced_missing'> {
+  const { clientId, tenantId, agentId } = agent;
+  const rotation = tokenRotation(agent, token, { kind: 'agent', clientId, tenantId, agentId }, previousValidForSeconds);
+  const outcome = await transaction<'tenant' | 'agent' | 'replacedToken' | 'endedToken' | 'newToken'>()
     .add('tenant', tenantStaysLive(agent.tenantId))
     .add('agent', {
       Update: {
         TableName: tableName(),
         Key: stored.agent.key(agent),
-        UpdateExpression: 'SET tokenHash = :newHash',
+        UpdateExpression: rotation.ownerUpdate(),
         ConditionExpression: 'tokenHash = :oldHash',
-        ExpressionAttributeValues: { ':newHash': hashToken(token), ':oldHash': agent.tokenHash },
+        ExpressionAttributeValues: { ...rotation.ownerValues, ':oldHash': agent.tokenHash },
       },
     })
-    .add('oldToken', revokeTokenWrite(agent.tokenHash))
-    .add(
-      'newToken',
-      newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
-    )
+    .add('replacedToken', rotation.replacedToken)
+    .add('endedToken', ...rotation.endedTokens)
+    .add('newToken', rotation.newToken)
     .commit();
-  if (outcome.written) return 'written';
-  return outcome.failed.has('tenant') ? 'tenant_gone' : 'changed';
+  if (outcome.written) return { previousExpiresAt: rotation.previousExpiresAt };
+  if (outcome.failed.has('tenant')) return 'tenant_gone';
+  return outcome.failed.has('agent') ? 'changed' : 'replaced_missing';
 }
 
 /**
- * For the tenant's deletion: the items that revoke every token of its agents, read now, and hold
- * the transaction to what was read. An agent created since makes the count differ from the one
- * read (every tenant has it: its default agent's creation starts it); a token rotated since is
- * gone, so its delete's condition fails. Either way the deletion reads again; an agent token
- * made after it committed, or after it claimed the tenant, is refused by `tenantStaysLive`. At most
- * 50 agents: one item each, and the count.
+ * Ends the agent's previous token now, if it is as read: whether it still worked (false too when it
+ * had none); `changed` when its previous token changed since it was read. Whatever the tenant's state:
+ * ending a token makes nothing a deletion would have to revoke.
  */
-export async function agentRevocationItems(tenantId: number): Promise<TransactItem[]> {
+export async function endPreviousAgentToken(agent: AgentRecord): Promise<{ ended: boolean } | 'changed'> {
+  const end = previousTokenEnd(agent);
+  if (!end) return { ended: false };
+  const outcome = await transaction<'agent' | 'endedToken'>()
+    .add('agent', {
+      Update: {
+        TableName: tableName(),
+        Key: stored.agent.key(agent),
+        UpdateExpression: end.ownerUpdate(),
+        ConditionExpression: 'previousTokenHash = :previousTokenHash',
+        ExpressionAttributeValues: end.ownerValues,
+      },
+    })
+    .add('endedToken', end.endedToken)
+    .commit();
+  return outcome.written ? { ended: end.wasLive } : 'changed';
+}
+
+/**
+ * For the tenant's deletion: the items that revoke every current token of its agents, read now, and
+ * hold the transaction to what was read, and the hashes of their previous tokens (which the deletion
+ * revokes before, outside its transaction). An agent created since makes the count differ from the
+ * one read (every tenant has it: its default agent's creation starts it); a token rotated since is
+ * gone or now a previous token (it has an expiry), so its delete's condition fails. Either way the
+ * deletion reads again; an agent token made after it committed, or after it claimed the tenant, is
+ * refused by `tenantStaysLive`. At most 50 agents: one item each, and the count.
+ */
+export async function agentRevocationItems(tenantId: number): Promise<{ items: TransactItem[]; previousTokens: string[] }> {
   // The count first, the agents after: an agent created in between is listed, and the count read is still its own.
   const count = await readCount(stored.agentCount.key({ tenantId }));
   const agents = await listAgents(tenantId);
@@ -218,12 +253,19 @@ export async function agentRevocationItems(tenantId: number): Promise<TransactIt
       ExpressionAttributeValues: { ':value': count },
     },
   };
-  return [
+  const items = [
     countAsRead,
     ...agents.map((agent): TransactItem => {
       const tokenKey = stored.token.key({ tokenHash: agent.tokenHash });
       if (tokens.has(tokenKey.pk)) {
-        return { Delete: { TableName: tableName(), Key: tokenKey, ConditionExpression: 'attribute_exists(pk)' } };
+        return {
+          Delete: {
+            TableName: tableName(),
+            Key: tokenKey,
+            // Still current: a rotation since would have given it an expiry (or deleted it).
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(expiresAt)',
+          },
+        };
       }
       // No token to revoke (none would ever come back for this hash): the agent must still have this one.
       return {
@@ -236,6 +278,10 @@ export async function agentRevocationItems(tenantId: number): Promise<TransactIt
       };
     }),
   ];
+  return {
+    items,
+    previousTokens: agents.flatMap((agent) => (agent.previousTokenHash === undefined ? [] : [agent.previousTokenHash])),
+  };
 }
 
 /** Records a heartbeat: the agent counts as online for the next two minutes. */

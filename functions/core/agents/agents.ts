@@ -1,3 +1,4 @@
+import { type TokenRotated, tokenUseView } from '#functions/core/auth/token-rotation.ts';
 import { newToken } from '#functions/core/auth/tokens.ts';
 import { conflict, notFound } from '#functions/core/errors.ts';
 import { mapPage } from '#functions/core/store/dynamo.ts';
@@ -5,6 +6,7 @@ import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import {
   type AgentRecord,
   allocateAgentId,
+  endPreviousAgentToken as endPrevious,
   findAgent,
   insertAgent,
   listAgentsPage,
@@ -37,6 +39,7 @@ export const describeAgent = (agent: AgentRecord, now = Date.now()) => ({
   default: agent.isDefault,
   online: isOnline(agent, now),
   lastSeenAt: agent.lastSeenAt ?? null,
+  ...tokenUseView(agent, now),
 });
 
 /** GET /tenant/agents: every agent of the tenant (at most `maxAgentsPerTenant`), or a page of `limit`. */
@@ -84,20 +87,43 @@ export async function createAgent(
   throw tenantNotFound();
 }
 
+const agentNotFound = () => notFound('Agent not found', 'agent_not_found');
+const agentChanged = () => conflict('The agent changed while this request ran; retry it', 'concurrent_change');
+
 /**
- * A new token for an agent (the way to obtain the default agent's); the old one stops at once. A
- * tenant deleted meanwhile is 404 `Tenant not found`: the rotation's transaction checks it.
+ * A new token for an agent (the way to obtain the default agent's); the old one keeps working for
+ * `previousValidForSeconds` (a day when not given; 0: it stops at once), ending the previous token an
+ * earlier rotation kept. A tenant deleted meanwhile is 404 `Tenant not found`: the rotation's
+ * transaction checks it.
  */
-export async function rotateAgentToken(tenantId: number, agentId: number): Promise<{ id: number; token: string }> {
+export async function rotateAgentToken(
+  tenantId: number,
+  agentId: number,
+  previousValidForSeconds?: number,
+): Promise<TokenRotated> {
   let token: string | undefined;
+  let grace = previousValidForSeconds;
   for (let attempt = 0; attempt < 3; attempt++) {
     const agent = await findAgent(tenantId, agentId);
-    if (!agent) throw notFound('Agent not found', 'agent_not_found');
+    if (!agent) throw agentNotFound();
     // Signed for the agent's owner ids, as read (the client's id is on the agent, not in the path).
     token ??= await newToken('agent', { clientId: agent.clientId, tenantId, agentId });
-    const outcome = await replaceAgentToken(agent, token);
-    if (outcome === 'written') return { id: agentId, token };
+    const outcome = await replaceAgentToken(agent, token, grace);
+    if (typeof outcome === 'object') return { id: agentId, token, ...outcome };
     if (outcome === 'tenant_gone') throw tenantNotFound();
+    // The old token's item is gone: there is nothing left to keep working.
+    if (outcome === 'replaced_missing') grace = 0;
   }
-  throw conflict('The agent changed while this request ran; retry it', 'concurrent_change');
+  throw agentChanged();
+}
+
+/** Ends the agent's previous token now; `ended` says whether one still worked (none is no error). */
+export async function endPreviousAgentToken(tenantId: number, agentId: number): Promise<{ id: number; ended: boolean }> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const agent = await findAgent(tenantId, agentId);
+    if (!agent) throw agentNotFound();
+    const outcome = await endPrevious(agent);
+    if (outcome !== 'changed') return { id: agentId, ...outcome };
+  }
+  throw agentChanged();
 }

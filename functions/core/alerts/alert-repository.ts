@@ -8,6 +8,7 @@ import {
   getItem,
   nextTenantId,
   type Page,
+  queryFilteredPage,
   queryPage,
   tableName,
   type TransactItem,
@@ -241,6 +242,11 @@ interface DeliveryState {
    */
   attemptingUntil?: number;
   failureReason?: string;
+  /**
+   * The id of the request that made it (request-id.ts; a redelivery keeps it): absent when no request
+   * did (an event of a worker's) and on deliveries written before it was kept.
+   */
+  requestId?: string;
   createdAt: string;
   expiresAt: number;
 }
@@ -331,14 +337,20 @@ export function listAlertDeliveriesPage(
   });
 }
 
-/** A page of all the owner's deliveries, newest first (a client's: its events). */
+/**
+ * A page of all the owner's deliveries (a tenant's: of all its alerts; a client's: its events),
+ * newest first; only those of `status` when given (a filtered page: queryFilteredPage).
+ */
 export function listDeliveriesPage(
   owner: WebhookOwner,
+  status: DeliveryStatus | undefined,
   limit: number,
   cursor: string | undefined,
 ): Promise<Page<DeliveryRecord>> {
-  const { partition, prefix } = ownerKeys(owner).deliveries;
-  return queryPage<DeliveryRecord>({ partition, prefix, limit, cursor, newestFirst: true });
+  const list = { ...ownerKeys(owner).deliveries, limit, cursor, newestFirst: true };
+  return status === undefined
+    ? queryPage<DeliveryRecord>(list)
+    : queryFilteredPage<DeliveryRecord>({ ...list, keep: (delivery) => delivery.status === status });
 }
 
 export async function findDeliveryBody(owner: WebhookOwner, deliveryId: number): Promise<string | undefined> {

@@ -71,6 +71,7 @@ export function describeDelivery(record: DeliveryRecord) {
     // While its endpoint is paused: the next attempt waits for it (attempts are not used up meanwhile).
     ...(record.heldSince ? { heldSince: record.heldSince, heldReason: record.heldReason } : {}),
     ...(record.failureReason ? { failureReason: record.failureReason } : {}),
+    ...(record.requestId === undefined ? {} : { requestId: record.requestId }),
   };
 }
 
@@ -93,13 +94,14 @@ export interface DeliveryQueued {
  * nothing queued: an inactive tenant, an alert or tenant webhook channel that is off (409), a body
  * over 4 MB (413). The delivery, its body and the follow-up that sends it commit together (with the
  * request's answer): from then on it is sent, by this request or, if that stops, by the follow-up
- * sweeper.
+ * sweeper. The delivery keeps `requestId`, the id of the request that queued it.
  */
 export async function queueDelivery(
   tenantId: number,
   alertId: number,
   request: AlertDeliveryBody,
   trigger: AlertDeliveryRecord['trigger'],
+  requestId: string | undefined,
   resumable: Resumable<DeliveryQueued> = unrecorded(),
 ): Promise<DeliveryQueued> {
   const owner = tenantOwner(tenantId);
@@ -123,7 +125,7 @@ export async function queueDelivery(
     tenantId,
     alertId,
     trigger,
-    ...newDeliveryState(deliveryId, bytes, now),
+    ...newDeliveryState(deliveryId, bytes, now, requestId),
     ...(payloadKey ? { payloadKey } : {}),
   };
   const queued: DeliveryQueued = { id: deliveryId, webhookId: record.webhookId, status: record.status };
@@ -139,8 +141,12 @@ export async function queueDelivery(
 export const travelsInline = (owner: WebhookOwner, deliveryId: number, body: string) =>
   Buffer.byteLength(messageText({ ...ownerFields(owner), deliveryId, body })) <= inlineMessageBytes;
 
-/** What a new delivery starts with, whoever owns it: queued, no attempt, a fresh `webhook-id`, kept for the retention. */
-export function newDeliveryState(deliveryId: number, bytes: number, now: Date) {
+/**
+ * What a new delivery starts with, whoever owns it: queued, no attempt, a fresh `webhook-id`, kept for the
+ * retention, and the id of the request that made it, if one did. That id is only stored and shown: never
+ * sent to the receiver (its headers are the signed Standard Webhooks ones), never a key.
+ */
+export function newDeliveryState(deliveryId: number, bytes: number, now: Date, requestId: string | undefined) {
   return {
     deliveryId,
     webhookId: `msg_${randomUUID().replaceAll('-', '')}`,
@@ -148,6 +154,7 @@ export function newDeliveryState(deliveryId: number, bytes: number, now: Date) {
     bytes,
     attempts: [],
     roundStart: 0,
+    ...(requestId === undefined ? {} : { requestId }),
     createdAt: now.toISOString(),
     expiresAt: expiresAfterRetention('deliveryRetentionDays', now.getTime()),
   };
@@ -216,9 +223,18 @@ export async function listAlertDeliveries(tenantId: number, alertId: number, lim
   return mapPage(page, describeDelivery);
 }
 
-/** A page of all the owner's deliveries, newest first (GET /tenants/deliveries: the client's events). */
-export async function listDeliveries(owner: WebhookOwner, limit: number, cursor: string | undefined) {
-  return mapPage(await listDeliveriesPage(owner, limit, cursor), describeDelivery);
+/**
+ * A page of all the owner's deliveries, newest first, only those of `status` when given (GET
+ * /tenant/deliveries: of all the tenant's alerts, those of deleted alerts too; GET /tenants/deliveries:
+ * the client's events).
+ */
+export async function listDeliveries(
+  owner: WebhookOwner,
+  status: DeliveryStatus | undefined,
+  limit: number,
+  cursor: string | undefined,
+) {
+  return mapPage(await listDeliveriesPage(owner, status, limit, cursor), describeDelivery);
 }
 
 /** The body of a delivery: from its item, or from the payload bucket (undefined once expired). */

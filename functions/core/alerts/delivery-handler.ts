@@ -16,6 +16,7 @@ export const deliveryHandler = (trigger: AlertDeliveryRecord['trigger']) =>
           idParameter(request, 'id'),
           request.body,
           trigger,
+          request.requestId,
           request.idempotency.resumable(queued),
         ),
       ),

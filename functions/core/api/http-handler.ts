@@ -16,6 +16,7 @@ import { viewerAddressOf } from '#functions/core/edge/viewer-address.ts';
 import { logger } from '#functions/core/observability/logger.ts';
 import { count, metrics } from '#functions/core/observability/metrics.ts';
 import { parseBody, type YamlParser } from './request-body.ts';
+import { gatewayRequestIdOf, requestIdOf } from './request-id.ts';
 import { type SchemaModule, validateBody } from './validation.ts';
 
 /** The route an invocation serves: its key (`METHOD /path`) and its row's run-time facts. */
@@ -37,6 +38,11 @@ export interface ApiRequest<Body = unknown> {
   cookies: string[];
   /** The host the request was sent to, without a port (a tenant domain, for the SSO routes). */
   host: string;
+  /**
+   * The request id (request-id.ts): the caller's `X-Request-Id` when valid, else API Gateway's. The
+   * answer echoes it and every log line of the request has it; what the request creates keeps it
+   * (deliveries, runs). A label to find things by, never unique: nothing that must be is made of it.
+   */
   requestId: string;
   /** Epoch milliseconds when this invocation's function times out: locks it takes last until then, no longer. */
   deadline: number;
@@ -70,12 +76,12 @@ interface ApiContext extends Context {
   route?: ServedRoute;
   principal?: Principal;
   startedAt?: number;
+  /** The stamp of the token's use, running beside the handler (principals.ts `authenticate`), awaited before the answer. */
+  tokenUse?: Promise<void>;
 }
 
 // A function missing its configuration fails here, at cold start, not on some later request.
 apiConfig();
-
-const requestIdOf = (event: Event) => event.requestContext?.requestId ?? 'unknown';
 
 function toResult(response: ApiResponse, requestId: string): Result {
   const text = typeof response.body === 'string' && response.headers?.['content-type'] !== undefined;
@@ -84,8 +90,9 @@ function toResult(response: ApiResponse, requestId: string): Result {
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'no-store',
-      'x-request-id': requestId,
       ...response.headers,
+      // Last: no handler's header replaces the request id.
+      'x-request-id': requestId,
     },
     body: text ? (response.body as string) : JSON.stringify(response.body),
     ...(response.cookies?.length ? { cookies: response.cookies } : {}),
@@ -130,16 +137,28 @@ export function pageResponse<T>(page: Page<T>): ApiResponse {
   return { status: 200, body: body(page.items.length), shortenable: { items: page.items.length, body } };
 }
 
-/** Finds the route row this invocation serves, then resolves the bearer token for its schemes. */
+/**
+ * The stamp of the token's use, which runs beside the handler, finished before the answer leaves (it
+ * never fails), so that Lambda does not freeze it half-way.
+ */
+const settleTokenUse = async (request: { context: ApiContext }) => {
+  await request.context.tokenUse;
+};
+
+/** Finds the route row this invocation serves, then resolves the bearer token for its schemes (and may start its use's stamp). */
 const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
+  after: settleTokenUse,
+  onError: settleTokenUse,
   before: async (request) => {
-    logger.appendKeys({ requestId: requestIdOf(request.event) });
+    request.context.tokenUse = undefined;
     const key = request.event.routeKey;
     const facts = Object.hasOwn(routeFacts, key) ? routeFacts[key] : undefined;
     if (!facts) throw new Error(`No route in the route table for ${key}`);
     const route: ServedRoute = { key, ...facts };
     request.context.route = route;
-    request.context.principal = await authenticate(request.event.headers.authorization, route.auth);
+    request.context.principal = await authenticate(request.event.headers.authorization, route.auth, (work) => {
+      request.context.tokenUse = work;
+    });
     const principal = request.context.principal;
     if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
     if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
@@ -147,9 +166,11 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
 });
 
 /**
- * One log line per request (route, status, duration, the caller's address, and the request and tenant ids the other
- * middlewares added), and the Requests and Errors metrics. Runs after the error mapping, so it
- * sees the status the caller gets.
+ * The request id in every log line of the request, from its first (a temporary key: injectLambdaContext's
+ * resetKeys drops it with the invocation). Then one log line per request (route, status, duration, the
+ * caller's address, the tenant ids the authentication added, and API Gateway's own request id: what its
+ * access log keeps, so that line finds this one whichever id the request used), and the Requests and
+ * Errors metrics. Runs after the error mapping, so it sees the status the caller gets.
  */
 const accessLog = (): MiddlewareObj<Event, Result, Error, ApiContext> => {
   const record = async (request: { event: Event; context: ApiContext; response: Result | null | undefined }) => {
@@ -160,12 +181,14 @@ const accessLog = (): MiddlewareObj<Event, Result, Error, ApiContext> => {
       routeKey: request.event.routeKey,
       status,
       viewerAddress: viewerAddressOf(request.event),
+      gatewayRequestId: gatewayRequestIdOf(request.event),
       durationMs: Math.round(performance.now() - (request.context.startedAt ?? performance.now())),
     });
   };
   return {
     before: async (request) => {
       request.context.startedAt = performance.now();
+      logger.appendKeys({ requestId: requestIdOf(request.event) });
     },
     after: record,
     onError: record,
@@ -270,7 +293,7 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
         // its JSON in another order, or sends it as YAML, is the same request).
         request: `${event.routeKey}\n${event.rawPath}\n${canonicalJson(body)}`,
         deadline,
-        requestId,
+        gatewayRequestId: gatewayRequestIdOf(event),
       };
       return fittedResult(await withIdempotency(call, run), requestId, event.routeKey);
     });
@@ -364,6 +387,45 @@ export function enumQueryParameter<Value extends string>(request: ApiRequest<unk
   const raw = request.query[name];
   if (raw === undefined || schema.enum.includes(raw)) return raw as Value | undefined;
   const rule = `must be one of ${schema.enum.join(', ')}`;
+  throw badRequest(
+    `Query parameter ${name} ${rule}`,
+    [{ location: 'query', pointer: `/${name}`, message: rule }],
+    'invalid_query_parameter',
+  );
+}
+
+/**
+ * A text query parameter the route's row declares (an exact filter: a login, a name): undefined when
+ * absent, a 400 when shorter or longer (in characters) than the row says.
+ */
+export function textQueryParameter(request: ApiRequest<unknown>, name: string): string | undefined {
+  const { schema } = (request.route.query ?? []).find((parameter) => parameter.name === name) ?? {};
+  if (!schema || !('type' in schema) || schema.type !== 'string') {
+    throw new Error(`${request.route.key}: the route table declares no string query parameter ${name}`);
+  }
+  const raw = request.query[name];
+  if (raw === undefined) return undefined;
+  const { minLength = 0, maxLength = Number.POSITIVE_INFINITY } = schema;
+  const length = [...raw].length;
+  if (length >= minLength && length <= maxLength) return raw;
+  const rule = `must be ${minLength} to ${maxLength} characters long`;
+  throw badRequest(
+    `Query parameter ${name} ${rule}`,
+    [{ location: 'query', pointer: `/${name}`, message: rule }],
+    'invalid_query_parameter',
+  );
+}
+
+/** A boolean query parameter the route's row declares: undefined when absent, a 400 unless `true` or `false`. */
+export function booleanQueryParameter(request: ApiRequest<unknown>, name: string): boolean | undefined {
+  const { schema } = (request.route.query ?? []).find((parameter) => parameter.name === name) ?? {};
+  if (!schema || !('type' in schema) || schema.type !== 'boolean') {
+    throw new Error(`${request.route.key}: the route table declares no boolean query parameter ${name}`);
+  }
+  const raw = request.query[name];
+  if (raw === undefined) return undefined;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  const rule = 'must be true or false';
   throw badRequest(
     `Query parameter ${name} ${rule}`,
     [{ location: 'query', pointer: `/${name}`, message: rule }],

@@ -34,8 +34,12 @@ export interface IdempotentCall {
   request: string;
   /** Epoch milliseconds when this invocation's function times out: a claim lasts until then, no longer. */
   deadline: number;
-  /** This invocation's request id: the request key when there is no Idempotency-Key. */
-  requestId: string;
+  /**
+   * API Gateway's id of this request, unique to it: the request key when there is no Idempotency-Key
+   * (a reload's deduplication ids are made of it). Never the caller's X-Request-Id, which any caller
+   * may send twice.
+   */
+  gatewayRequestId: string;
 }
 
 /** What a handler of an idempotent route hands the operation it runs. */
@@ -60,7 +64,7 @@ export interface Attempt {
  */
 export async function withIdempotency(call: IdempotentCall, execute: (attempt: Attempt) => Promise<ApiResponse>) {
   if (call.key === undefined) {
-    return execute({ resumable: () => unrecorded(), requestKey: call.requestId });
+    return execute({ resumable: () => unrecorded(), requestKey: call.gatewayRequestId });
   }
   if (!idempotencyKeyPattern.test(call.key)) {
     throw badRequest(

@@ -13,6 +13,8 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
+      { name: 'nome', schema: { type: 'string', minLength: 1, maxLength: 200 } },
+      { name: 'ativo', schema: { type: 'boolean' } },
     ],
   },
   'POST /tenants/delete': { auth: ['client'], body: 'delete-tenant' },
@@ -21,7 +23,8 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'POST /tenants/{id}/activate': { auth: ['client'] },
   'GET /tenants/{id}': { auth: ['client'] },
   'PATCH /tenants/{id}': { auth: ['client'], body: 'update-tenant', ifMatch: true },
-  'POST /tenants/{id}/token': { auth: ['client'] },
+  'POST /tenants/{id}/token': { auth: ['client'], body: 'rotate-token' },
+  'DELETE /tenants/{id}/token/previous': { auth: ['client'] },
   'GET /tenant': { auth: ['tenant'] },
   'POST /tenants/templates': { auth: ['client'], body: 'template-bundle', yaml: true, idempotent: true },
   'GET /tenants/templates': {
@@ -73,20 +76,27 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'POST /tenant/agents': { auth: ['tenant'], body: 'create-agent', idempotent: true },
-  'POST /tenant/agents/{id}/token': { auth: ['tenant'] },
+  'POST /tenant/agents/{id}/token': { auth: ['tenant'], body: 'rotate-token' },
+  'DELETE /tenant/agents/{id}/token/previous': { auth: ['tenant'] },
   'GET /tenant/runs': {
     auth: ['tenant'],
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
+      { name: 'status', schema: { enum: ['dispatched', 'running', 'succeeded', 'failed'] } },
+      { name: 'agent', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
+      { name: 'flowId', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
+  'GET /tenant/runs/{id}': { auth: ['tenant'] },
+  'POST /tenant/runs/{id}/retry': { auth: ['tenant'], idempotent: true },
   'POST /tenant/users': { auth: ['tenant'], body: 'create-user', idempotent: true },
   'GET /tenant/users': {
     auth: ['tenant'],
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
+      { name: 'login', schema: { type: 'string', minLength: 1, maxLength: 200 } },
     ],
   },
   'GET /tenant/users/{id}': { auth: ['tenant'] },
@@ -179,6 +189,14 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
+  'GET /tenant/deliveries': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+      { name: 'status', schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] } },
+    ],
+  },
   'GET /tenant/deliveries/{id}': { auth: ['tenant'] },
   'POST /tenant/deliveries/{id}/redeliver': { auth: ['tenant'] },
   'GET /tenants/settings': { auth: ['client'] },
@@ -189,6 +207,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
+      { name: 'status', schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] } },
     ],
   },
   'GET /tenants/deliveries/{id}': { auth: ['client'] },

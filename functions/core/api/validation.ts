@@ -39,6 +39,14 @@ export function validateBody<Body>(schema: SchemaModule<Body>, body: unknown): B
   throw badRequest(`${prefix}${headlineDetail(errors, headline)}`, errors, 'validation_failed');
 }
 
+/**
+ * The body of a route that lets callers leave it out (`bodyOptional` in its row; its handler takes the
+ * body unchecked, `validatedByHandler`): `absent` when there is none, else checked as `validateBody` does.
+ */
+export function optionalBody<Body>(schema: SchemaModule<Body>, body: unknown, absent: Body): Body {
+  return body === undefined ? absent : validateBody(schema, body);
+}
+
 /** `: <pointer> <message>` of the error a message leads with, for the line that sums a 400 up. */
 export const headlineDetail = (errors: readonly FieldError[], headline = errors[0]) =>
   headline ? `: ${headline.pointer || 'body'} ${headline.message}` : '';

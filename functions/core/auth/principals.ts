@@ -1,6 +1,8 @@
 import type { AuthScheme } from '#functions/routes.ts';
 import { forbidden, notFound, unauthorized, withArticle } from '#functions/core/errors.ts';
-import { agentTenantLive, findTokenOwner, type TokenOwner } from './token-repository.ts';
+import { agentTenantLive, findTokenOwner, type TokenOwner, tokenExpired } from './token-repository.ts';
+import { tokenUseDue } from './token-use.ts';
+import { stampTokenUse } from './token-use-repository.ts';
 import { hashToken, screenAuthorization, type TokenSubject } from './tokens.ts';
 
 export type Principal =
@@ -30,30 +32,44 @@ export const schemeNames: Record<AuthScheme, string> = {
  * Resolves the Authorization header for a route that accepts `schemes` (empty: no auth).
  * A signed token (tokens.ts) is checked first, without I/O: a key the keyring does not have or a
  * wrong MAC is 401 at once, so a forged token costs no table read (nor, at the edge, a function
- * run). Then one consistent GetItem by the token's SHA-256, the authority, so a revoked or rotated
- * token fails at once; a signed token whose item names another owner is 401 too. Unsigned tokens
+ * run). Then one consistent GetItem by the token's SHA-256, the authority, so a revoked token (a
+ * rotated one, once its grace period is over) fails at once; a signed token whose item names another owner is 401 too. Unsigned tokens
  * (issued before tokens were signed) are looked up the same while UNSIGNED_TOKENS accepts them.
- * An unknown token is 401; a valid token of another kind than the route takes is 403, naming the
+ * An unknown token is 401, and so is one past its `expiresAt` (a previous token whose grace period
+ * is over: token-rotation.ts); a valid token of another kind than the route takes is 403, naming the
  * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7), and
- * its agents' tokens 401.
+ * its agents' tokens 401. A previous token is a token like the current one in every other way.
+ *
+ * With `keepAlive`, a token whose last use is a minute old or more gets its use stamped (token-use.ts):
+ * the stamp starts now, beside the route's own work, and is handed to `keepAlive`, for the caller to
+ * await before the invocation returns (Lambda freezes what is still running); it never fails.
  */
-export async function authenticate(authorization: string | undefined, schemes: readonly AuthScheme[]): Promise<Principal> {
+export async function authenticate(
+  authorization: string | undefined,
+  schemes: readonly AuthScheme[],
+  keepAlive?: (work: Promise<void>) => void,
+): Promise<Principal> {
   if (schemes.length === 0) return { kind: 'anonymous' };
   const screening = await screenAuthorization(authorization);
   if ('refused' in screening) throw screening.refused === 'missing' ? unauthorized('Missing bearer token') : invalidToken();
-  const item = await findTokenOwner(hashToken(screening.token));
-  if (!item || (screening.signed && !sameOwner(item, screening.signed.subject))) throw invalidToken();
+  const tokenHash = hashToken(screening.token);
+  const item = await findTokenOwner(tokenHash);
+  const now = Date.now();
+  if (!item || tokenExpired(item, now) || (screening.signed && !sameOwner(item, screening.signed.subject))) throw invalidToken();
   if (!schemes.includes(item.kind)) {
     const needed = schemes.map((scheme) => `${withArticle(scheme)} token (${schemeNames[scheme]})`).join(' or ');
     throw forbidden(`This route takes ${needed}; this is ${withArticle(item.kind)} token`, 'wrong_token_kind');
   }
   if (item.kind === 'tenant' && item.tenantDeleted) throw tenantNotFound();
+  // A token of a deleted tenant's agent is no token (401), on every agent route.
+  if (item.kind === 'agent' && !(await agentTenantLive(item.tenantId))) throw invalidToken();
+  if (keepAlive && tokenUseDue(item, now)) keepAlive(stampTokenUse(tokenHash, item, now));
+  return principalOf(item);
+}
+
+function principalOf(item: TokenOwner): Principal {
   if (item.kind === 'client') return { kind: 'client', clientId: item.clientId };
-  if (item.kind === 'agent') {
-    // A token of a deleted tenant's agent is no token (401), on every agent route.
-    if (!(await agentTenantLive(item.tenantId))) throw invalidToken();
-    return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
-  }
+  if (item.kind === 'agent') return { kind: 'agent', clientId: item.clientId, tenantId: item.tenantId, agentId: item.agentId };
   return { kind: 'tenant', clientId: item.clientId, tenantId: item.tenantId };
 }
 

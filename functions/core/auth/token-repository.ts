@@ -1,4 +1,4 @@
-import { getItem, tableName } from '#functions/core/store/dynamo.ts';
+import { deleteAll, getItem, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { hashToken, parseSignedToken, type TokenSubject } from './tokens.ts';
 
@@ -8,6 +8,18 @@ export type TokenOwner =
   | (Extract<TokenSubject, { kind: 'tenant' }> & { tenantDeleted?: true })
   | Extract<TokenSubject, { kind: 'agent' }>;
 
+/** The item that makes a token valid: its owner, and what may end it or says how it is used. */
+export type TokenItem = TokenOwner & {
+  /**
+   * Epoch second at which the token stops working (the table's TTL attribute, which deletes the item
+   * some time later): a previous token's when its grace period ends (token-rotation.ts), a deleted
+   * tenant's after `deletedTenantTokenDays`. A current token has none.
+   */
+  expiresAt?: number;
+  /** When a request last authenticated with it, to the minute (token-use.ts). */
+  lastUsedAt?: string;
+};
+
 /** How long a deleted tenant's token still answers 404 `Tenant not found` (then it is unknown: 401). */
 export const deletedTenantTokenDays = 90;
 
@@ -15,9 +27,16 @@ export const deletedTenantTokenDays = 90;
  * The item that makes a token valid, by the token's SHA-256: deleting it revokes the token at once.
  * A deleted tenant's token stays, marked, so that the tenant's routes can say the tenant is gone.
  */
-export async function findTokenOwner(tokenHash: string): Promise<TokenOwner | undefined> {
-  return getItem<TokenOwner>(stored.token.key({ tokenHash }));
+export async function findTokenOwner(tokenHash: string): Promise<TokenItem | undefined> {
+  return getItem<TokenItem>(stored.token.key({ tokenHash }));
 }
+
+/**
+ * Whether a token item is past its `expiresAt`: no token any more, exactly as a missing item is (TTL
+ * deletes expired items only within a day or two, so the expiry is read, never left to TTL).
+ */
+export const tokenExpired = (item: Pick<TokenItem, 'expiresAt'>, nowMs = Date.now()): boolean =>
+  item.expiresAt !== undefined && item.expiresAt <= Math.floor(nowMs / 1000);
 
 /**
  * Whether an agent's tenant is still there. The deletion revokes its agents' tokens in its own
@@ -80,7 +99,29 @@ export function tenantDeletedTokenWrite(tokenHash: string, deletedAt: string) {
   };
 }
 
+/** Revokes the tokens of these hashes, outside any transaction (25 a request). */
+export function revokeTokens(tokenHashes: readonly string[]): Promise<void> {
+  return deleteAll(tokenHashes.map((tokenHash) => stored.token.key({ tokenHash })));
+}
+
 /** For a caller's transaction: revokes the token of this hash. */
 export function revokeTokenWrite(tokenHash: string) {
   return { Delete: { TableName: tableName(), Key: stored.token.key({ tokenHash }) } };
+}
+
+/**
+ * For a rotation's transaction: the token of this hash, the owner's current one until now, keeps
+ * working until `expiresAt` (epoch seconds), then stops and TTL removes it. Conditional on its item
+ * being there and still current (no expiry yet): a rotation never makes an item of a token it cannot see.
+ */
+export function keepTokenUntilWrite(tokenHash: string, expiresAt: number) {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: stored.token.key({ tokenHash }),
+      UpdateExpression: 'SET expiresAt = :expiresAt',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(expiresAt)',
+      ExpressionAttributeValues: { ':expiresAt': expiresAt },
+    },
+  };
 }

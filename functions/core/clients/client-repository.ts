@@ -1,15 +1,14 @@
-import { newTokenWrite, revokeTokenWrite } from '#functions/core/auth/token-repository.ts';
-import { hashToken } from '#functions/core/auth/tokens.ts';
+import { newTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { type OwnedTokens, previousTokenEnd, tokenRotation } from '#functions/core/auth/token-rotation.ts';
 import { readCount } from '#functions/core/store/counts.ts';
 import { getItem, nextId, queryAll, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 
 /** An integrator account. Clients are made by operators (admin CLI), not through the API. */
-export interface ClientRecord {
+export interface ClientRecord extends OwnedTokens {
   clientId: number;
   nome: string;
-  tokenHash: string;
   /** Applied to new tenants created without `templateId` (spec 4.1 step 3). */
   defaultTemplateId?: number;
   createdAt: string;
@@ -58,24 +57,57 @@ export function listClients(): Promise<ClientRecord[]> {
   return queryAll<ClientRecord>(stored.client.indexes.gsi1.partition({}), '', { index: 'gsi1' });
 }
 
-/** Gives the client the token `token` and revokes its old one, together; `false` when its token changed since it was read. */
-export async function replaceClientToken(client: ClientRecord, token: string): Promise<boolean> {
-  const outcome = await transaction<'client' | 'oldToken' | 'newToken'>()
+/**
+ * Gives the client the token `token`, the old one kept for `previousValidForSeconds` (token-rotation.ts),
+ * together: the previous token's expiry when written (null: the old one stopped at once), `changed`
+ * when the client's token changed since it was read, `replaced_missing` when the old token's item is
+ * gone (nothing left to keep: rotate with no grace).
+ */
+export async function replaceClientToken(
+  client: ClientRecord,
+  token: string,
+  previousValidForSeconds: number | undefined,
+): Promise<{ previousExpiresAt: string | null } | 'changed' | 'replaced_missing'> {
+  const rotation = tokenRotation(client, token, { kind: 'client', clientId: client.clientId }, previousValidForSeconds);
+  const outcome = await transaction<'client' | 'replacedToken' | 'endedToken' | 'newToken'>()
     .add('client', {
       Update: {
         TableName: tableName(),
         Key: stored.client.key(client),
-        UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :now',
+        UpdateExpression: rotation.ownerUpdate(['updatedAt = :now']),
         ConditionExpression: 'tokenHash = :oldHash',
-        ExpressionAttributeValues: {
-          ':newHash': hashToken(token),
-          ':oldHash': client.tokenHash,
-          ':now': new Date().toISOString(),
-        },
+        ExpressionAttributeValues: { ...rotation.ownerValues, ':oldHash': client.tokenHash, ':now': new Date().toISOString() },
       },
     })
-    .add('oldToken', revokeTokenWrite(client.tokenHash))
-    .add('newToken', newTokenWrite(token, { kind: 'client', clientId: client.clientId }))
+    .add('replacedToken', rotation.replacedToken)
+    .add('endedToken', ...rotation.endedTokens)
+    .add('newToken', rotation.newToken)
     .commit();
-  return outcome.written;
+  if (outcome.written) return { previousExpiresAt: rotation.previousExpiresAt };
+  if (outcome.failed.has('client')) return 'changed';
+  // A token an operator chose (LOCAL_CLIENT_TOKEN) that some owner already has.
+  if (outcome.failed.has('newToken')) throw new Error('That token is already in use');
+  return 'replaced_missing';
+}
+
+/**
+ * Ends the client's previous token now: whether it still worked (false too when it had none), or
+ * `changed` when its previous token changed since it was read.
+ */
+export async function endPreviousClientToken(client: ClientRecord): Promise<{ ended: boolean } | 'changed'> {
+  const end = previousTokenEnd(client);
+  if (!end) return { ended: false };
+  const outcome = await transaction<'client' | 'endedToken'>()
+    .add('client', {
+      Update: {
+        TableName: tableName(),
+        Key: stored.client.key(client),
+        UpdateExpression: end.ownerUpdate(['updatedAt = :now']),
+        ConditionExpression: 'previousTokenHash = :previousTokenHash',
+        ExpressionAttributeValues: { ...end.ownerValues, ':now': new Date().toISOString() },
+      },
+    })
+    .add('endedToken', end.endedToken)
+    .commit();
+  return outcome.written ? { ended: end.wasLive } : 'changed';
 }

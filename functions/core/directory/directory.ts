@@ -10,11 +10,13 @@ import {
   readAccessContext,
 } from '#functions/core/datamarts/permissions.ts';
 import type { ListSource } from '#functions/core/api/whole-list.ts';
+import { invalidCursor } from '#functions/core/store/dynamo.ts';
 import { permissionLedger } from '#functions/core/datamarts/ledger.ts';
 import { deleteGroup } from './groups.ts';
 import {
   deleteGroupMemberships,
   deleteUserMemberships,
+  findUserByLogin,
   listMemberships,
   listUserMemberships,
   listUsers,
@@ -87,6 +89,28 @@ export async function listUsersWithAccess(
     count: page.items.length,
     nextCursor: page.nextCursor,
   };
+}
+
+/**
+ * GET /tenant/users?login=: the user whose login a reader cannot tell from `login`, as a list of one
+ * (or none): the login's uniqueness claim names the user (names.ts `foldedText`, as logins are
+ * claimed), so it is read with two GetItems, then that user's memberships and records, never the
+ * whole list. Such a list never has a next page: no cursor is one of its own.
+ */
+export async function listUsersWithAccessByLogin(
+  tenantId: number,
+  login: string,
+  cursor: string | undefined,
+): Promise<UsersWithAccess> {
+  if (cursor !== undefined) throw invalidCursor();
+  const context = readAccessContext(tenantId);
+  const user = await findUserByLogin(tenantId, login);
+  if (!user) return { items: [], count: 0, nextCursor: null };
+  const [memberships, userRecords] = await Promise.all([
+    listUserMemberships(tenantId, user.userId),
+    listIndexedPermissions(tenantId, 'user', user.userId),
+  ]);
+  return { items: describeUsers([user], userRecords, memberships, await context), count: 1, nextCursor: null };
 }
 
 /** GET /tenant/users/{id}: the user, their memberships, their records and the access context, together. */

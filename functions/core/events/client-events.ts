@@ -59,9 +59,14 @@ export const noEvents: ClientEventWrites = { items: [], afterCommit: async () =>
  * Each event is a delivery of the client's (its record, its body and the follow-up that queues it: puts
  * of fresh ids, so no condition of theirs fails the transaction), the same `timestamp` for all of them.
  * A channel that is off keeps nothing: the events of that time are not sent later. The ids are taken
- * before the commit: a change that does not commit leaves a gap in them, nothing else.
+ * before the commit: a change that does not commit leaves a gap in them, nothing else. The deliveries keep
+ * `requestId`, the id of the request whose change it is (none when a worker's change causes them).
  */
-export async function clientEventWrites(clientId: number, events: readonly ClientEvent[]): Promise<ClientEventWrites> {
+export async function clientEventWrites(
+  clientId: number,
+  events: readonly ClientEvent[],
+  requestId?: string,
+): Promise<ClientEventWrites> {
   if (events.length === 0) return noEvents;
   const owner = clientOwner(clientId);
   if (channelProblem(await findSettings(owner)) !== undefined) return noEvents;
@@ -76,7 +81,7 @@ export async function clientEventWrites(clientId: number, events: readonly Clien
     const record: EventDeliveryRecord = {
       clientId,
       type: event.type,
-      ...newDeliveryState(deliveryId, Buffer.byteLength(body), now),
+      ...newDeliveryState(deliveryId, Buffer.byteLength(body), now, requestId),
     };
     return { record, body };
   });

@@ -19,6 +19,10 @@ export interface LoadMessage {
   flowId: number;
   context: string;
   requestedAt: string;
+  /** The request id of the request that queued it (none from a schedule or a rollout): its run keeps it. */
+  requestId?: string;
+  /** The failed run this load retries (POST /tenant/runs/{id}/retry): its run keeps it. */
+  retryOf?: number;
 }
 
 /** Spec 2.6 reload result. */
@@ -35,11 +39,13 @@ export type ReloadItemResult = ReloadResult & Pick<ReloadItem, 'flowId' | 'conte
  * Spec 4.5: validates every item first (400 listing the bad ones, nothing queued), then sends
  * each online agent its loads in flow dependency order on its own FIFO group; an offline agent's
  * loads are `skipped_offline` and the rest of the batch goes on. Results are in request order.
+ * `requestId`, the id of the request asking (absent for a rollout's), goes with the loads to their runs.
  */
 export async function requestReload(
   tenantId: number,
   items: readonly ReloadItem[],
   batchId: string,
+  requestId?: string,
 ): Promise<ReloadItemResult[]> {
   const [tenant, flows, agents] = await Promise.all([
     findTenant(tenantId),
@@ -67,7 +73,7 @@ export async function requestReload(
       'invalid_reload_items',
     );
 
-  const statuses = await queueLoads({ tenant, flows, agents }, items, batchId);
+  const statuses = await queueLoads({ tenant, flows, agents }, items, batchId, requestId);
   return items.map((item, index) => ({
     tokenId: item.tokenId,
     tenantId,
@@ -88,15 +94,17 @@ export interface LoadTargets {
  * Sends each online agent its loads (items already checked against `targets`) in flow dependency
  * order on its own FIFO group; an offline agent's loads are `skipped_offline`. The statuses come
  * back in the items' order. `batchId` makes the deduplication ids, so a batch sent twice within
- * SQS's 5-minute window is queued once. When the tenant's flows form a dependency cycle there is no
+ * SQS's 5-minute window is queued once (never the request id, which a caller may send twice: it
+ * only travels along, to the runs). When the tenant's flows form a dependency cycle there is no
  * such order: 409 `flow_cycle` naming it, before anything is sent (applies refuse to make one, but
  * data from before they checked, or the mix an apply leaves while it writes or when it stopped
  * half-way, can hold one until an apply changes one of its flows).
  */
 export async function queueLoads(
   targets: LoadTargets,
-  items: readonly ReloadItem[],
+  items: ReadonlyArray<ReloadItem & Pick<LoadMessage, 'retryOf'>>,
   batchId: string,
+  requestId?: string,
 ): Promise<Array<ReloadResult['status']>> {
   const { tenant, flows, agents } = targets;
   const tenantId = tenant.tenantId;
@@ -135,6 +143,8 @@ export async function queueLoads(
             flowId: item.flowId,
             context: item.context,
             requestedAt,
+            ...(requestId === undefined ? {} : { requestId }),
+            ...(item.retryOf === undefined ? {} : { retryOf: item.retryOf }),
           };
           return { deduplicationId, body: load };
         }),

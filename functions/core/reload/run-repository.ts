@@ -1,7 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
-import { db, getItem, nextTenantId, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import {
+  db,
+  getItem,
+  nextTenantId,
+  type Page,
+  queryFilteredPage,
+  queryPage,
+  tableName,
+  writeIf,
+} from '#functions/core/store/dynamo.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
@@ -21,6 +30,10 @@ export interface RunRecord {
   flowId: number;
   context: string;
   batchId: string;
+  /** The id of the request that queued its load (absent for a schedule's or a rollout's, and for runs written before it was kept). */
+  requestId?: string;
+  /** The failed run this one retries (POST /tenant/runs/{id}/retry). */
+  retryOf?: number;
   status: RunStatus;
   message?: string;
   createdAt: string;
@@ -157,13 +170,33 @@ export function findRun(tenantId: number, runId: number): Promise<RunRecord | un
   return getItem<RunRecord>(stored.run.key({ tenantId, runId }));
 }
 
-/** The tenant's runs, newest first. */
-export function listRunsPage(tenantId: number, limit: number, cursor: string | undefined): Promise<Page<RunRecord>> {
-  return queryPage<RunRecord>({
+/** GET /tenant/runs' filters: the runs of one status, agent and flow (each when given). */
+export interface RunFilter {
+  status?: RunStatus;
+  agentId?: number;
+  flowId?: number;
+}
+
+/** Whether a run passes every filter given. */
+const passes = (filter: RunFilter) => (run: RunRecord) =>
+  (filter.status === undefined || run.status === filter.status) &&
+  (filter.agentId === undefined || run.agentId === filter.agentId) &&
+  (filter.flowId === undefined || run.flowId === filter.flowId);
+
+/** The tenant's runs, newest first; only those `filter` names, when it names any (a filtered page: queryFilteredPage). */
+export function listRunsPage(
+  tenantId: number,
+  filter: RunFilter,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<RunRecord>> {
+  const list = {
     partition: stored.run.partition({ tenantId }),
     prefix: stored.run.keyPrefix({}),
     limit,
     cursor,
     newestFirst: true,
-  });
+  };
+  const filtered = Object.values(filter).some((value) => value !== undefined);
+  return filtered ? queryFilteredPage<RunRecord>({ ...list, keep: passes(filter) }) : queryPage<RunRecord>(list);
 }

@@ -451,14 +451,18 @@ const eventData = (record: RolloutRecord, counts: OutcomeCounts) => ({
   counts,
 });
 
-/** A change of the rollout's state with the events it causes, committed together; the events sent once it committed. */
+/**
+ * A change of the rollout's state with the events it causes, committed together; the events sent once it
+ * committed. Their deliveries keep `requestId`, the id of the request that made the change (none for the runner's).
+ */
 export async function changeWithEvents(
   record: RolloutRecord,
   events: (counts: OutcomeCounts) => ClientEvent[],
   write: (alongside: Alongside) => Promise<boolean>,
   counts: OutcomeCounts,
+  requestId?: string,
 ): Promise<boolean> {
-  const emitted = await clientEventWrites(record.clientId, events(counts));
+  const emitted = await clientEventWrites(record.clientId, events(counts), requestId);
   const alongside = emitted.items.map(({ item }) => ({ name: 'clientEvent' as const, item }));
   const written = await write(alongside);
   if (written) await emitted.afterCommit();
@@ -478,7 +482,12 @@ const stateConflict = (record: RolloutRecord, wanted: string) =>
   conflict(`The rollout is ${record.state}: only a ${wanted} rollout can be`, 'rollout_state');
 
 /** POST …/pause: a running rollout stops before its next tenant (the tenants being applied finish). */
-export async function pauseRollout(clientId: number, templateId: number, rolloutId: number): Promise<RolloutView> {
+export async function pauseRollout(
+  clientId: number,
+  templateId: number,
+  rolloutId: number,
+  requestId?: string,
+): Promise<RolloutView> {
   const record = await existingRollout(clientId, templateId, rolloutId);
   if (record.state !== 'running') throw stateConflict(record, 'running rollout paused; this one');
   const now = new Date().toISOString();
@@ -497,8 +506,9 @@ export async function pauseRollout(clientId: number, templateId: number, rollout
         alongside,
       ),
     counts,
+    requestId,
   );
-  if (!paused) return pauseRollout(clientId, templateId, rolloutId);
+  if (!paused) return pauseRollout(clientId, templateId, rolloutId, requestId);
   return getRollout(clientId, templateId, rolloutId);
 }
 
@@ -526,7 +536,12 @@ export async function resumeRollout(clientId: number, templateId: number, rollou
  * POST …/cancel: a running or paused rollout ends before its next tenant; what was applied stays,
  * the tenants not reached stay pending, and the template may have another rollout.
  */
-export async function cancelRollout(clientId: number, templateId: number, rolloutId: number): Promise<RolloutView> {
+export async function cancelRollout(
+  clientId: number,
+  templateId: number,
+  rolloutId: number,
+  requestId?: string,
+): Promise<RolloutView> {
   const record = await existingRollout(clientId, templateId, rolloutId);
   if (record.state !== 'running' && record.state !== 'paused')
     throw stateConflict(record, 'running or paused rollout cancelled; this one');
@@ -547,8 +562,9 @@ export async function cancelRollout(clientId: number, templateId: number, rollou
         true,
       ),
     counts,
+    requestId,
   );
-  if (!cancelled) return cancelRollout(clientId, templateId, rolloutId);
+  if (!cancelled) return cancelRollout(clientId, templateId, rolloutId, requestId);
   return getRollout(clientId, templateId, rolloutId);
 }
 

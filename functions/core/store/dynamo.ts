@@ -377,6 +377,41 @@ export async function queryPage<T>(options: ListQuery & { limit: number }): Prom
   return pageOf(page, cursorAfterItem(page.at(-1), options.index), options.index);
 }
 
+/**
+ * The most items a filtered page reads, kept or not, before it answers: a filter few items pass
+ * costs a request this much at most, never the whole list.
+ */
+export const maxItemsReadPerFilteredPage = 1000;
+
+/**
+ * One page of a list, as queryPage reads it, holding only the items `keep` accepts (a list's
+ * filters: a delivery's status, a run's agent). It reads on until it has a page, the list ends, or
+ * it has read `maxItemsReadPerFilteredPage` items; then the page holds fewer than `limit` items,
+ * maybe none, and `nextCursor` goes on after the last item read. So a caller follows `nextCursor`
+ * until it is null, as on every list, and never counts items.
+ */
+export async function queryFilteredPage<T>(options: ListQuery & { limit: number; keep: (item: T) => boolean }): Promise<Page<T>> {
+  const size = Math.min(options.limit, maxPageSize);
+  const kept: T[] = [];
+  let read = 0;
+  let startKey = startKeyOf(options);
+  do {
+    const result = await db().send(new QueryCommand(listQueryInput(options, maxItemsReadPerFilteredPage - read, startKey)));
+    const items = (result.Items ?? []) as T[];
+    read += items.length;
+    startKey = result.LastEvaluatedKey;
+    for (const item of items) {
+      if (options.keep(item)) kept.push(item);
+      if (kept.length > size) break;
+    }
+  } while (startKey && kept.length <= size && read < maxItemsReadPerFilteredPage);
+  if (kept.length > size) {
+    const page = kept.slice(0, size);
+    return pageOf(page, cursorAfterItem(page.at(-1), options.index), options.index);
+  }
+  return pageOf(kept, startKey ? cursorAfterItem(startKey, options.index) : null, options.index);
+}
+
 /** The first item of a list (the newest, `newestFirst`), if any: one Query of one item, with no page around it. */
 export async function queryFirst<T>(options: Omit<ListQuery, 'cursor'>): Promise<T | undefined> {
   const result = await db().send(new QueryCommand(listQueryInput(options, 1, undefined)));
@@ -447,7 +482,8 @@ function keyAttributesOf(index: IndexName | undefined): string[] {
   return names.indexName ? [...tableKeys, names.partition, names.sort] : tableKeys;
 }
 
-const invalidCursor = () =>
+/** The 400 of a cursor that is not one of the list's own. */
+export const invalidCursor = () =>
   badRequest(
     'Invalid cursor',
     [{ location: 'query', pointer: '/cursor', message: 'is not a cursor from this list' }],

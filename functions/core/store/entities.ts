@@ -6,9 +6,26 @@
  * item's key, its index entries and the prefixes that query it; its claims, count and sweep say the
  * rules the repositories keep.
  */
+import { createHash } from 'node:crypto';
 import type { FollowUpKind } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { foldedText, nameKey } from '#functions/core/names.ts';
 import { type IndexName, tableDefinition } from './table-definition.ts';
+
+/**
+ * DynamoDB's limits on a key attribute's value, in bytes of its UTF-8 encoding (not characters): a
+ * partition key at most 2048, a sort key at most 1024. Amazon DynamoDB Developer Guide: "Constraints
+ * in Amazon DynamoDB", Partition keys and sort keys
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html#limits-partition-sort-keys);
+ * strings are UTF-8 and a key string's limit is in bytes ("Supported data types and naming rules",
+ * String: .../HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.String); a global secondary
+ * index's key attributes have the same two limits ("Detecting and correcting index key violations",
+ * .../GSI.OnlineOps.ViolationDetection.html). A request with a key past them is refused
+ * (ValidationException), which the service would answer 500: `writeKey` keeps every key within them.
+ */
+export const keyBytes = { partition: 2048, sort: 1024 } as const;
+
+/** Which attribute of a key a template writes: it says the limit (`keyBytes`). */
+export type KeyAttribute = keyof typeof keyBytes;
 
 /** How a facet's value is written into a key (`letter`: one letter per value, from `letters`). */
 export type FacetKind = 'decimal' | 'sortable' | 'text' | 'folded' | 'name-key' | 'letter';
@@ -41,10 +58,13 @@ export const sortable = <Name extends string>(name: Name): Facet<Name, number> =
 /** Text as it is (a hash, a slot, a name compared exactly). */
 export const text = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'text', write: (value) => value });
 
-/** Text as a reader sees it (names.ts `foldedText`): what must be unique as a reader tells names apart. */
+/**
+ * Text as a reader sees it (names.ts `foldedText`): what must be unique as a reader tells names apart.
+ * Written as its digest where it would take its key past DynamoDB's limit (`writeKey`).
+ */
 export const folded = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'folded', write: foldedText });
 
-/** A name as names compare where one must be unique (names.ts `nameKey`: folded, runs of spaces collapsed). */
+/** A name as names compare where one must be unique (names.ts `nameKey`: folded, runs of spaces collapsed); as `folded`, a digest past the limit. */
 export const nameKeyed = <Name extends string>(name: Name): Facet<Name, string> => ({ name, kind: 'name-key', write: nameKey });
 
 /** One of a few values, each written as its letter. */
@@ -67,13 +87,18 @@ export interface KeyTemplate<Values> {
   readonly literals: readonly string[];
   /** The template with each facet written `{}`: the templates of one shape may name the same partition. */
   readonly shape: string;
-  /** The value, every facet given. */
-  render(values: Values): string;
+  /**
+   * The value, every facet given, as the key's `attribute` (partition or sort key: its limit, and so
+   * whether a long folded facet is written as its digest: `writeKey`). A value still past the limit
+   * is an error, never sent: no schema-valid request makes one (test/unit/key-limits.test.ts).
+   */
+  render(values: Values, attribute: KeyAttribute): string;
   /**
    * The value up to the first facet not given, for a Query's `begins_with`: the facets are taken in
-   * their order, so one given after one left out is an error (it would be silently ignored).
+   * their order, so one given after one left out is an error (it would be silently ignored). Written
+   * as `render` writes the same facets, so it starts every value it names.
    */
-  prefix(values: Partial<Values>): string;
+  prefix(values: Partial<Values>, attribute: KeyAttribute): string;
   /**
    * The facets of a value this template renders, as written (strings), or undefined when it renders
    * no such value. Linear in the value's length, whatever the text (see `matchTemplate`).
@@ -85,6 +110,54 @@ type AnyTemplate = KeyTemplate<never>;
 
 /** Whether a facet's kind writes any text (the others write digits, or one of their letters). */
 const writesAnyText = (facet: AnyFacet) => facet.kind === 'text' || facet.kind === 'folded' || facet.kind === 'name-key';
+
+/**
+ * Whether a facet's text is only compared, never read back from a key (a claim's folded login or
+ * name key): such a facet may be written as a digest (`writeKey`). A `text` facet is read back (a
+ * counter's name, a follow-up's kind, a resource's type), so a digest would lose it: its values are
+ * bounded where they are made instead, and one past the limit is an error.
+ */
+const comparedOnly = (facet: AnyFacet) => facet.kind === 'folded' || facet.kind === 'name-key';
+
+/**
+ * How a compared-only facet's text (`comparedOnly`) is written where it would take its key past the
+ * limit: `~SHA256:` and the SHA-256 of its UTF-8 bytes in base64url, 51 bytes however long the text.
+ * Folding can make text many times longer than what was sent (U+FDFA, one character, folds to 18; a
+ * 200-character login of it would be 6,600 bytes), so no bound on the characters sent bounds the
+ * key. Equal texts give equal digests, so a claim still makes its value unique and still finds it,
+ * with every route that names the value (`POST /tenant/login` and `GET /tenant/users?login=` as
+ * `POST /tenant/users` does). Folded text never holds an upper-case ASCII letter (names.ts folds case;
+ * test/unit/key-limits.test.ts checks every code point), so no value is written as a digest is: a
+ * short name written as it is never takes a long one's claim.
+ */
+const digestOf = (text: string) => `~SHA256:${createHash('sha256').update(text, 'utf8').digest('base64url')}`;
+
+/**
+ * The key `literals` and `facets` write from `values` as `attribute`, through the first `count`
+ * facets (each with the literal after it). A compared-only facet (`comparedOnly`) whose text, with
+ * the key written before it and the literal after it, would pass the attribute's limit is written
+ * as its digest instead (`digestOf`). That is decided facet by facet from the key's start, so a
+ * prefix (`keyPrefix`) writes what the whole key does; and only where the key is already past the
+ * limit with that facet's text, a key DynamoDB never stored: every key that could have been written
+ * before stays as it was, and no stored claim changes.
+ */
+function writeKey(
+  literals: readonly string[],
+  facets: readonly AnyFacet[],
+  values: Readonly<Record<string, unknown>>,
+  attribute: KeyAttribute,
+  count: number,
+): string {
+  let written = literals[0] ?? '';
+  for (const [index, facet] of facets.slice(0, count).entries()) {
+    const text = facet.write(values[facet.name] as never);
+    const after = literals[index + 1] as string;
+    const whole = `${written}${text}${after}`;
+    written =
+      comparedOnly(facet) && Buffer.byteLength(whole) > keyBytes[attribute] ? `${written}${digestOf(text)}${after}` : whole;
+  }
+  return written;
+}
 
 /** Whether a facet's written value is of its kind. */
 function isWrittenAs(facet: AnyFacet, written: string): boolean {
@@ -151,22 +224,24 @@ export function keyTemplate<const Facets extends readonly AnyFacet[]>(
     constantPrefix: literals[0] ?? '',
     literals: [...literals],
     shape,
-    render: (values: Values) =>
-      facets.reduce((written, facet, index) => {
-        if (valueOf(values, facet) === undefined) throw new Error(`The key ${shape} needs ${facet.name}`);
-        return `${written}${facet.write(valueOf(values, facet))}${literals[index + 1]}`;
-      }, literals[0] ?? ''),
-    prefix: (values: Partial<Values>) => {
-      let written = literals[0] ?? '';
-      for (const [index, facet] of facets.entries()) {
-        if (valueOf(values, facet) === undefined) {
-          const later = facets.slice(index + 1).find((next) => valueOf(values, next) !== undefined);
-          if (later) throw new Error(`A prefix of ${shape} takes its facets in order: ${later.name} without ${facet.name}`);
-          return written;
-        }
-        written += `${facet.write(valueOf(values, facet))}${literals[index + 1]}`;
+    render: (values: Values, attribute: KeyAttribute) => {
+      const missing = facets.find((facet) => valueOf(values, facet) === undefined);
+      if (missing) throw new Error(`The key ${shape} needs ${missing.name}`);
+      const written = writeKey(literals, facets, values, attribute, facets.length);
+      const bytes = Buffer.byteLength(written);
+      if (bytes > keyBytes[attribute]) {
+        throw new Error(
+          `The key ${shape} is ${bytes} bytes: DynamoDB takes at most ${keyBytes[attribute]} in a ${attribute} key`,
+        );
       }
       return written;
+    },
+    prefix: (values: Partial<Values>, attribute: KeyAttribute) => {
+      const missing = facets.findIndex((facet) => valueOf(values, facet) === undefined);
+      const count = missing === -1 ? facets.length : missing;
+      const later = facets.slice(count + 1).find((next) => valueOf(values, next) !== undefined);
+      if (later) throw new Error(`A prefix of ${shape} takes its facets in order: ${later.name} without ${facets[count]?.name}`);
+      return writeKey(literals, facets, values, attribute, count);
     },
     match: (value: string) => {
       const written = matchTemplate(literals, facets, value);
@@ -306,9 +381,9 @@ function indexKeys(declared: IndexDeclarations | undefined) {
     Object.entries(declared ?? {}).map(([index, { pk, sk }]) => {
       const { partitionKey, sortKey } = tableDefinition.globalIndexes.find(({ indexName }) => indexName === index) as GlobalIndex;
       const keys: IndexKeys<string, never, never> = {
-        entry: (values) => ({ [partitionKey]: pk.render(values), [sortKey]: sk.render(values) }) as never,
-        partition: (values) => pk.render(values),
-        keyPrefix: (values) => sk.prefix(values),
+        entry: (values) => ({ [partitionKey]: pk.render(values, 'partition'), [sortKey]: sk.render(values, 'sort') }) as never,
+        partition: (values) => pk.render(values, 'partition'),
+        keyPrefix: (values) => sk.prefix(values, 'sort'),
       };
       return [index, keys];
     }),
@@ -327,10 +402,10 @@ export function entity<const D extends EntityDeclaration>(declaration: D): Entit
     name: declaration.name,
     declaration,
     facets,
-    key: (values) => ({ pk: pk.render(values as never), sk: sk.render(values as never) }),
-    partition: (values) => pk.render(values as never),
-    partitionPrefix: (values) => pk.prefix(values as never),
-    keyPrefix: (values) => sk.prefix(values as never),
+    key: (values) => ({ pk: pk.render(values as never, 'partition'), sk: sk.render(values as never, 'sort') }),
+    partition: (values) => pk.render(values as never, 'partition'),
+    partitionPrefix: (values) => pk.prefix(values as never, 'partition'),
+    keyPrefix: (values) => sk.prefix(values as never, 'sort'),
     indexEntry: (values) => Object.assign({}, ...Object.values(indexes).map((index) => index.entry(values as never))),
     indexes: indexes as never,
     legacyIndexes: indexKeys(declaration.legacyIndexes) as never,

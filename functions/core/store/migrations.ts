@@ -50,7 +50,7 @@ export interface Migration {
 /** The constant starts of the keys a selection's items have. */
 export const keyPrefixesOf = ({ entity, key = {} }: Selection) => ({
   pk: entity.declaration.key.pk.constantPrefix,
-  sk: entity.declaration.key.sk.prefix(key as never),
+  sk: entity.declaration.key.sk.prefix(key as never, 'sort'),
 });
 
 /** The Scan filter that selects a migration's items: any of its selections, each its key prefixes and its condition. */

@@ -1,13 +1,13 @@
 import { agentRevocationItems, defaultAgentItems } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
-import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
-import { hashToken } from '#functions/core/auth/tokens.ts';
+import { newTokenWrite, revokeTokens, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { type OwnedTokens, previousTokenEnd, tokenRotation } from '#functions/core/auth/token-rotation.ts';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
 import { countedTransaction } from '#functions/core/store/counts.ts';
-import { db, getAll, getItem, nextId, type Page, queryPage, tableName } from '#functions/core/store/dynamo.ts';
+import { db, getAll, getItem, nextId, type Page, queryFilteredPage, queryPage, tableName } from '#functions/core/store/dynamo.ts';
 import { clearFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { memberDelete, memberPut } from '#functions/core/templates/fleet-repository.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -15,7 +15,8 @@ import { type Alongside, type AlongsideName, type Transaction, transaction } fro
 import { conflict, notFound } from '#functions/core/errors.ts';
 import type { SchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
 
-export interface TenantRecord {
+/** The tenant token's fields (OwnedTokens): `tokenHash`, its current one's, lets rotation and deletion revoke it. */
+export interface TenantRecord extends OwnedTokens {
   tenantId: number;
   clientId: number;
   nome: string;
@@ -49,8 +50,6 @@ export interface TenantRecord {
   sessionsValidAfterMs?: number;
   /** Its epoch second, as versions before `sessionsValidAfterMs` wrote and read it (still written, for them). */
   sessionsValidAfter?: number;
-  /** Hash of the current tenant token, so that rotation and deletion can revoke it. */
-  tokenHash: string;
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
@@ -129,8 +128,15 @@ export async function findTenants(tenantIds: readonly number[]): Promise<Map<num
   return new Map(tenants.map((tenant) => [tenant.tenantId, tenant]));
 }
 
-export function listClientTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantRecord>> {
-  return queryPage<TenantRecord>({ index: 'gsi1', partition: stored.tenant.indexes.gsi1.partition({ clientId }), limit, cursor });
+/** A page of the client's live tenants, by id; only those `keep` accepts, when given (a filtered page: queryFilteredPage). */
+export function listClientTenants(
+  clientId: number,
+  limit: number,
+  cursor: string | undefined,
+  keep?: (tenant: TenantRecord) => boolean,
+): Promise<Page<TenantRecord>> {
+  const list = { index: 'gsi1' as const, partition: stored.tenant.indexes.gsi1.partition({ clientId }), limit, cursor };
+  return keep ? queryFilteredPage<TenantRecord>({ ...list, keep }) : queryPage<TenantRecord>(list);
 }
 
 /** Guards every write on a tenant read just before: same owner, not deleted, token unchanged. */
@@ -167,17 +173,21 @@ export async function claimDeletion(tenant: TenantRecord, until: number): Promis
 
 /**
  * Soft delete: marks the tenant deleted, drops it from the client's list, marks its token (which
- * answers 404 `Tenant not found` from then on), revokes its agents' tokens, keeps a billing record
- * and takes the tenant off the client's count of live tenants (its place is free), in one
- * transaction (at most 50 agents keep it well under DynamoDB's 100 items). The
- * agents are read just before, and the transaction holds to them: `false` when the tenant, or its
+ * answers 404 `Tenant not found` from then on) and revokes its previous one, revokes its agents'
+ * tokens, keeps a billing record and takes the tenant off the client's count of live tenants (its
+ * place is free), in one transaction (at most 50 agents keep it well under DynamoDB's 100 items).
+ * The agents are read just before, and the transaction holds to them: `false` when the tenant, or its
  * agents (one created, a token rotated), changed since they were read. An agent's creation and
  * rotation check in turn that the tenant is neither deleted nor claimed by a deletion
- * (`claimDeletion`, taken just before this), so whichever commits second sees the first.
+ * (`claimDeletion`, taken just before this), so whichever commits second sees the first. The agents'
+ * previous tokens (kept by rotations, at most one each) are revoked just before the transaction,
+ * which 50 more items would not fit in: under the claim no rotation makes another, and a rotation
+ * that got in all the same (a claim that expired) changes a current token the transaction holds to.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
-  const agentTokens = await agentRevocationItems(tenant.tenantId);
-  const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'deletionRecord' | 'templateMember'>()
+  const { items: agentTokens, previousTokens } = await agentRevocationItems(tenant.tenantId);
+  await revokeTokens(previousTokens);
+  const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'previousToken' | 'deletionRecord' | 'templateMember'>()
     .add('agentTokens', ...agentTokens)
     // A deleted tenant leaves its template's fleet.
     .include([memberDelete(tenant.tenantId)])
@@ -192,6 +202,8 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
     })
     // Unconditional: the tenant's tokenHash condition above already pins which token this is.
     .add('tokenMark', tenantDeletedTokenWrite(tenant.tokenHash, deletedAt))
+    // Revoked, not marked (its item may be gone by TTL; a mark would make one): 401 from now on.
+    .add('previousToken', ...(tenant.previousTokenHash === undefined ? [] : [revokeTokenWrite(tenant.previousTokenHash)]))
     .add('deletionRecord', {
       Put: {
         TableName: tableName(),
@@ -211,30 +223,64 @@ export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string):
 }
 
 /**
- * Replaces the tenant token: the old one stops resolving in the same transaction. Not while a
- * deletion claims the tenant (`claimDeletion`): the deletion marks the token it read, and rotations
- * in a loop would otherwise keep it re-reading. `false` when the tenant changed since it was read.
+ * Replaces the tenant token; the old one keeps working for `previousValidForSeconds`
+ * (token-rotation.ts) or stops in the same transaction, and the previous token an earlier rotation
+ * kept stops. Not while a deletion claims the tenant (`claimDeletion`): the deletion marks and revokes
+ * the tokens it read, and rotations in a loop would otherwise keep it re-reading. The previous token's
+ * expiry when written (null: none kept); `changed` when the tenant changed since it was read;
+ * `replaced_missing` when the old token's item is gone (nothing left to keep: rotate with no grace).
  */
-export async function replaceTenantToken(tenant: TenantRecord, newToken: string, updatedAt: string): Promise<boolean> {
-  const outcome = await transaction<'tenant' | 'oldToken' | 'newToken'>()
+export async function replaceTenantToken(
+  tenant: TenantRecord,
+  newToken: string,
+  updatedAt: string,
+  previousValidForSeconds: number | undefined,
+): Promise<{ previousExpiresAt: string | null } | 'changed' | 'replaced_missing'> {
+  const { clientId, tenantId } = tenant;
+  const rotation = tokenRotation(tenant, newToken, { kind: 'tenant', clientId, tenantId }, previousValidForSeconds);
+  const outcome = await transaction<'tenant' | 'replacedToken' | 'endedToken' | 'newToken'>()
     .add('tenant', {
       Update: {
         TableName: tableName(),
         Key: stored.tenant.key(tenant),
-        UpdateExpression: 'SET tokenHash = :newHash, updatedAt = :updatedAt',
+        UpdateExpression: rotation.ownerUpdate(['updatedAt = :updatedAt']),
         ConditionExpression: `${unchangedSinceRead.ConditionExpression} AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)`,
         ExpressionAttributeValues: {
           ...unchangedValues(tenant),
-          ':newHash': hashToken(newToken),
+          ...rotation.ownerValues,
           ':updatedAt': updatedAt,
           ':now': Date.now(),
         },
       },
     })
-    .add('oldToken', revokeTokenWrite(tenant.tokenHash))
-    .add('newToken', newTokenWrite(newToken, { kind: 'tenant', clientId: tenant.clientId, tenantId: tenant.tenantId }))
+    .add('replacedToken', rotation.replacedToken)
+    .add('endedToken', ...rotation.endedTokens)
+    .add('newToken', rotation.newToken)
     .commit();
-  return outcome.written;
+  if (outcome.written) return { previousExpiresAt: rotation.previousExpiresAt };
+  return outcome.failed.has('tenant') ? 'changed' : 'replaced_missing';
+}
+
+/**
+ * Ends the tenant's previous token now, if it is as read: whether it still worked (false too when
+ * it had none); `changed` when the tenant or its previous token changed since it was read.
+ */
+export async function endPreviousTenantToken(tenant: TenantRecord, updatedAt: string): Promise<{ ended: boolean } | 'changed'> {
+  const end = previousTokenEnd(tenant);
+  if (!end) return { ended: false };
+  const outcome = await transaction<'tenant' | 'endedToken'>()
+    .add('tenant', {
+      Update: {
+        TableName: tableName(),
+        Key: stored.tenant.key(tenant),
+        UpdateExpression: end.ownerUpdate(['updatedAt = :updatedAt']),
+        ConditionExpression: `${unchangedSinceRead.ConditionExpression} AND previousTokenHash = :previousTokenHash`,
+        ExpressionAttributeValues: { ...unchangedValues(tenant), ...end.ownerValues, ':updatedAt': updatedAt },
+      },
+    })
+    .add('endedToken', end.endedToken)
+    .commit();
+  return outcome.written ? { ended: end.wasLive } : 'changed';
 }
 
 /**

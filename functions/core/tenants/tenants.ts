@@ -2,6 +2,7 @@ import { logger } from '#functions/core/observability/logger.ts';
 import { checkIfMatch, etagOf } from '#functions/core/api/if-match.ts';
 import type { CreateTenantBody, VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
+import { type TokenRotated, tokenUseView } from '#functions/core/auth/token-rotation.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
 import { maxTenantsPerClient } from '#functions/core/clients/quotas.ts';
@@ -10,6 +11,7 @@ import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, conflict, notFound } from '#functions/core/errors.ts';
 import { type FollowUpItem, recordFollowUp } from '#functions/core/follow-ups/follow-up-repository.ts';
 import { mapPage, type Page } from '#functions/core/store/dynamo.ts';
+import { nameKey } from '#functions/core/names.ts';
 import type { Alongside } from '#functions/core/store/transaction.ts';
 import { type Resumable, unrecorded } from '#functions/core/store/resumable.ts';
 import { defaultSchedulingGranularity } from '#functions/core/schedules/schedule-file.ts';
@@ -19,6 +21,7 @@ import {
   allocateTenantId,
   claimDeletion,
   dropPendingTemplate,
+  endPreviousTenantToken as endPrevious,
   findTenant,
   insertTenant,
   listClientTenants,
@@ -144,6 +147,7 @@ export async function createTenant(
     templateId: input.templateId,
     ...(templateId === undefined ? {} : { pendingTemplate: { templateId, since: now } }),
     tokenHash: hashToken(token),
+    tokensLastUsedAt: {},
     createdAt: now,
     updatedAt: now,
   };
@@ -237,9 +241,28 @@ export async function findClientTenant(clientId: number, tenantId: number): Prom
   return tenant;
 }
 
-export async function listTenants(clientId: number, limit: number, cursor: string | undefined): Promise<Page<TenantSummary>> {
-  const page = await listClientTenants(clientId, limit, cursor);
-  return mapPage(page, summarize);
+/** GET /tenants' filters: exact, each when given. */
+export interface TenantFilter {
+  /** The whole name, compared as names are where one must be unique (names.ts `nameKey`): as a reader tells names apart. */
+  nome?: string;
+  ativo?: boolean;
+}
+
+/** GET /tenants: the client's live tenants by id; only those `filter` names, when it names any. */
+export async function listTenants(
+  clientId: number,
+  filter: TenantFilter,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<TenantSummary>> {
+  const { ativo } = filter;
+  const nome = filter.nome === undefined ? undefined : nameKey(filter.nome);
+  const keep =
+    nome === undefined && ativo === undefined
+      ? undefined
+      : (tenant: TenantRecord) =>
+          (ativo === undefined || tenant.ativo === ativo) && (nome === undefined || nameKey(tenant.nome) === nome);
+  return mapPage(await listClientTenants(clientId, limit, cursor, keep), summarize);
 }
 
 /**
@@ -311,13 +334,29 @@ export async function setTenantActive(
   return summarize((await findTenant(tenantId)) ?? updated);
 }
 
-/** A new tenant token, shown once; the previous one stops working at once. */
-export function rotateTenantToken(clientId: number, tenantId: number): Promise<{ id: number; token: string }> {
+/**
+ * A new tenant token, shown once; the one it replaces keeps working for `previousValidForSeconds` (a
+ * day when not given; 0: it stops at once), ending the previous token an earlier rotation kept.
+ */
+export function rotateTenantToken(clientId: number, tenantId: number, previousValidForSeconds?: number): Promise<TokenRotated> {
   let token: string | undefined;
+  let grace = previousValidForSeconds;
   return withCurrentTenant(clientId, tenantId, async (tenant) => {
     // Minted once the tenant is found (its ids are then ones a token can carry), kept across retries.
     token ??= await newToken('tenant', { clientId: tenant.clientId, tenantId: tenant.tenantId });
-    return (await replaceTenantToken(tenant, token, new Date().toISOString())) ? { id: tenantId, token } : undefined;
+    const outcome = await replaceTenantToken(tenant, token, new Date().toISOString(), grace);
+    if (typeof outcome === 'object') return { id: tenantId, token, ...outcome };
+    // The old token's item is gone: there is nothing left to keep working.
+    if (outcome === 'replaced_missing') grace = 0;
+    return undefined;
+  });
+}
+
+/** Ends the tenant's previous token now; `ended` says whether one still worked (none is no error). */
+export function endPreviousTenantToken(clientId: number, tenantId: number): Promise<{ id: number; ended: boolean }> {
+  return withCurrentTenant(clientId, tenantId, async (tenant) => {
+    const outcome = await endPrevious(tenant, new Date().toISOString());
+    return outcome === 'changed' ? undefined : { id: tenantId, ...outcome };
   });
 }
 
@@ -336,7 +375,10 @@ const templateState = (tenant: TenantRecord) => ({
 /** The ETag of a tenant: its last change. */
 export const tenantEtag = (tenant: Pick<TenantRecord, 'updatedAt'>) => etagOf(tenant.updatedAt);
 
-/** GET /tenants/{id} (and what PATCH answers): what the client set and what the tenant has. */
+/**
+ * GET /tenants/{id} (and what PATCH answers): what the client set and what the tenant has, and when
+ * its tokens were last used (what says whether the previous one still serves anyone).
+ */
 export function describeClientTenant(tenant: TenantRecord) {
   return {
     ...summarize(tenant),
@@ -344,6 +386,7 @@ export function describeClientTenant(tenant: TenantRecord) {
     ...templateState(tenant),
     createdAt: tenant.createdAt,
     updatedAt: tenant.updatedAt,
+    ...tokenUseView(tenant),
   };
 }
 

@@ -37,7 +37,7 @@ export interface OwnerKeys {
   slot: (slot: number) => { pk: string; sk: string };
   /** The breaker and the slots, read with one Query. */
   endpointItems: { partition: string; prefix: string };
-  /** The deliveries, for a list (the client's; a tenant's are listed by alert, through their index). */
+  /** The deliveries, for a list of them all (an alert's alone are listed through their index). */
   deliveries: { partition: string; prefix: string };
   deliveryCounter: { pk: string; sk: string };
   /** Where a body too large for an item goes in the payload bucket. */
