@@ -787,6 +787,23 @@ describe('docs/operations.md on the edge', () => {
       expect(guide, id).toContain(`\`${id.replace(/[0-9A-F]{8}$/, '')}\``);
   });
 
+  it('has every output the admin CLI asks for, in the stack it names', () => {
+    const cli = readFileSync(new URL('../../bin/admin.ts', import.meta.url), 'utf8');
+    const named = [...cli.matchAll(/\((the edge stack's|the) (\w+) output\)/g)].map(([, stack, output]) => ({
+      template: (stack === 'the' ? service : edge) as Template,
+      output: output as string,
+    }));
+    expect(named.map(({ output }) => output)).toEqual(
+      expect.arrayContaining(['RolloutQueueUrl', 'SigningKeysSecretArn', 'TokenKeysSecretArn', 'TokenKeysKeyValueStoreArn']),
+    );
+    for (const { template, output } of named) expect(Object.keys(template.toJSON().Outputs), output).toContain(output);
+    // ROLLOUT_QUEUE_URL is where `rollout start` queues a rollout's first step: the rollout queue's, no other.
+    const [rolloutQueue] = Object.entries(service.findResources('AWS::SQS::Queue')).flatMap(([id]) =>
+      /^RolloutQueue[0-9A-F]{8}$/.test(id) ? [id] : [],
+    );
+    expect(service.toJSON().Outputs.RolloutQueueUrl.Value).toEqual({ Ref: rolloutQueue });
+  });
+
   it('cites AWS for the throttle semantics, the authorizer and the order at the edge', () => {
     for (const page of [
       'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html',

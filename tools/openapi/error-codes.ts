@@ -7,6 +7,7 @@
  * cannot forget one it can: nothing is written by hand. The contract check (test/support/documented.ts)
  * then holds every real answer to its route's list.
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { type ErrorCode, errorCodes } from '#functions/core/error-codes.ts';
@@ -89,10 +90,15 @@ function spelledCodes(text: string): { pipeline: Set<string>; own: Set<string>; 
 
 const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The bundle of one handler, as the stack builds it but neither minified nor written. */
-const bundleOf = (handler: string) =>
-  buildSync({
-    entryPoints: [`functions/http/${handler}.ts`],
+/**
+ * Each handler's bundle, as the stack builds it but neither minified nor written, by handler name: one
+ * esbuild run for them all (one run per handler took most of the document's generation).
+ */
+function bundlesOf(handlers: readonly string[]): Map<string, string> {
+  const outdir = 'bundles';
+  const { outputFiles } = buildSync({
+    entryPoints: Object.fromEntries(handlers.map((handler) => [handler, `functions/http/${handler}.ts`])),
+    outdir,
     // Module markers name files relative to it: `// functions/core/errors.ts`.
     absWorkingDir: repositoryRoot,
     bundle: true,
@@ -102,18 +108,25 @@ const bundleOf = (handler: string) =>
     packages: 'external',
     write: false,
     logLevel: 'silent',
-  }).outputFiles[0]?.text ?? '';
+  });
+  const byPath = new Map(outputFiles.map((file) => [file.path, file.text]));
+  return new Map(
+    handlers.map((handler) => {
+      const text = byPath.get(join(repositoryRoot, outdir, `${handler}.js`));
+      if (text === undefined) throw new Error(`esbuild wrote no bundle for functions/http/${handler}.ts`);
+      return [handler, text];
+    }),
+  );
+}
 
 /** Each route's error codes, in the catalog's order. */
 export function routeErrorCodes<Scanned extends ScannedRoute>(routes: readonly Scanned[]): Map<Scanned, ErrorCode[]> {
   const catalog = Object.keys(errorCodes) as ErrorCode[];
   const everything = new Set(routes.flatMap(pipelineCodes));
-  const bundles = new Map<string, string>();
+  const bundles = bundlesOf([...new Set(routes.map((route) => route.handler))]);
   const codes = new Map<Scanned, ErrorCode[]>();
   for (const route of routes) {
-    const bundle = bundles.get(route.handler) ?? bundleOf(route.handler);
-    bundles.set(route.handler, bundle);
-    const { pipeline, own, helpers } = spelledCodes(bundle);
+    const { pipeline, own, helpers } = spelledCodes(bundles.get(route.handler) as string);
     const unexplained = [...pipeline].filter((code) => !everything.has(code as ErrorCode));
     if (unexplained.length > 0)
       throw new Error(`The request pipeline spells ${unexplained.join(', ')}, which no fact of a route's row accounts for`);
