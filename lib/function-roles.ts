@@ -2,7 +2,7 @@ import { type Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
-import { tokenUseAttributes } from '#functions/core/auth/token-use.ts';
+import { tokenUseGrants } from '#functions/core/auth/token-use.ts';
 import type { QueueName } from '#functions/core/store/queue-definitions.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import type { TableAccess } from '#functions/routes.ts';
@@ -34,24 +34,31 @@ export const tableActions: Record<TableAccess, string[]> = {
 };
 
 /**
- * The one write a function that only reads the table still makes: the stamp of its bearer token's
- * use (functions/core/auth/token-use.ts), at most once a minute per token. An UpdateItem naming only
- * the stamps' attributes (keys included: fine-grained access counts every attribute a request names,
- * its conditions' too), answering nothing: it can change when a token was last used, never who owns
- * a token, which token an owner has, or anything else. (`Null` false: the attribute list must be
- * there, since ForAllValues over no list at all would hold.)
+ * The one write a function that only reads the table still makes: the stamps of its bearer token's
+ * use (functions/core/auth/token-use.ts), at most once a minute per token. Each an UpdateItem naming
+ * only its stamp's attributes (keys included: fine-grained access counts every attribute a request
+ * names, its conditions' too) in its stamp's partitions (`dynamodb:LeadingKeys`), answering nothing:
+ * it can change when a token was last used, never who owns a token, which token an owner has, or
+ * anything else. (`Null` false: the lists must be there, since ForAllValues over no list would hold.)
+ * An UpdateItem can make an item the code's conditions would not: the partitions keep one to a token
+ * item holding only a `lastUsedAt` (which authenticates nobody), or an item of a client's or tenant's
+ * holding only `tokensLastUsedAt`.
  */
-export const tokenUseStatement = (tableArn: string) =>
-  new PolicyStatement({
-    sid: 'TokenUseStamps',
-    actions: ['dynamodb:UpdateItem'],
-    resources: [tableArn],
-    conditions: {
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...tokenUseAttributes] },
-      Null: { 'dynamodb:Attributes': 'false' },
-      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
-    },
-  });
+export const tokenUseStatements = (tableArn: string) =>
+  Object.entries(tokenUseGrants).map(
+    ([stamp, { attributes, partitions }]) =>
+      new PolicyStatement({
+        sid: `TokenUseStampsOn${pascalCase(stamp)}`,
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((prefix) => `${prefix}*`) },
+          Null: { 'dynamodb:Attributes': 'false', 'dynamodb:LeadingKeys': 'false' },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      }),
+  );
 
 /**
  * What DynamoDB does with the table's key on a caller's behalf: every reader has the table key
@@ -138,12 +145,13 @@ export class FunctionRoles {
       // In the key's policy, not the role's: the key policy does not let IAM policies grant its use (service-table.ts).
       // The role's policy names the table, which names the key, so CloudFormation puts the key's policy first: in the
       // deploy that moved the grant here (the key's old policy let the role's grant it), no function was without it.
-      // A role that reads and stamps its tokens' use (tokenUseStatement) writes items too: the writers' key actions.
+      // A role that reads and stamps its tokens' use (tokenUseStatements) writes items too: the writers' key actions.
       const keyAccess = needs.table === 'read' && needs.tokenKeys ? 'readWrite' : needs.table;
       table.allowUseThroughDynamoDB(`Functions${pascalCase(keyAccess)}ThroughDynamoDB`, role, tableKeyActions[keyAccess]);
     }
     // A read-write role updates any attribute already; a read-only one that checks tokens gets the stamps alone.
-    if (needs.tokenKeys && needs.table === 'read') role.addToPolicy(tokenUseStatement(table.table.tableArn));
+    if (needs.tokenKeys && needs.table === 'read')
+      for (const statement of tokenUseStatements(table.table.tableArn)) role.addToPolicy(statement);
     for (const name of needs.sends) queues.queues[name].grantSendMessages(role);
     if (needs.deadLetters) queues.deadLetterQueues[needs.deadLetters].grantSendMessages(role);
     if (needs.signingKeys) signingKeys.secret.grantRead(role);

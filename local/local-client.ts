@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { screenAuthorization } from '#functions/core/auth/tokens.ts';
 import { findClient } from '#functions/core/clients/client-repository.ts';
-import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
+import { createClient, endPreviousClientToken, rotateClientToken } from '#functions/core/clients/clients.ts';
 
 /** LOCAL_CLIENT_TOKEN names a token this twin would refuse: `npm start` says so in one line. */
 export class LocalClientTokenError extends Error {}
@@ -35,7 +35,9 @@ export async function ensureLocalClient(options: { stateFile?: string; preferred
   const existing = state && (await findClient(state.clientId));
   let current: LocalClientState;
   if (existing) {
-    // The twin's client has one token, the one this start prints: the one it replaces stops at once.
+    // The twin's client has one token, the one this start prints: the one it replaces stops at once, and so
+    // does a previous one an operator's rotation kept (the remembered token itself, after `client rotate-token`).
+    await endPreviousClientToken(existing.clientId);
     const rotated = await rotateClientToken(existing.clientId, { token: chosen, previousValidForSeconds: 0 });
     if (rotated === undefined) throw new Error(`Local client ${existing.clientId} disappeared during the start`);
     current = { clientId: existing.clientId, token: rotated.token };

@@ -43,13 +43,24 @@ describe('npm start (the local twin as its own process)', () => {
     expect(created.status).toBe(201);
     const listed = await runToEnd('bin/admin.ts', ['client', 'list', '--json'], { DATA_DIR: dataDir, TABLE_NAME: undefined });
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.output.trim().split('\n').at(-1) ?? '[]')).toEqual([expect.objectContaining({ nome: 'local' })]);
+    const [local] = JSON.parse(listed.output.trim().split('\n').at(-1) ?? '[]') as Array<{ id: number; nome: string }>;
+    expect(local).toEqual(expect.objectContaining({ nome: 'local' }));
+    // An operator's rotation keeps the remembered token working for a day as the previous one: the next start
+    // takes it back as the one token of the twin's client.
+    const rotated = await runToEnd('bin/admin.ts', ['client', 'rotate-token', '--id', String(local?.id), '--json'], {
+      DATA_DIR: dataDir,
+      TABLE_NAME: undefined,
+    });
+    expect(rotated.code).toBe(0);
+    const operators = (JSON.parse(rotated.output.trim().split('\n').at(-1) ?? '{}') as { token: string }).token;
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 
     const second = await startTwinProcess([], { DATA_DIR: dataDir, LOCAL_CLIENT_TOKEN: undefined });
     try {
       expect(second.clientToken).toBe(first.clientToken);
+      expect((await fetch(`${second.url}/whoami`, { headers: bearer(second.clientToken) })).status).toBe(200);
+      expect((await fetch(`${second.url}/whoami`, { headers: bearer(operators) })).status).toBe(401);
       const tenants = await fetch(`${second.url}/tenants`, { headers: bearer(second.clientToken) });
       expect(((await tenants.json()) as { data: Array<{ nome: string }> }).data.map((tenant) => tenant.nome)).toEqual(['Kept']);
     } finally {

@@ -24,7 +24,7 @@ import { clientGroup, tenantGroup } from '#functions/core/store/queues.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { queueConsumers, type Route, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
-import { tokenUseAttributes } from '#functions/core/auth/token-use.ts';
+import { tokenUseGrants } from '#functions/core/auth/token-use.ts';
 import { tableActions } from '#lib/function-roles.ts';
 import { LIVE_ALIAS, RELEASE_ERROR_PERCENT, RELEASE_LATENCY_SHARE, RELEASE_MIN_ERRORS } from '#lib/function-stacks.ts';
 import { ServiceStack } from '#lib/service-stack.ts';
@@ -505,17 +505,21 @@ describe('ServiceStack', () => {
       const writing = dynamoDbStatements(statements).filter((statement) =>
         asArray(statement.Action).some((action) => isWriteOrWildcard(action.toLowerCase())),
       );
-      // The stamp (functions/core/auth/token-use.ts): an UpdateItem of those attributes alone, answering nothing.
-      const stamps = {
-        Effect: 'Allow',
-        Action: 'dynamodb:UpdateItem',
-        Condition: {
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...tokenUseAttributes] },
-          Null: { 'dynamodb:Attributes': 'false' },
-          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
-        },
-      };
-      expect(writing).toEqual(route.auth.length > 0 ? [expect.objectContaining(stamps)] : []);
+      // The stamps (functions/core/auth/token-use.ts): UpdateItems of their attributes alone, in their partitions
+      // alone, answering nothing.
+      const stamps = Object.values(tokenUseGrants).map(({ attributes, partitions }) =>
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 'dynamodb:UpdateItem',
+          Condition: {
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((prefix) => `${prefix}*`) },
+            Null: { 'dynamodb:Attributes': 'false', 'dynamodb:LeadingKeys': 'false' },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+          },
+        }),
+      );
+      expect(writing).toEqual(route.auth.length > 0 ? stamps : []);
     });
 
     it.each(routeCases('readWrite'))('lets %s read and write the table', (_key, route) => {

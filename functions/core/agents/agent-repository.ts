@@ -228,14 +228,16 @@ export async function endPreviousAgentToken(agent: AgentRecord): Promise<{ ended
 
 /**
  * For the tenant's deletion: the items that revoke every current token of its agents, read now, and
- * hold the transaction to what was read, and the hashes of their previous tokens (which the deletion
- * revokes before, outside its transaction). An agent created since makes the count differ from the
+ * hold the transaction to what was read, and the agents with a previous token (which the deletion
+ * ends before, outside its transaction). An agent created since makes the count differ from the
  * one read (every tenant has it: its default agent's creation starts it); a token rotated since is
  * gone or now a previous token (it has an expiry), so its delete's condition fails. Either way the
  * deletion reads again; an agent token made after it committed, or after it claimed the tenant, is
  * refused by `tenantStaysLive`. At most 50 agents: one item each, and the count.
  */
-export async function agentRevocationItems(tenantId: number): Promise<{ items: TransactItem[]; previousTokens: string[] }> {
+export async function agentRevocationItems(
+  tenantId: number,
+): Promise<{ items: TransactItem[]; withPreviousTokens: AgentRecord[] }> {
   // The count first, the agents after: an agent created in between is listed, and the count read is still its own.
   const count = await readCount(stored.agentCount.key({ tenantId }));
   const agents = await listAgents(tenantId);
@@ -280,7 +282,7 @@ export async function agentRevocationItems(tenantId: number): Promise<{ items: T
   ];
   return {
     items,
-    previousTokens: agents.flatMap((agent) => (agent.previousTokenHash === undefined ? [] : [agent.previousTokenHash])),
+    withPreviousTokens: agents.filter((agent) => agent.previousTokenHash !== undefined),
   };
 }
 

@@ -1,4 +1,4 @@
-import { deleteAll, getItem, tableName } from '#functions/core/store/dynamo.ts';
+import { getItem, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { hashToken, parseSignedToken, type TokenSubject } from './tokens.ts';
 
@@ -97,11 +97,6 @@ export function tenantDeletedTokenWrite(tokenHash: string, deletedAt: string) {
       },
     },
   };
-}
-
-/** Revokes the tokens of these hashes, outside any transaction (25 a request). */
-export function revokeTokens(tokenHashes: readonly string[]): Promise<void> {
-  return deleteAll(tokenHashes.map((tokenHash) => stored.token.key({ tokenHash })));
 }
 
 /** For a caller's transaction: revokes the token of this hash. */

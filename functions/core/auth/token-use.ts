@@ -1,3 +1,4 @@
+import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { TokenItem } from './token-repository.ts';
 
 /**
@@ -9,10 +10,19 @@ import type { TokenItem } from './token-repository.ts';
 export const tokenUseIntervalMs = 60_000;
 
 /**
- * Every attribute a stamp names, keys included: the functions that only read the table may update
- * these and no other (lib/function-roles.ts), so a stamp cannot become a way to change a token's owner.
+ * What each stamp may write, for the functions that only read the table (lib/function-roles.ts): the
+ * attributes it names, keys included, and the partitions it writes in. The token's stamp writes
+ * `lastUsedAt` on token items only; the owner's writes `tokensLastUsedAt` on client and tenant
+ * partitions only (an agent lives in its tenant's). Neither can change a token's owner, which token an
+ * owner has, or any other attribute.
  */
-export const tokenUseAttributes = ['pk', 'sk', 'lastUsedAt', 'tokensLastUsedAt'] as const;
+export const tokenUseGrants = {
+  token: { attributes: ['pk', 'sk', 'lastUsedAt'], partitions: [stored.token.partitionPrefix({})] },
+  owner: {
+    attributes: ['pk', 'sk', 'tokensLastUsedAt'],
+    partitions: [stored.client.partitionPrefix({}), stored.tenant.partitionPrefix({})],
+  },
+} as const;
 
 /** The update expressions of the stamps, by what each stamps. */
 export const stampExpressions = {

@@ -395,8 +395,14 @@ export async function queryFilteredPage<T>(options: ListQuery & { limit: number;
   const kept: T[] = [];
   let read = 0;
   let startKey = startKeyOf(options);
+  // Each read asks for what the page lacks (at least 50), doubling while few items pass: a page of
+  // `limit` items most of which pass costs about `limit` items, not the most a page may read.
+  let batch = Math.max(size + 1, 50);
   do {
-    const result = await db().send(new QueryCommand(listQueryInput(options, maxItemsReadPerFilteredPage - read, startKey)));
+    const result = await db().send(
+      new QueryCommand(listQueryInput(options, Math.min(batch, maxItemsReadPerFilteredPage - read), startKey)),
+    );
+    batch *= 2;
     const items = (result.Items ?? []) as T[];
     read += items.length;
     startKey = result.LastEvaluatedKey;

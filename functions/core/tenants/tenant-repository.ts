@@ -1,6 +1,6 @@
-import { agentRevocationItems, defaultAgentItems } from '#functions/core/agents/agent-repository.ts';
+import { agentRevocationItems, defaultAgentItems, endPreviousAgentToken } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
-import { newTokenWrite, revokeTokens, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
 import { type OwnedTokens, previousTokenEnd, tokenRotation } from '#functions/core/auth/token-rotation.ts';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -180,13 +180,15 @@ export async function claimDeletion(tenant: TenantRecord, until: number): Promis
  * agents (one created, a token rotated), changed since they were read. An agent's creation and
  * rotation check in turn that the tenant is neither deleted nor claimed by a deletion
  * (`claimDeletion`, taken just before this), so whichever commits second sees the first. The agents'
- * previous tokens (kept by rotations, at most one each) are revoked just before the transaction,
+ * previous tokens (kept by rotations, at most one each) are ended just before the transaction,
  * which 50 more items would not fit in: under the claim no rotation makes another, and a rotation
  * that got in all the same (a claim that expired) changes a current token the transaction holds to.
  */
 export async function softDeleteTenant(tenant: TenantRecord, deletedAt: string): Promise<boolean> {
-  const { items: agentTokens, previousTokens } = await agentRevocationItems(tenant.tenantId);
-  await revokeTokens(previousTokens);
+  const { items: agentTokens, withPreviousTokens } = await agentRevocationItems(tenant.tenantId);
+  // Each ended as `DELETE /tenant/agents/{id}/token/previous` ends it, the agent's record with it: a deletion
+  // that then never commits leaves agents whose records say what still works.
+  await Promise.all(withPreviousTokens.map((agent) => endPreviousAgentToken(agent)));
   const tx = transaction<'agentTokens' | 'tenant' | 'tokenMark' | 'previousToken' | 'deletionRecord' | 'templateMember'>()
     .add('agentTokens', ...agentTokens)
     // A deleted tenant leaves its template's fleet.
