@@ -8,7 +8,17 @@ import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { findClient, listClients } from '#functions/core/clients/client-repository.ts';
 import { createClient, rotateClientToken } from '#functions/core/clients/clients.ts';
 import { ServiceError } from '#functions/core/errors.ts';
-import { db, getAll, getItem, nextId, nextTenantId, tableName } from '#functions/core/store/dynamo.ts';
+import {
+  db,
+  getAll,
+  getItem,
+  maxItemsReadPerFilteredPage,
+  nextId,
+  nextTenantId,
+  putAll,
+  queryFilteredPage,
+  tableName,
+} from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { transaction } from '#functions/core/store/transaction.ts';
 import { findTenant, insertTenant, type TenantRecord } from '#functions/core/tenants/tenant-repository.ts';
@@ -269,5 +279,56 @@ describe('idempotency', () => {
     for (const key of ['', 'x'.repeat(256), 'naïve', 'a b']) {
       await expect(withIdempotency(call(key), async () => ({ status: 201, body: {} }))).rejects.toMatchObject({ status: 400 });
     }
+  });
+});
+
+describe('filtered pages', () => {
+  type Row = { pk: string; sk: string; index: number; pass: boolean };
+  const partition = `FILTERED#${randomBytes(8).toString('hex')}`;
+  const rows = Array.from({ length: maxItemsReadPerFilteredPage + 100 }, (_, index) => ({
+    pk: partition,
+    sk: `ROW#${String(index).padStart(5, '0')}`,
+    index,
+    pass: index % 100 === 0,
+  }));
+  /** The items each Query of `work` read, in order. */
+  async function readsOf<T>(work: () => Promise<T>): Promise<{ result: T; reads: number[] }> {
+    const reads: number[] = [];
+    const name = `countFilteredReads${randomBytes(4).toString('hex')}`;
+    db().middlewareStack.add(
+      (next) => async (args) => {
+        const result = await next(args);
+        const items = (result.output as { Items?: unknown[] }).Items;
+        if (items) reads.push(items.length);
+        return result;
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      return { result: await work(), reads };
+    } finally {
+      db().middlewareStack.remove(name);
+    }
+  }
+  const page = (limit: number, keep: (row: Row) => boolean, cursor?: string) =>
+    queryFilteredPage<Row>({ partition, prefix: 'ROW#', limit, cursor, keep });
+
+  test('read in proportion to their limit, reading on while few items pass, never more than 1,000 items', async () => {
+    await putAll(rows);
+    // Every item passes: a page of 2 reads one batch of 50, not the 1,000 a page may read.
+    const all = await readsOf(() => page(2, () => true));
+    expect(all.result.items.map((row) => row.index)).toEqual([0, 1]);
+    expect(all.reads).toEqual([50]);
+    // One in a hundred passes: the batches double until the page is full.
+    const few = await readsOf(() => page(5, (row) => row.pass));
+    expect(few.result.items.map((row) => row.index)).toEqual([0, 100, 200, 300, 400]);
+    expect(few.reads).toEqual([50, 100, 200, 400]);
+    // None passes: it stops at 1,000 items read, with an empty page and a cursor that goes on after them.
+    const none = await readsOf(() => page(5, () => false));
+    expect(none.result.items).toEqual([]);
+    expect(none.reads.reduce((sum, read) => sum + read, 0)).toBe(maxItemsReadPerFilteredPage);
+    const next = await page(5, (row) => row.pass, none.result.nextCursor ?? undefined);
+    expect(next.items.map((row) => row.index)).toEqual([1000]);
+    expect(next.nextCursor).toBeNull();
   });
 });
