@@ -463,8 +463,7 @@ export async function changeWithEvents(
   requestId?: string,
 ): Promise<boolean> {
   const emitted = await clientEventWrites(record.clientId, events(counts), requestId);
-  const alongside = emitted.items.map(({ item }) => ({ name: 'clientEvent' as const, item }));
-  const written = await write(alongside);
+  const written = await write(emitted.items);
   if (written) await emitted.afterCommit();
   return written;
 }
