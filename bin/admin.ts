@@ -4,11 +4,16 @@
  * otherwise on the local twin's data in DATA_DIR (.data/): the running twin's (in memory or not, as
  * it recorded itself in DATA_DIR/twin.json), or on its own when none runs.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { listUnsignedTokens } from '#tools/unsigned-tokens.ts';
+import { type AuditRequest, auditScopeFor } from '#functions/core/audit/audit-record.ts';
+import { withAuditScope } from '#functions/core/audit/audit-scope.ts';
+import { verifyChain } from '#functions/core/audit/audit-trail.ts';
 import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-keys.ts';
 import { syncTokenKeysToKeyValueStore, writeTokenKeyringToKeyValueStore } from '#functions/core/auth/token-keys-kvs.ts';
 import { listClients } from '#functions/core/clients/client-repository.ts';
@@ -53,6 +58,13 @@ const usage = `Usage: npm run admin -- <command> [--json]
   rollout watch --client <id> --template <id> --id <rollout id>
                                   follow a rollout: a line whenever it moves on, until it finishes, is
                                   cancelled or pauses
+  audit verify --tenant <id> | --client <id>
+                                  check a tenant's or a client's audit chain from its oldest record kept to
+                                  its head; names the first broken link (exit 1) if any
+
+  The commands that change something (client create, rotate-token, end-previous-token, rollout start)
+  write an audit record in the change's transaction, naming the operator: --operator <name>, else the
+  system user.
 
 Target: the table named by TABLE_NAME (with AWS credentials; DYNAMODB_ENDPOINT overrides the
 endpoint), the keyring secret named by SIGNING_KEYS_SECRET_ARN, the token keyring secret named
@@ -84,6 +96,8 @@ const { positionals, values } = parseArgs({
     json: { type: 'boolean', default: false },
     'without-edge': { type: 'boolean', default: false },
     'previous-valid-for': { type: 'string' },
+    tenant: { type: 'string' },
+    operator: { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -204,13 +218,33 @@ function rolloutLine(rollout: RolloutView): string {
   );
 }
 
+/**
+ * Runs a command that changes something owing its audit record (functions/core/audit/): the operator
+ * (--operator, else the system user), the command, and the names of the options given, never their values.
+ */
+function asOperator<T>(chain: AuditRequest['chain'], resource: AuditRequest['resource'], work: () => Promise<T>): Promise<T> {
+  const given = Object.keys(values).filter((name) => !['json', 'help', 'operator', 'tenants'].includes(name));
+  const request: AuditRequest = {
+    chain,
+    actor: { kind: 'operator', name: values.operator?.trim() || userInfo().username },
+    action: `admin ${positionals.join(' ')}`,
+    resource,
+    fields: given.filter((name) => values[name as keyof typeof values] !== false).sort(),
+    requestId: randomUUID(),
+  };
+  return withAuditScope(auditScopeFor(request), work);
+}
+
+const clientChain = (clientId: number) => ({ owner: 'client', ownerId: clientId, clientId }) as const;
+
 async function run(print: (text: string, data: unknown) => void): Promise<number> {
   const command = positionals.join(' ');
   switch (command) {
     case 'client create': {
       const name = values.name?.trim();
       if (!name) throw new UsageError('client create needs --name <name>');
-      const { client, token } = await createClient(name);
+      const created = (allocated: (counter: string) => number | undefined) => clientChain(allocated('client') ?? 0);
+      const { client, token } = await asOperator(created, { type: 'client' }, () => createClient(name));
       print(`Client ${client.clientId} (${client.nome}) created.\nToken, shown only once: ${token}`, {
         id: client.clientId,
         nome: client.nome,
@@ -238,7 +272,9 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
     }
     case 'client rotate-token': {
       const id = positiveId(values.id);
-      const rotated = await rotateClientToken(id, { previousValidForSeconds: previousValidFor() });
+      const rotated = await asOperator(clientChain(id), { type: 'client', id: String(id) }, () =>
+        rotateClientToken(id, { previousValidForSeconds: previousValidFor() }),
+      );
       if (!rotated) {
         console.error(`Client ${id} not found`);
         return 1;
@@ -251,7 +287,7 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
     }
     case 'client end-previous-token': {
       const id = positiveId(values.id);
-      const outcome = await endPreviousClientToken(id);
+      const outcome = await asOperator(clientChain(id), { type: 'client', id: String(id) }, () => endPreviousClientToken(id));
       if (!outcome) {
         console.error(`Client ${id} not found`);
         return 1;
@@ -360,7 +396,10 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
     case 'rollout start': {
       const clientId = positiveId(values.client, 'client');
       const templateId = positiveId(values.template, 'template');
-      const started = await startRollout(clientId, templateId, rolloutRequest(), Date.now() + 60_000);
+      const body = rolloutRequest();
+      const started = await asOperator(clientChain(clientId), { type: 'rollout' }, () =>
+        startRollout(clientId, templateId, body, Date.now() + 60_000),
+      );
       if ('dryRun' in started) {
         const { dryRun } = started;
         const lines = dryRun.tenants.map(
@@ -395,6 +434,30 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
         if (rollout.state !== 'running') return rollout.state === 'finished' ? 0 : 1;
         await new Promise((resolve) => setTimeout(resolve, watchIntervalMs));
       }
+    }
+    case 'audit verify': {
+      if ((values.tenant === undefined) === (values.client === undefined)) {
+        throw new UsageError('audit verify needs --tenant <id> or --client <id>');
+      }
+      const chain =
+        values.tenant === undefined
+          ? ({ owner: 'client', ownerId: positiveId(values.client, 'client') } as const)
+          : ({ owner: 'tenant', ownerId: positiveId(values.tenant, 'tenant') } as const);
+      const verdict = await verifyChain(chain);
+      const kept =
+        verdict.firstSeq === undefined
+          ? 'no record'
+          : `${verdict.records} record(s), seq ${verdict.firstSeq} to ${verdict.firstSeq + verdict.records - 1}` +
+            (verdict.firstSeq > 1
+              ? ` (the older ones expired; seq ${verdict.firstSeq}'s prevHash ${verdict.trustedPrevHash} taken on trust)`
+              : '');
+      print(
+        verdict.broken
+          ? `Audit chain ${verdict.chain}: broken at seq ${verdict.broken.seq}: ${verdict.broken.reason} (${kept} read).`
+          : `Audit chain ${verdict.chain}: ${kept}, every link holds; the head is seq ${verdict.headSeq}.`,
+        verdict,
+      );
+      return verdict.broken ? 1 : 0;
     }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');

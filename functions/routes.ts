@@ -67,8 +67,11 @@ export const wholeListQuery: readonly QueryParameter[] = [
 
 /** What a success answers, when not the generic envelope `{status: 'success', data}`. */
 export type RouteAnswer =
-  /** The envelope, its `data` one record of the schema (`list`: an array of them); `yaml`: also the bare record as YAML. */
-  | { data: RequestSchemaName | ResponseSchemaName; list?: boolean; yaml?: boolean }
+  /**
+   * The envelope, its `data` one record of the schema (`list`: an array of them); `yaml`: also the bare
+   * record as YAML; `ndjson`: also the list's records as NDJSON, one per line (by Accept).
+   */
+  | { data: RequestSchemaName | ResponseSchemaName; list?: boolean; yaml?: boolean; ndjson?: boolean }
   /** Exactly the schema (the spec's own `{success: true, …}` answers), as JSON unless `mediaType` says otherwise. */
   | { schema: ResponseSchemaName; mediaType?: string }
   /** Text, in one of these media types. */
@@ -96,6 +99,48 @@ export interface RouteDocs {
   htmlErrors?: Readonly<Record<number, string>>;
 }
 
+/** The kinds of resource audit records name (functions/core/audit/): the `resource` filter of the audit routes. */
+export const auditResources = [
+  'tenant',
+  'template',
+  'rollout',
+  'reload',
+  'agent',
+  'run',
+  'user',
+  'group',
+  'datamart',
+  'schedule',
+  'settings',
+  'alert',
+  'delivery',
+  'login',
+  'client',
+] as const;
+export type AuditResource = (typeof auditResources)[number];
+
+/**
+ * What a route that writes records of its changes (functions/core/audit/): every `readWrite` route
+ * states it. `resource` is what it changes; the record's resource id is the path parameter
+ * `idParameter` (by default `id`, when the path has one; `false`: none of them) or the body's
+ * `bodyId`, else the id the request takes from the counter named like the resource (a creation's new
+ * id). A client's change to a tenant joins that tenant's chain. `unaudited` says why a route's
+ * writes are no change anyone audits (a liveness stamp, a sign-in).
+ */
+export type AuditFact =
+  | {
+      resource: AuditResource;
+      idParameter?: string | false;
+      /** The body's field that holds the resource's id, when the path has none (a tenant's deletion). */
+      bodyId?: string;
+      /**
+       * The change is a queued message, not a write (a reload, a retry of a run): the record is written
+       * in a transaction of its own once the message is sent (functions/core/audit/).
+       */
+      queuedChange?: true;
+    }
+  | { unaudited: string };
+
 export interface Route {
   method: HttpMethod;
   /** API Gateway path syntax: `{name}` matches one segment. */
@@ -117,6 +162,8 @@ export interface Route {
   table: TableAccess;
   /** Honours the Idempotency-Key header (POSTs that create things). */
   idempotent?: boolean;
+  /** What its audit records name; every `readWrite` route has it. */
+  audit?: AuditFact;
   /** Reads the login-token signing keys. */
   signingKeys?: boolean;
   /** What the route's function may do in the payload bucket (webhook bodies too large for a queue message). */
@@ -141,7 +188,7 @@ export interface Route {
  * for every row to functions/core/api/route-facts.generated.ts, which the functions read instead
  * of this file: their bundles then carry neither the table's summaries nor its documentation.
  */
-export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch'> {
+export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch' | 'audit'> {
   /** Every query parameter it reads (queryParametersOf), without the descriptions. */
   query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
 }
@@ -185,6 +232,49 @@ const deliveryStatusQuery: QueryParameter = {
     'at most 1,000 deliveries: it may then hold fewer than `limit`, even none, with a `nextCursor` to go on from.',
   schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] },
 };
+
+/** The filters of the audit trail's two lists. */
+const auditQuery: readonly QueryParameter[] = [
+  { name: 'resource', description: 'Only the records of changes to this kind of resource.', schema: { enum: auditResources } },
+  {
+    name: 'resourceId',
+    description: "Only the records naming this resource id (with `resource`, one resource's history).",
+    schema: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+  {
+    name: 'actor',
+    description: 'Only the changes made with this kind of credential (`operator`: the admin CLI).',
+    schema: { enum: ['client', 'tenant', 'agent', 'operator'] },
+  },
+  {
+    name: 'from',
+    description: 'Only the records at or after this instant (ISO 8601: `2026-11-26T10:00:00Z`, or a date for its start).',
+    schema: { type: 'string', minLength: 10, maxLength: 35 },
+  },
+  {
+    name: 'to',
+    description: 'Only the records at or before this instant (ISO 8601; a date takes its whole day).',
+    schema: { type: 'string', minLength: 10, maxLength: 35 },
+  },
+];
+
+/** What both audit lists say of their answer: the records, newest first, as JSON or NDJSON. */
+const auditDocs = {
+  answer: { data: 'audit-record', list: true, ndjson: true },
+  headers: {
+    'X-Next-Cursor': 'With `Accept: application/x-ndjson`: the `nextCursor` of the page (absent on the last one).',
+  },
+} as const satisfies Omit<RouteDocs, 'description'>;
+
+const auditFilters =
+  'Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 ' +
+  'records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. ';
+const auditRecordText =
+  'Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the ' +
+  "token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never " +
+  "their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) " +
+  'that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. ' +
+  'Records are kept `auditRetentionDays` (400 days by default). It changes nothing.';
 
 export const routes: readonly Route[] = [
   {
@@ -271,6 +361,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants',
+    audit: { resource: 'tenant' },
     handler: 'create-tenant',
     auth: ['client'],
     body: 'create-tenant',
@@ -321,6 +412,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/delete',
+    audit: { resource: 'tenant', bodyId: 'id' },
     handler: 'delete-tenant',
     auth: ['client'],
     body: 'delete-tenant',
@@ -338,6 +430,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenants',
+    audit: { resource: 'tenant', bodyId: 'id' },
     handler: 'delete-tenant',
     auth: ['client'],
     body: 'delete-tenant',
@@ -356,6 +449,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/deactivate',
+    audit: { resource: 'tenant' },
     handler: 'deactivate-tenant',
     auth: ['client'],
     table: 'readWrite',
@@ -373,6 +467,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/activate',
+    audit: { resource: 'tenant' },
     handler: 'activate-tenant',
     auth: ['client'],
     table: 'readWrite',
@@ -405,6 +500,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenants/{id}',
+    audit: { resource: 'tenant' },
     handler: 'update-tenant',
     auth: ['client'],
     body: 'update-tenant',
@@ -425,6 +521,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/{id}/token',
+    audit: { resource: 'tenant' },
     handler: 'rotate-tenant-token',
     auth: ['client'],
     body: 'rotate-token',
@@ -445,6 +542,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenants/{id}/token/previous',
+    audit: { resource: 'tenant' },
     handler: 'end-previous-tenant-token',
     auth: ['client'],
     table: 'readWrite',
@@ -476,6 +574,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/templates',
+    audit: { resource: 'template' },
     handler: 'publish-template',
     auth: ['client'],
     body: 'template-bundle',
@@ -530,6 +629,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenants/templates/{id}',
+    audit: { resource: 'template' },
     handler: 'delete-template',
     auth: ['client'],
     table: 'readWrite',
@@ -546,6 +646,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenants/templates/{id}',
+    audit: { resource: 'template' },
     handler: 'publish-template-version',
     auth: ['client'],
     body: 'template-bundle',
@@ -564,6 +665,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenants/templates/default',
+    audit: { resource: 'template' },
     handler: 'set-default-template',
     auth: ['client'],
     body: 'set-default-template',
@@ -604,6 +706,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/templates/{id}/rollouts',
+    audit: { resource: 'rollout', idParameter: false },
     handler: 'start-rollout',
     auth: ['client'],
     body: 'create-rollout',
@@ -683,6 +786,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/templates/{id}/rollouts/{rolloutId}/pause',
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
     handler: 'pause-rollout',
     auth: ['client'],
     table: 'readWrite',
@@ -699,6 +803,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/templates/{id}/rollouts/{rolloutId}/resume',
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
     handler: 'resume-rollout',
     auth: ['client'],
     table: 'readWrite',
@@ -714,6 +819,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/templates/{id}/rollouts/{rolloutId}/cancel',
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
     handler: 'cancel-rollout',
     auth: ['client'],
     table: 'readWrite',
@@ -730,6 +836,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/templates/apply',
+    audit: { resource: 'template' },
     handler: 'apply-template',
     auth: ['tenant'],
     body: 'apply-template',
@@ -751,6 +858,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/templates/reload',
+    audit: { resource: 'reload', queuedChange: true },
     handler: 'reload',
     auth: ['tenant'],
     body: 'reload',
@@ -791,6 +899,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/agents',
+    audit: { resource: 'agent' },
     handler: 'create-agent',
     auth: ['tenant'],
     body: 'create-agent',
@@ -810,6 +919,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/agents/{id}/token',
+    audit: { resource: 'agent' },
     handler: 'rotate-agent-token',
     auth: ['tenant'],
     body: 'rotate-token',
@@ -831,6 +941,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/agents/{id}/token/previous',
+    audit: { resource: 'agent' },
     handler: 'end-previous-agent-token',
     auth: ['tenant'],
     table: 'readWrite',
@@ -898,6 +1009,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/runs/{id}/retry',
+    audit: { resource: 'run', queuedChange: true },
     handler: 'retry-run',
     auth: ['tenant'],
     table: 'readWrite',
@@ -919,6 +1031,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/users',
+    audit: { resource: 'user' },
     handler: 'create-user',
     auth: ['tenant'],
     body: 'create-user',
@@ -979,6 +1092,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenant/users/{id}',
+    audit: { resource: 'user' },
     handler: 'update-user',
     auth: ['tenant'],
     body: 'update-user',
@@ -995,6 +1109,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/users/{id}',
+    audit: { resource: 'user' },
     handler: 'delete-user',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1010,6 +1125,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/groups',
+    audit: { resource: 'group' },
     handler: 'create-group',
     auth: ['tenant'],
     body: 'create-group',
@@ -1057,6 +1173,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/groups/{id}',
+    audit: { resource: 'group' },
     handler: 'delete-group',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1072,6 +1189,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/groups/{id}/members/{userId}',
+    audit: { resource: 'group' },
     handler: 'add-group-member',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1087,6 +1205,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/groups/{id}/members/{userId}',
+    audit: { resource: 'group' },
     handler: 'remove-group-member',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1101,6 +1220,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/datamart',
+    audit: { resource: 'datamart' },
     handler: 'create-datamart',
     auth: ['tenant'],
     body: 'create-datamart',
@@ -1152,6 +1272,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenant/datamart/{id}',
+    audit: { resource: 'datamart' },
     handler: 'update-datamart',
     auth: ['tenant'],
     body: 'update-datamart',
@@ -1170,6 +1291,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}',
+    audit: { resource: 'datamart' },
     handler: 'delete-datamart',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1220,6 +1342,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/user/{userId}',
+    audit: { resource: 'datamart' },
     handler: 'replace-user-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
@@ -1239,6 +1362,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/user/{userId}',
+    audit: { resource: 'datamart' },
     handler: 'remove-user-permissions',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1255,6 +1379,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/datamart/{id}/group/{groupId}',
+    audit: { resource: 'datamart' },
     handler: 'replace-group-permissions',
     auth: ['tenant'],
     body: 'set-permissions',
@@ -1274,6 +1399,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/datamart/{id}/group/{groupId}',
+    audit: { resource: 'datamart' },
     handler: 'remove-group-permissions',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1308,6 +1434,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PUT',
     path: '/tenant/schedules/{id}',
+    audit: { resource: 'schedule' },
     handler: 'put-schedule',
     auth: ['tenant'],
     body: 'schedule.v2',
@@ -1363,6 +1490,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/schedules/{id}',
+    audit: { resource: 'schedule' },
     handler: 'delete-schedule',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1432,6 +1560,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenant/settings',
+    audit: { resource: 'settings' },
     handler: 'update-settings',
     auth: ['tenant'],
     body: 'update-settings',
@@ -1450,6 +1579,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/settings/webhook/secret',
+    audit: { resource: 'settings' },
     handler: 'rotate-webhook-secret',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1465,6 +1595,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts',
+    audit: { resource: 'alert' },
     handler: 'create-alert',
     auth: ['tenant'],
     body: 'create-alert',
@@ -1511,6 +1642,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenant/alerts/{id}',
+    audit: { resource: 'alert' },
     handler: 'update-alert',
     auth: ['tenant'],
     body: 'update-alert',
@@ -1526,6 +1658,7 @@ export const routes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/tenant/alerts/{id}',
+    audit: { resource: 'alert' },
     handler: 'delete-alert',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1556,6 +1689,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/send',
+    audit: { resource: 'alert' },
     handler: 'send-alert',
     ...queuesDelivery,
     summary: 'Force-send an alert: queue a webhook delivery and return its id',
@@ -1572,6 +1706,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/alerts/{id}/fire',
+    audit: { resource: 'alert' },
     handler: 'fire-alert',
     ...queuesDelivery,
     summary: 'The platform fired an alert for a user, with its generated content: queue a webhook delivery',
@@ -1621,6 +1756,49 @@ export const routes: readonly Route[] = [
   },
   {
     method: 'GET',
+    path: '/tenant/audit',
+    handler: 'list-tenant-audit',
+    auth: ['tenant'],
+    table: 'read',
+    paginated: true,
+    query: auditQuery,
+    summary: "The tenant's audit trail: every change to it, newest first",
+    docs: {
+      description:
+        "The audit records of the tenant's chain, newest first: every change made with its token, its agents' tokens, " +
+        'or by its client on it (its activation, its token, its variables). ' +
+        auditFilters +
+        auditRecordText,
+      ...auditDocs,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tenants/audit',
+    handler: 'list-client-audit',
+    auth: ['client'],
+    table: 'read',
+    paginated: true,
+    query: [
+      ...auditQuery,
+      {
+        name: 'tenantId',
+        description: "Only the records of this tenant's chain.",
+        schema: { type: 'integer', minimum: 1, maximum: 999_999 },
+      },
+    ],
+    summary: "The client's audit trail: its changes and its tenants', newest first",
+    docs: {
+      description:
+        "The audit records of the client's own chain (its templates, rollouts, settings, tenant creations and " +
+        "deletions) and of its tenants' chains, newest first by time. " +
+        auditFilters +
+        auditRecordText,
+      ...auditDocs,
+    },
+  },
+  {
+    method: 'GET',
     path: '/tenant/deliveries/{id}',
     handler: 'get-delivery',
     auth: ['tenant'],
@@ -1637,6 +1815,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/deliveries/{id}/redeliver',
+    audit: { resource: 'delivery' },
     handler: 'redeliver',
     auth: ['tenant'],
     table: 'readWrite',
@@ -1672,6 +1851,7 @@ export const routes: readonly Route[] = [
   {
     method: 'PATCH',
     path: '/tenants/settings',
+    audit: { resource: 'settings' },
     handler: 'update-client-settings',
     auth: ['client'],
     body: 'update-client-settings',
@@ -1689,6 +1869,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/settings/webhook/secret',
+    audit: { resource: 'settings' },
     handler: 'rotate-client-webhook-secret',
     auth: ['client'],
     table: 'readWrite',
@@ -1735,6 +1916,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenants/deliveries/{id}/redeliver',
+    audit: { resource: 'delivery' },
     handler: 'redeliver-event',
     auth: ['client'],
     table: 'readWrite',
@@ -1773,6 +1955,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/tenant/login/revoke',
+    audit: { resource: 'login' },
     handler: 'revoke-login',
     auth: ['tenant'],
     body: 'revoke-login',
@@ -1807,6 +1990,7 @@ export const routes: readonly Route[] = [
   {
     method: 'GET',
     path: '/auth/api/{token}',
+    audit: { unaudited: "a sign-in, not a change: the session it opens is the login token's, which POST /tenant/login issued" },
     handler: 'landing',
     auth: [],
     table: 'readWrite',
@@ -1868,6 +2052,10 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/agent/heartbeat',
+    audit: {
+      unaudited:
+        "a liveness stamp (the agent's lastSeenAt, about twice a minute): it hands out the loads waiting, and changes none",
+    },
     handler: 'agent-heartbeat',
     auth: ['agent'],
     table: 'readWrite',
@@ -1885,6 +2073,7 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/agent/runs/{id}',
+    audit: { resource: 'run' },
     handler: 'report-run',
     auth: ['agent'],
     body: 'report-run',

@@ -247,6 +247,7 @@ export function deploymentSettings(scope: Construct, stack: { edge: boolean }): 
     duePageSize: wholeNumber('duePageSize', dispatchSettingLimits.duePageSize),
     runRetentionDays: wholeNumber('runRetentionDays', retentionSettingLimits.runRetentionDays),
     deliveryRetentionDays: wholeNumber('deliveryRetentionDays', retentionSettingLimits.deliveryRetentionDays),
+    auditRetentionDays: wholeNumber('auditRetentionDays', retentionSettingLimits.auditRetentionDays),
   };
   checkReservations(settings);
   return settings;

@@ -183,6 +183,7 @@ export class ServiceTable {
       [dispatchSettingVariables.duePageSize]: String(props.dispatch.duePageSize),
       [retentionSettingVariables.runRetentionDays]: String(props.retention.runRetentionDays),
       [retentionSettingVariables.deliveryRetentionDays]: String(props.retention.deliveryRetentionDays),
+      [retentionSettingVariables.auditRetentionDays]: String(props.retention.auditRetentionDays),
     };
   }
 

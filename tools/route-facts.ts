@@ -20,6 +20,7 @@ function factsOf(route: Route): RouteFacts {
     yaml: route.yaml,
     idempotent: route.idempotent,
     ifMatch: route.ifMatch,
+    audit: route.audit,
     query: query.length > 0 ? query : undefined,
   };
   return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as RouteFacts;

@@ -1303,6 +1303,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/tenant/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant's audit trail: every change to it, newest first
+     * @description The audit records of the tenant's chain, newest first: every change made with its token, its agents' tokens, or by its client on it (its activation, its token, its variables). Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listTenantAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/tenants/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The client's audit trail: its changes and its tenants', newest first
+     * @description The audit records of the client's own chain (its templates, rollouts, settings, tenant creations and deletions) and of its tenants' chains, newest first by time. Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
+     *
+     *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
+     */
+    get: operations['listClientAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/tenant/deliveries/{id}': {
     parameters: {
       query?: never;
@@ -3355,6 +3399,49 @@ export interface components {
        * @constant
        */
       status: 'enqueued';
+    };
+    /**
+     * Audit record
+     * @description One change, as GET /tenant/audit and GET /tenants/audit list it: who made it, what it changed, through which request; linked by hash to the record before it in its chain.
+     */
+    'audit-record': {
+      /** @description The chain the record is in: a tenant's (its changes, its agents', its client's on it) or a client's (the rest). */
+      chain: string;
+      /** @description Its place in the chain, from 1, without gaps. */
+      seq: number;
+      /** Format: date-time */
+      at: string;
+      /** @description Who made the change: the credential's kind and owner. `tokenId` is the first 16 hex digits of the token's SHA-256 (it tells a rotation's two live tokens apart), never the token. */
+      actor: {
+        /** @enum {unknown} */
+        kind: 'client' | 'tenant' | 'agent' | 'operator';
+        clientId?: number;
+        tenantId?: number;
+        agentId?: number;
+        tokenId?: string;
+        /** @description An operator's name (the admin CLI's `--operator`, else the system user). */
+        name?: string;
+      };
+      /** @description The route (`PATCH /tenant/users/{id}`) or the admin CLI command (`admin client create`). */
+      action: string;
+      resource: {
+        /** @description What the change is to: `tenant`, `user`, `datamart`, … */
+        type: string;
+        /** @description Its id: the path's, or the one a creation made. */
+        id?: string;
+      };
+      /** @description The path as sent. */
+      path?: string;
+      /** @description The names of the body's top-level fields, sorted: what the request set, never the values. */
+      fields: string[];
+      /** @description The request id (X-Request-Id). */
+      requestId: string;
+      /** @description The caller's address. */
+      viewerAddress?: string;
+      /** @description The `hash` of the record before it in the chain (64 zeros for the first). */
+      prevHash: string;
+      /** @description SHA-256 of the record's canonical JSON (keys sorted, `hash` left out). */
+      hash: string;
     };
     /**
      * Next fires
@@ -14390,7 +14477,6 @@ export interface operations {
        * @description Invalid: every failing field, by JSON pointer.
        *
        *     - `invalid_path_parameter`: An id in the path is not a positive integer.
-       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
        *     - `unknown_query_parameter`: A query parameter the route does not take.
        *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
        */
@@ -14412,7 +14498,7 @@ export interface operations {
            */
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
-            code?: 'invalid_path_parameter' | 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+            code?: 'invalid_path_parameter' | 'unknown_query_parameter' | 'answer_too_large';
           };
         };
       };
@@ -24261,6 +24347,379 @@ export interface operations {
       };
     };
   };
+  listTenantAudit: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+        /** @description Only the records of changes to this kind of resource. */
+        resource?:
+          | 'tenant'
+          | 'template'
+          | 'rollout'
+          | 'reload'
+          | 'agent'
+          | 'run'
+          | 'user'
+          | 'group'
+          | 'datamart'
+          | 'schedule'
+          | 'settings'
+          | 'alert'
+          | 'delivery'
+          | 'login'
+          | 'client';
+        /** @description Only the records naming this resource id (with `resource`, one resource's history). */
+        resourceId?: string;
+        /** @description Only the changes made with this kind of credential (`operator`: the admin CLI). */
+        actor?: 'client' | 'tenant' | 'agent' | 'operator';
+        /** @description Only the records at or after this instant (ISO 8601: `2026-11-26T10:00:00Z`, or a date for its start). */
+        from?: string;
+        /** @description Only the records at or before this instant (ISO 8601; a date takes its whole day). */
+        to?: string;
+      };
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          /** @description With `Accept: application/x-ndjson`: the `nextCursor` of the page (absent on the last one). */
+          'X-Next-Cursor'?: string;
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['audit-record'][];
+          };
+          'application/x-ndjson': string;
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "tenant_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  listClientAudit: {
+    parameters: {
+      query?: {
+        /** @description Page size. The answer carries `nextCursor` beside `data`: null exactly on the last page. */
+        limit?: components['parameters']['limit'];
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: components['parameters']['cursor'];
+        /** @description Only the records of changes to this kind of resource. */
+        resource?:
+          | 'tenant'
+          | 'template'
+          | 'rollout'
+          | 'reload'
+          | 'agent'
+          | 'run'
+          | 'user'
+          | 'group'
+          | 'datamart'
+          | 'schedule'
+          | 'settings'
+          | 'alert'
+          | 'delivery'
+          | 'login'
+          | 'client';
+        /** @description Only the records naming this resource id (with `resource`, one resource's history). */
+        resourceId?: string;
+        /** @description Only the changes made with this kind of credential (`operator`: the admin CLI). */
+        actor?: 'client' | 'tenant' | 'agent' | 'operator';
+        /** @description Only the records at or after this instant (ISO 8601: `2026-11-26T10:00:00Z`, or a date for its start). */
+        from?: string;
+        /** @description Only the records at or before this instant (ISO 8601; a date takes its whole day). */
+        to?: string;
+        /** @description Only the records of this tenant's chain. */
+        tenantId?: number;
+      };
+      header?: {
+        /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
+        'X-Request-Id'?: components['parameters']['RequestId'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success. */
+      200: {
+        headers: {
+          /** @description With `Accept: application/x-ndjson`: the `nextCursor` of the page (absent on the last one). */
+          'X-Next-Cursor'?: string;
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['success-envelope'] & {
+            data: components['schemas']['audit-record'][];
+          };
+          'application/x-ndjson': string;
+        };
+      };
+      /**
+       * @description Invalid: every failing field, by JSON pointer.
+       *
+       *     - `invalid_query_parameter`: A query parameter (`limit`, `cursor`, …) has a value the route refuses.
+       *     - `unknown_query_parameter`: A query parameter the route does not take.
+       *     - `answer_too_large`: The answer would not fit in one (6 MB): page the list with the `limit` the message names. One item that large alone holds more than the quotas allow (data written before them).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "The answer would not fit in one (6 MB): page the list with the limit the message names. One item that large alone holds more than the quotas allow (data written before them).",
+           *       "code": "answer_too_large",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'invalid_query_parameter' | 'unknown_query_parameter' | 'answer_too_large';
+          };
+        };
+      };
+      /**
+       * @description No valid credentials.
+       *
+       *     - `unauthorized`: No credentials, or credentials that are not (or no longer) valid.
+       */
+      401: {
+        headers: {
+          /** @description The scheme to authenticate with. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Missing bearer token",
+           *       "code": "unauthorized",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'unauthorized';
+          };
+        };
+      };
+      /**
+       * @description A valid token of another kind than the route takes.
+       *
+       *     - `wrong_token_kind`: A valid token of another kind than the route takes; the message names the one it needs.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "This route takes a tenant token (tenantBearerAuth); this is a client token",
+           *       "code": "wrong_token_kind",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'wrong_token_kind';
+          };
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /**
+       * @description Something failed on our side.
+       *
+       *     - `internal_error`: Something failed on our side; the logs have it under the same `requestId`.
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Internal server error",
+           *       "code": "internal_error",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
   getDelivery: {
     parameters: {
       query?: never;
@@ -27766,6 +28225,7 @@ export interface operationsByToken {
     '/tenants/templates/{id}/rollouts/{rolloutId}/pause': 'post';
     '/tenants/templates/{id}/rollouts/{rolloutId}/resume': 'post';
     '/tenants/templates/{id}/rollouts/{rolloutId}/cancel': 'post';
+    '/tenants/audit': 'get';
     '/tenants/settings': 'get' | 'patch';
     '/tenants/settings/webhook/secret': 'post';
     '/tenants/deliveries': 'get';
@@ -27814,6 +28274,7 @@ export interface operationsByToken {
     '/tenant/alerts/{id}/fire': 'post';
     '/tenant/alerts/{id}/deliveries': 'get';
     '/tenant/deliveries': 'get';
+    '/tenant/audit': 'get';
     '/tenant/deliveries/{id}': 'get';
     '/tenant/deliveries/{id}/redeliver': 'post';
     '/tenant/login': 'post';

@@ -7,6 +7,7 @@ import agentCreated from './agent-created.schema.json' with { type: 'json' };
 import alert from './alert.schema.json' with { type: 'json' };
 import alertPreview from './alert-preview.schema.json' with { type: 'json' };
 import applyTemplateAnswer from './apply-template-answer.schema.json' with { type: 'json' };
+import auditRecord from './audit-record.schema.json' with { type: 'json' };
 import clientSettings from './client-settings.schema.json' with { type: 'json' };
 import datamart from './datamart.schema.json' with { type: 'json' };
 import defaultTemplate from './default-template.schema.json' with { type: 'json' };
@@ -83,6 +84,7 @@ export const responseSchemas = {
   'rollout-tenant': rolloutTenant,
   run,
   'run-retry': runRetry,
+  'audit-record': auditRecord,
   'schedule-preview': schedulePreview,
   'schedule-run': scheduleRun,
   'schedule-summary': scheduleSummary,

@@ -18,6 +18,7 @@ import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/clie
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { clientOwner, tenantOwner } from '#functions/core/webhooks/owner.ts';
+import { type AuditRecord, auditRecordOf, recordHash } from '#functions/core/audit/audit-record.ts';
 import { updateDeliveryState, findDelivery } from '#functions/core/alerts/alert-repository.ts';
 import { createClient } from '#functions/core/clients/clients.ts';
 import { findRollout } from '#functions/core/rollouts/rollout-repository.ts';
@@ -675,6 +676,7 @@ function shape(item: Record<string, unknown>, now: number): string {
   for (const name of ['deletedAt', 'pendingTemplate', 'appliedTemplate', 'revokedBefore', 'gsi1pk', 'response', 'progress']) {
     kept[`has ${name}`] = name in item;
   }
+  if (kept.entity === 'auditRecord') kept.action = item.action;
   if ('attempts' in item) kept.attempts = (item.attempts as unknown[]).length;
   if ('lockedUntil' in item) kept.locked = Number(item.lockedUntil) > now;
   if ('claimedUntil' in item) kept.claimed = Number(item.claimedUntil) > now;
@@ -731,6 +733,8 @@ interface Outcome {
   answer: Answer | undefined;
   state: string[];
   writes: number;
+  /** The audit records the first attempt wrote. */
+  recorded: AuditRecord[];
   /** The entities of the items the case wrote, the party's included. */
   entities: Set<string>;
 }
@@ -755,8 +759,14 @@ async function runCase(scenario: Scenario, plan?: { mode: FaultMode; at: number 
     };
     // The first attempt counts its writes, and is faulted when there is a plan.
     const first = invocationTrace(trace, plan ?? { mode: 'fail', at: Number.POSITIVE_INFINITY });
+    const writtenBefore = new Set(trace.keys.keys());
     const timeoutMs = plan?.mode === 'kill' ? stoppedTimeoutMs : plan ? failedTimeoutMs : undefined;
     let answer = await traced(first, () => attempt(timeoutMs)).catch(() => undefined);
+    const recorded = (
+      await getAll<Record<string, unknown>>(
+        [...trace.keys].flatMap(([id, key]) => (writtenBefore.has(id) || !isAuditRecord(key) ? [] : [key])),
+      )
+    ).map(auditRecordOf);
     if (plan) {
       await new Promise((resolve) => setTimeout(resolve, failedTimeoutMs + 10));
       answer = await traced(invocationTrace(trace), () => attempt());
@@ -767,9 +777,20 @@ async function runCase(scenario: Scenario, plan?: { mode: FaultMode; at: number 
       throw new Error(`${label}: ${error.message}`);
     });
     const written = entitiesOf(trace, label);
-    return { answer, state: await state(trace, scenario.repeatable), writes: first.writes, entities: written };
+    // A retry of a request without its Idempotency-Key honoured is a second request: its change, if it
+    // makes one again, is recorded again (an idempotent request's, once whichever attempt commits it).
+    const repeatable = [...(scenario.repeatable ?? []), ...(idempotentRoute(scenario) ? [] : auditRecordKinds)];
+    return { answer, state: await state(trace, repeatable), writes: first.writes, recorded, entities: written };
   });
 }
+
+const auditRecordKinds = ['AUDIT#T#N/RECORD#N', 'AUDIT#C#N/RECORD#N'];
+const isAuditRecord = (key: { pk: string; sk: string }) => declaredEntityOf(key)?.name === 'auditRecord';
+const routeNamed = (name: string) => routes.find((route) => routeKey(route) === name);
+const idempotentRoute = (scenario: Scenario) => {
+  const [name = ''] = Object.entries(scenarios).find(([, each]) => each === scenario) ?? [];
+  return Boolean(routeNamed(name)?.idempotent);
+};
 
 const writers = [
   ...routes.filter((route) => route.table === 'readWrite').map((route) => routeKey(route)),
@@ -794,6 +815,17 @@ describe.each(Object.keys(scenarios))('%s', (name) => {
     expect(clean.answer?.status ?? 200).toBeLessThan(400);
     expect(clean.writes).toBeGreaterThan(0);
     for (const name of clean.entities) writtenByCleanRuns.add(name);
+    // One audit record per change, as the route's row says (audit/): its action, resource and chain.
+    const fact = routeNamed(name)?.audit;
+    const audited = scenario.call !== undefined && fact !== undefined && 'resource' in fact;
+    expect(
+      clean.recorded.map((record) => ({
+        action: record.action,
+        resource: record.resource.type,
+        verifies: recordHash(record) === record.hash,
+      })),
+      'the audit records of the clean run',
+    ).toEqual(audited ? [{ action: name, resource: fact.resource, verifies: true }] : []);
     const plans = (['kill', 'fail'] as const).flatMap((mode) =>
       Array.from({ length: clean.writes }, (_, index) => ({ mode, at: index + 1 })),
     );

@@ -59,7 +59,11 @@ describe('batch reads', () => {
 describe('clients and their tokens', () => {
   test('a client token resolves to its client with one lookup; only its hash is stored', async () => {
     const { client, token } = await createClient('Integrator');
-    expect(await authenticate(`Bearer ${token}`, ['client'])).toEqual({ kind: 'client', clientId: client.clientId });
+    expect(await authenticate(`Bearer ${token}`, ['client'])).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+      tokenId: hashToken(token).slice(0, 16),
+    });
     const tokenItem = await getItem(stored.token.key({ tokenHash: hashToken(token) }));
     expect(tokenItem).toMatchObject({ kind: 'client', clientId: client.clientId });
     expect(JSON.stringify(await findClient(client.clientId))).not.toContain(token);

@@ -50,7 +50,10 @@ const otherCharacter = (char: string) => (char === 'A' ? 'B' : 'A');
 describe('a forged signed token', () => {
   test('a valid token is looked up (the counter sees the store)', async () => {
     const { client, token } = await createClient('Forgery baseline');
-    expect(await outcome(token)).toEqual({ answer: { kind: 'client', clientId: client.clientId }, requests: 1 });
+    expect(await outcome(token)).toEqual({
+      answer: { kind: 'client', clientId: client.clientId, tokenId: hashToken(token).slice(0, 16) },
+      requests: 1,
+    });
   });
 
   test('is refused without a single DynamoDB request, however it is forged', async () => {
@@ -74,15 +77,27 @@ describe('a forged signed token', () => {
       expect(await outcome(forged), how).toEqual({ answer: invalid, requests: 0 });
     }
     // The genuine token still works after all that.
-    expect((await outcome(token)).answer).toEqual({ kind: 'client', clientId: client.clientId });
+    expect((await outcome(token)).answer).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+      tokenId: hashToken(token).slice(0, 16),
+    });
   });
 
   test('revocation stays immediate: a rotated-out token, with its MAC still right, fails at once', async () => {
     const { client, token } = await createClient('Forgery rotation');
-    expect((await outcome(token)).answer).toEqual({ kind: 'client', clientId: client.clientId });
+    expect((await outcome(token)).answer).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+      tokenId: hashToken(token).slice(0, 16),
+    });
     const fresh = await rotateClientToken(client.clientId, { previousValidForSeconds: 0 });
     expect(await outcome(token)).toEqual({ answer: invalid, requests: 1 });
-    expect((await outcome(fresh?.token ?? '')).answer).toEqual({ kind: 'client', clientId: client.clientId });
+    expect((await outcome(fresh?.token ?? '')).answer).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+      tokenId: hashToken(fresh?.token ?? '').slice(0, 16),
+    });
   });
 
   test('a previous token is checked like a current one: forged, refused without a request; past its expiry, 401', async () => {
@@ -93,7 +108,10 @@ describe('a forged signed token', () => {
     if (!signed) throw new Error(`Not a signed token: ${token}`);
     const forged = `${signed.signedText}.${otherCharacter(signed.mac.charAt(0))}${signed.mac.slice(1)}`;
     expect(await outcome(forged)).toEqual({ answer: invalid, requests: 0 });
-    expect(await outcome(token)).toEqual({ answer: { kind: 'client', clientId: client.clientId }, requests: 1 });
+    expect(await outcome(token)).toEqual({
+      answer: { kind: 'client', clientId: client.clientId, tokenId: hashToken(token).slice(0, 16) },
+      requests: 1,
+    });
     // Its grace period over, as the clock would make it: refused as an unknown token, whether or not TTL removed it yet.
     await db().send(
       new UpdateCommand({
@@ -104,7 +122,11 @@ describe('a forged signed token', () => {
       }),
     );
     expect(await outcome(token)).toEqual({ answer: invalid, requests: 1 });
-    expect((await outcome(rotated?.token ?? '')).answer).toEqual({ kind: 'client', clientId: client.clientId });
+    expect((await outcome(rotated?.token ?? '')).answer).toEqual({
+      kind: 'client',
+      clientId: client.clientId,
+      tokenId: hashToken(rotated?.token ?? '').slice(0, 16),
+    });
   });
 
   test('a token item that names another owner than the signed token does is refused', async () => {
@@ -126,7 +148,10 @@ describe('unsigned tokens', () => {
   test('are looked up while accepted (the default), refused without I/O with UNSIGNED_TOKENS=refuse', async () => {
     const chosen = `cli_${randomBytes(32).toString('base64url')}`;
     const { client } = await createClient('Unsigned holder', chosen);
-    expect(await outcome(chosen)).toEqual({ answer: { kind: 'client', clientId: client.clientId }, requests: 1 });
+    expect(await outcome(chosen)).toEqual({
+      answer: { kind: 'client', clientId: client.clientId, tokenId: hashToken(chosen).slice(0, 16) },
+      requests: 1,
+    });
     process.env.UNSIGNED_TOKENS = 'refuse';
     expect(await outcome(chosen)).toEqual({ answer: invalid, requests: 0 });
     expect(await outcome('cli_local_demo_token_0123456789')).toEqual({ answer: invalid, requests: 0 });

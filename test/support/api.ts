@@ -26,10 +26,13 @@ export async function api(
   const response = await fetch(`${inject('twinUrl')}${path}`, { method, headers, body });
   const text = await response.text();
   let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
+  // JSON answers are parsed; text (HTML, YAML, NDJSON, whose one line alone would parse) is kept as sent.
+  if (!/^application\/x-ndjson/.test(response.headers.get('content-type') ?? '')) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
   }
   expectDocumented(method, path, { status: response.status, contentType: response.headers.get('content-type'), body: parsed });
   return { status: response.status, headers: response.headers, body: parsed };

@@ -14,7 +14,12 @@ test('every route has its facts, and they are its row without the summary, the d
   expect(routeFacts[unmatchedRoute.routeKey]).toEqual({ auth: [] });
   const createTenant = routes.find((route) => routeKey(route) === 'POST /tenants');
   expect(createTenant?.summary).toBeTruthy();
-  expect(routeFacts['POST /tenants']).toEqual({ auth: createTenant?.auth, body: createTenant?.body, idempotent: true });
+  expect(routeFacts['POST /tenants']).toEqual({
+    auth: createTenant?.auth,
+    body: createTenant?.body,
+    idempotent: true,
+    audit: { resource: 'tenant' },
+  });
   // A paginated route reads limit and cursor, then its own filters: its facts say so, without the descriptions.
   expect(routeFacts['GET /tenants']?.query?.map(({ name }) => name)).toEqual(['limit', 'cursor', 'nome', 'ativo']);
   expect(routeFacts['GET /tenants']?.query?.[0]).toEqual({ name: 'limit', schema: expect.objectContaining({ type: 'integer' }) });

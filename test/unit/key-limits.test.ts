@@ -83,6 +83,9 @@ const longestText: Readonly<Record<string, string>> = {
   // ISO instants: the latest a Date holds is the longest.
   slot: new Date(8.64e15).toISOString(),
   nextFireAt: new Date(8.64e15).toISOString(),
+  // An audit record's time; an idempotent request's key (idempotency.ts: 32 hex digits of a SHA-256).
+  at: new Date(8.64e15).toISOString(),
+  requestKey: 'f'.repeat(32),
   // A follow-up's kind and a migration set's name: names the code writes.
   kind: 'x'.repeat(64),
   set: 'x'.repeat(64),

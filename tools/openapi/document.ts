@@ -79,6 +79,7 @@ function answerContent(answer: RouteAnswer | undefined): Record<string, Schema> 
     return {
       'application/json': envelopeOf(answer.list ? { type: 'array', items: record } : record),
       ...(answer.yaml ? { 'application/yaml': record } : {}),
+      ...(answer.ndjson ? { 'application/x-ndjson': { type: 'string', description: 'One record per line.' } } : {}),
     };
   }
   if ('schema' in answer) return { [answer.mediaType ?? 'application/json']: schemaRef(answer.schema) };

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { newTokenWrite } from '#functions/core/auth/token-repository.ts';
+import { newTokenWrite, type TokenOwner } from '#functions/core/auth/token-repository.ts';
 import { type OwnedTokens, previousTokenEnd, tokenRotation } from '#functions/core/auth/token-rotation.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { claimWrites } from '#functions/core/store/claims.ts';
@@ -53,6 +53,23 @@ const tenantStaysLive = (tenantId: number): TransactItem => ({
 /** An agent to create: what its creator says of it (its token's fields and date come with its items). */
 type NewAgent = Omit<AgentRecord, keyof OwnedTokens | 'createdAt'>;
 
+/**
+ * The owner of an agent's new token, for a transaction that holds the tenant live (`tenantStaysLive`,
+ * or the tenant's own creation): marked `revokedWithTenant`, since the tenant's deletion revokes it
+ * (`agentRevocationItems`), so authenticating with it reads nothing but its item.
+ */
+const agentTokenOwner = ({
+  clientId,
+  tenantId,
+  agentId,
+}: Pick<AgentRecord, 'clientId' | 'tenantId' | 'agentId'>): TokenOwner => ({
+  kind: 'agent',
+  clientId,
+  tenantId,
+  agentId,
+  revokedWithTenant: true,
+});
+
 /** The items that create an agent and its token, for a transaction. */
 function newAgentItems(agent: NewAgent, token: string, createdAt: string) {
   const record: AgentRecord = { ...agent, tokenHash: hashToken(token), tokensLastUsedAt: {}, createdAt };
@@ -64,7 +81,7 @@ function newAgentItems(agent: NewAgent, token: string, createdAt: string) {
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    newTokenWrite(token, { kind: 'agent', clientId: agent.clientId, tenantId: agent.tenantId, agentId: agent.agentId }),
+    newTokenWrite(token, agentTokenOwner(agent)),
   ];
 }
 
@@ -181,8 +198,7 @@ export async function replaceAgentToken(
   token: string,
   previousValidForSeconds: number | undefined,
 ): Promise<{ previousExpiresAt: string | null } | 'changed' | 'tenant_gone' | 'replaced_missing'> {
-  const { clientId, tenantId, agentId } = agent;
-  const rotation = tokenRotation(agent, token, { kind: 'agent', clientId, tenantId, agentId }, previousValidForSeconds);
+  const rotation = tokenRotation(agent, token, agentTokenOwner(agent), previousValidForSeconds);
   const outcome = await transaction<'tenant' | 'agent' | 'replacedToken' | 'endedToken' | 'newToken'>()
     .add('tenant', tenantStaysLive(agent.tenantId))
     .add('agent', {
@@ -233,7 +249,9 @@ export async function endPreviousAgentToken(agent: AgentRecord): Promise<{ ended
  * one read (every tenant has it: its default agent's creation starts it); a token rotated since is
  * gone or now a previous token (it has an expiry), so its delete's condition fails. Either way the
  * deletion reads again; an agent token made after it committed, or after it claimed the tenant, is
- * refused by `tenantStaysLive`. At most 50 agents: one item each, and the count.
+ * refused by `tenantStaysLive`. At most 50 agents: one item each, and the count. This is what lets a
+ * token item marked `revokedWithTenant` stand for its tenant being live: once the deletion commits,
+ * no token its agents name, current or previous, is left, and none is made.
  */
 export async function agentRevocationItems(
   tenantId: number,
@@ -284,6 +302,41 @@ export async function agentRevocationItems(
     items,
     withPreviousTokens: agents.filter((agent) => agent.previousTokenHash !== undefined),
   };
+}
+
+/**
+ * Migration 9: marks an agent token an earlier release made (no `revokedWithTenant`), so that
+ * authenticating with it reads its item alone. Only while its agent names it (its current or
+ * previous token: what the deletion revokes) and its tenant is live and unclaimed, all checked in the
+ * commit that marks it, as an agent token is made. One that fails a check stays as it is: it is
+ * checked against its tenant on every request, as before.
+ */
+export async function markEarlierAgentToken(token: { pk: string; tenantId: number; agentId: number }): Promise<void> {
+  const agent = await findAgent(token.tenantId, token.agentId);
+  const tokenHash = [agent?.tokenHash, agent?.previousTokenHash].find(
+    (hash) => hash !== undefined && stored.token.key({ tokenHash: hash }).pk === token.pk,
+  );
+  if (tokenHash === undefined) return;
+  await transaction<'tenant' | 'agent' | 'token'>()
+    .add('tenant', tenantStaysLive(token.tenantId))
+    .add('agent', {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: stored.agent.key(token),
+        ConditionExpression: 'tokenHash = :tokenHash OR previousTokenHash = :tokenHash',
+        ExpressionAttributeValues: { ':tokenHash': tokenHash },
+      },
+    })
+    .add('token', {
+      Update: {
+        TableName: tableName(),
+        Key: stored.token.key({ tokenHash }),
+        UpdateExpression: 'SET revokedWithTenant = :true',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':true': true },
+      },
+    })
+    .commit();
 }
 
 /** Records a heartbeat: the agent counts as online for the next two minutes. */

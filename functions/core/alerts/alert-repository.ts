@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CreateAlertBody } from '#functions/core/api/validators/create-alert.cjs';
 import type { UpdateAlertBody } from '#functions/core/api/validators/update-alert.cjs';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
@@ -12,7 +12,8 @@ import {
   queryPage,
   tableName,
   type TransactItem,
-  writeIf,
+  updateReturning,
+  writeItem,
 } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
@@ -99,22 +100,15 @@ export async function updateAlertFields(
     names[`#${field}`] = field;
     values[`:${field}`] = change[field];
   }
-  let updated: AlertRecord | undefined;
-  const written = await writeIf(async () => {
-    const result = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.alert.key({ tenantId, alertId }),
-        UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    updated = result.Attributes as AlertRecord;
+  const { written, item } = await updateReturning<AlertRecord>({
+    TableName: tableName(),
+    Key: stored.alert.key({ tenantId, alertId }),
+    UpdateExpression: `SET ${[...fields.map((field) => `#${field} = :${field}`), 'updatedAt = :updatedAt'].join(', ')}`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ...(fields.length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
   });
-  return written ? updated : undefined;
+  return written ? item : undefined;
 }
 
 /** Deletes the alert and takes it off the tenant's alert count, in one commit; `false` when there was no such alert. */
@@ -158,16 +152,14 @@ export async function findSettings(owner: WebhookOwner): Promise<SettingsRecord>
 
 /** Writes the record if nobody changed it since `seen` was read; false otherwise. */
 export function replaceSettings(owner: WebhookOwner, record: SettingsRecord, seen: SettingsRecord): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...ownerKeys(owner).settings, ...record },
-        ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
-        ExpressionAttributeValues: { ':seen': seen.updatedAt },
-      }),
-    ),
-  );
+  return writeItem({
+    Put: {
+      TableName: tableName(),
+      Item: { ...ownerKeys(owner).settings, ...record },
+      ConditionExpression: 'attribute_not_exists(pk) OR updatedAt = :seen',
+      ExpressionAttributeValues: { ':seen': seen.updatedAt },
+    },
+  });
 }
 
 /**
@@ -420,19 +412,17 @@ export function updateDeliveryState(
     sets.push('nextAttemptAt = :next');
     values[':next'] = nextAttemptAt;
   }
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(record),
-        // An attempt ends any hold by the endpoint's breaker.
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason, attemptingUntil${nextAttemptAt ? '' : ', nextAttemptAt'}`,
-        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(record),
+      // An attempt ends any hold by the endpoint's breaker.
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE heldSince, heldReason, attemptingUntil${nextAttemptAt ? '' : ', nextAttemptAt'}`,
+      ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+    },
+  });
 }
 
 /**
@@ -442,40 +432,36 @@ export function updateDeliveryState(
  * could both post. `false` when another copy attempts it now or moved it on.
  */
 export function claimAttempt(record: DeliveryRecord, until: number, now: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(record),
-        UpdateExpression: 'SET attemptingUntil = :until',
-        ConditionExpression:
-          'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts AND ' +
-          '(attribute_not_exists(attemptingUntil) OR attemptingUntil <= :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':until': until,
-          ':now': now,
-          ':seenStatus': record.status,
-          ':seenAttempts': record.attempts.length,
-        },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(record),
+      UpdateExpression: 'SET attemptingUntil = :until',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts AND ' +
+        '(attribute_not_exists(attemptingUntil) OR attemptingUntil <= :now)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':until': until,
+        ':now': now,
+        ':seenStatus': record.status,
+        ':seenAttempts': record.attempts.length,
+      },
+    },
+  });
 }
 
 /** Lets this copy's claim (`until`, as claimed) go, if it still holds it. */
 export async function releaseAttempt(record: DeliveryRecord, until: number): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(record),
-        UpdateExpression: 'REMOVE attemptingUntil',
-        ConditionExpression: 'attemptingUntil = :until',
-        ExpressionAttributeValues: { ':until': until },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(record),
+      UpdateExpression: 'REMOVE attemptingUntil',
+      ConditionExpression: 'attemptingUntil = :until',
+      ExpressionAttributeValues: { ':until': until },
+    },
+  });
 }
 
 /**
@@ -484,22 +470,20 @@ export async function releaseAttempt(record: DeliveryRecord, until: number): Pro
  * (another copy of its message moved it on).
  */
 export function holdDelivery(record: DeliveryRecord, nextAttemptAt: string, reason: string, now: string): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(record),
-        UpdateExpression: 'SET nextAttemptAt = :next, heldReason = :reason, heldSince = if_not_exists(heldSince, :now)',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':next': nextAttemptAt,
-          ':reason': reason,
-          ':now': now,
-          ':seenStatus': record.status,
-          ':seenAttempts': record.attempts.length,
-        },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(record),
+      UpdateExpression: 'SET nextAttemptAt = :next, heldReason = :reason, heldSince = if_not_exists(heldSince, :now)',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :seenStatus AND size(attempts) = :seenAttempts',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':next': nextAttemptAt,
+        ':reason': reason,
+        ':now': now,
+        ':seenStatus': record.status,
+        ':seenAttempts': record.attempts.length,
+      },
+    },
+  });
 }

@@ -1,5 +1,5 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, queryAll, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, queryAll, tableName, writeIf, writeItem } from '#functions/core/store/dynamo.ts';
 import { ownerFields, ownerId, ownerKeys, ownerName, type WebhookOwner } from '#functions/core/webhooks/owner.ts';
 
 // An owner's webhook endpoint (a tenant's, or a client's): its circuit breaker and its attempt slots (alerts/endpoint.ts says
@@ -52,31 +52,27 @@ export async function findEndpointState(owner: WebhookOwner): Promise<EndpointSt
 
 /** Takes slot `slot` for an attempt until `claimedUntil`, if it is free at `now` (never held, released, or its lease over). */
 export function claimSlot(owner: WebhookOwner, slot: number, claimId: string, claimedUntil: number, now: number) {
-  return writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...ownerKeys(owner).slot(slot), ...ownerFields(owner), slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
-        ConditionExpression: 'attribute_not_exists(pk) OR claimedUntil <= :now',
-        ExpressionAttributeValues: { ':now': now },
-      }),
-    ),
-  );
+  return writeItem({
+    Put: {
+      TableName: tableName(),
+      Item: { ...ownerKeys(owner).slot(slot), ...ownerFields(owner), slot, claimId, claimedUntil, expiresAt: expiresAt(now) },
+      ConditionExpression: 'attribute_not_exists(pk) OR claimedUntil <= :now',
+      ExpressionAttributeValues: { ':now': now },
+    },
+  });
 }
 
 /** Frees the slot if this attempt still holds it (a lease that ran out may have been taken over). */
 export function releaseSlot(owner: WebhookOwner, slot: number, claimId: string) {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: ownerKeys(owner).slot(slot),
-        UpdateExpression: 'SET claimedUntil = :free REMOVE claimId',
-        ConditionExpression: 'claimId = :claimId',
-        ExpressionAttributeValues: { ':free': 0, ':claimId': claimId },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: ownerKeys(owner).slot(slot),
+      UpdateExpression: 'SET claimedUntil = :free REMOVE claimId',
+      ConditionExpression: 'claimId = :claimId',
+      ExpressionAttributeValues: { ':free': 0, ':claimId': claimId },
+    },
+  });
 }
 
 /**
@@ -108,17 +104,15 @@ export async function countStall(owner: WebhookOwner, url: string, now: number):
     });
     if (written && counted) return counted;
     // Another URL's breaker: replaced by a fresh one for this URL (unless a racer did it first), then counted.
-    await writeIf(() =>
-      db().send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...ownerKeys(owner).endpoint, ...ownerFields(owner), url, stalls: 0, expiresAt: expiresAt(now) },
-          ConditionExpression: '#url <> :url',
-          ExpressionAttributeNames: { '#url': 'url' },
-          ExpressionAttributeValues: { ':url': url },
-        }),
-      ),
-    );
+    await writeItem({
+      Put: {
+        TableName: tableName(),
+        Item: { ...ownerKeys(owner).endpoint, ...ownerFields(owner), url, stalls: 0, expiresAt: expiresAt(now) },
+        ConditionExpression: '#url <> :url',
+        ExpressionAttributeNames: { '#url': 'url' },
+        ExpressionAttributeValues: { ':url': url },
+      },
+    });
   }
   throw new Error(`The webhook breaker of ${ownerName(owner)} kept changing URL`);
 }
@@ -128,42 +122,38 @@ export async function countStall(owner: WebhookOwner, url: string, now: number):
  * of the attempts that stall together, exactly one opens it. Answers whether this one did.
  */
 export function openBreaker(owner: WebhookOwner, url: string, threshold: number, openUntil: number, now: number) {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: ownerKeys(owner).endpoint,
-        UpdateExpression:
-          'SET openUntil = :openUntil, openedAt = if_not_exists(openedAt, :now), opens = if_not_exists(opens, :zero) + :one',
-        ConditionExpression: '#url = :url AND attribute_not_exists(openUntil) AND stalls >= :threshold',
-        ExpressionAttributeNames: { '#url': 'url' },
-        ExpressionAttributeValues: {
-          ':url': url,
-          ':threshold': threshold,
-          ':openUntil': openUntil,
-          ':now': now,
-          ':zero': 0,
-          ':one': 1,
-        },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: ownerKeys(owner).endpoint,
+      UpdateExpression:
+        'SET openUntil = :openUntil, openedAt = if_not_exists(openedAt, :now), opens = if_not_exists(opens, :zero) + :one',
+      ConditionExpression: '#url = :url AND attribute_not_exists(openUntil) AND stalls >= :threshold',
+      ExpressionAttributeNames: { '#url': 'url' },
+      ExpressionAttributeValues: {
+        ':url': url,
+        ':threshold': threshold,
+        ':openUntil': openUntil,
+        ':now': now,
+        ':zero': 0,
+        ':one': 1,
+      },
+    },
+  });
 }
 
 /** Makes this attempt the probe of the open breaker on `url`, if its pause is over and no live probe holds it. */
 export function claimProbe(owner: WebhookOwner, url: string, probeId: string, probeUntil: number, now: number) {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: ownerKeys(owner).endpoint,
-        UpdateExpression: 'SET probeId = :probeId, probeUntil = :probeUntil',
-        ConditionExpression: '#url = :url AND openUntil <= :now AND (attribute_not_exists(probeUntil) OR probeUntil <= :now)',
-        ExpressionAttributeNames: { '#url': 'url' },
-        ExpressionAttributeValues: { ':url': url, ':probeId': probeId, ':probeUntil': probeUntil, ':now': now },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: ownerKeys(owner).endpoint,
+      UpdateExpression: 'SET probeId = :probeId, probeUntil = :probeUntil',
+      ConditionExpression: '#url = :url AND openUntil <= :now AND (attribute_not_exists(probeUntil) OR probeUntil <= :now)',
+      ExpressionAttributeNames: { '#url': 'url' },
+      ExpressionAttributeValues: { ':url': url, ':probeId': probeId, ':probeUntil': probeUntil, ':now': now },
+    },
+  });
 }
 
 /** The probe stalled: the breaker pauses again until `openUntil`. Answers it as it is now, or undefined if the probe was not this one's. */
@@ -187,15 +177,13 @@ export async function reopenBreaker(owner: WebhookOwner, probeId: string, openUn
 
 /** The endpoint answered: its breaker on `url` goes (closed, no stalls). Another URL's is left alone. */
 export function closeBreaker(owner: WebhookOwner, url: string) {
-  return writeIf(() =>
-    db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: ownerKeys(owner).endpoint,
-        ConditionExpression: '#url = :url',
-        ExpressionAttributeNames: { '#url': 'url' },
-        ExpressionAttributeValues: { ':url': url },
-      }),
-    ),
-  );
+  return writeItem({
+    Delete: {
+      TableName: tableName(),
+      Key: ownerKeys(owner).endpoint,
+      ConditionExpression: '#url = :url',
+      ExpressionAttributeNames: { '#url': 'url' },
+      ExpressionAttributeValues: { ':url': url },
+    },
+  });
 }

@@ -3,7 +3,10 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RouteFacts } from '#functions/routes.ts';
+import { type AuditRequest, auditScopeFor, recordAlone } from '#functions/core/audit/audit-record.ts';
+import { withAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { authenticate, type Principal, principalScope } from '#functions/core/auth/principals.ts';
+import { canonicalJson } from '#functions/core/canonical-json.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
@@ -268,22 +271,39 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
       const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
       const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
       const deadline = Date.now() + context.getRemainingTimeInMillis();
-      const run = (idempotency: Attempt) =>
-        implementation({
+      const run = (idempotency: Attempt) => {
+        const work = () =>
+          implementation({
+            route,
+            method: event.requestContext.http.method,
+            path: event.rawPath,
+            principal,
+            body: parsed as Received,
+            pathParameters: event.pathParameters ?? {},
+            query: declaredQuery(route, event.queryStringParameters ?? {}),
+            headers: event.headers,
+            cookies: event.cookies ?? [],
+            host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
+            requestId,
+            deadline,
+            idempotency,
+          });
+        const audit = auditRequestOf(
           route,
-          method: event.requestContext.http.method,
-          path: event.rawPath,
           principal,
-          body: parsed as Received,
-          pathParameters: event.pathParameters ?? {},
-          query: declaredQuery(route, event.queryStringParameters ?? {}),
-          headers: event.headers,
-          cookies: event.cookies ?? [],
-          host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
-          requestId,
-          deadline,
-          idempotency,
+          event,
+          body,
+          route.idempotent && call.key !== undefined ? idempotency.requestKey : undefined,
+        );
+        if (!audit) return work();
+        const scope = auditScopeFor(audit);
+        return withAuditScope(scope, async () => {
+          const response = await work();
+          // A change that is a queued message: recorded alone once sent (a retry with the same key records it once).
+          if (response.status < 300 && route.audit && 'queuedChange' in route.audit) await recordAlone();
+          return response;
         });
+      };
       const call = {
         scope: `${principalScope(principal)}:${event.routeKey}`,
         // Only the routes whose row says so honour the header; the others ignore it.
@@ -300,16 +320,48 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
 }
 
 /**
- * `value` as JSON with every object's keys in code-point order, so that two bodies meaning the same
- * thing read the same. Recursion is safe: parsed bodies nest at most `maxBodyDepth` levels.
+ * The audit record a request of a writing route owes (audit/audit-record.ts), from its row's `audit`
+ * fact: undefined for a route that records none, or an anonymous caller. A client's change to a
+ * tenant (its creation, its deletion, anything under `/tenants/{id}`) joins that tenant's chain; its
+ * other changes, its own chain. A tenant's and an agent's changes join their tenant's.
  */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, child]) => `${JSON.stringify(key)}:${canonicalJson(child)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? '';
+function auditRequestOf(
+  route: ServedRoute,
+  principal: Principal,
+  event: Event,
+  body: unknown,
+  requestKey: string | undefined,
+): AuditRequest | undefined {
+  const fact = route.audit;
+  if (!fact || !('resource' in fact) || principal.kind === 'anonymous') return undefined;
+  const parameters = event.pathParameters ?? {};
+  const idParameter = fact.idParameter ?? (parameters.id === undefined ? false : 'id');
+  const fromBody =
+    fact.bodyId && typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[fact.bodyId] : undefined;
+  const id = idParameter === false ? (fromBody === undefined ? undefined : String(fromBody)) : parameters[idParameter];
+  const { clientId } = principal;
+  const tenantChain = (tenantId: number) => ({ owner: 'tenant' as const, ownerId: tenantId, clientId });
+  const clientChain = { owner: 'client' as const, ownerId: clientId, clientId };
+  const chain: AuditRequest['chain'] =
+    principal.kind !== 'client'
+      ? tenantChain(principal.tenantId)
+      : fact.resource !== 'tenant'
+        ? clientChain
+        : (allocated) => {
+            const tenantId = id === undefined ? allocated('tenant') : Number(id);
+            return tenantId === undefined ? clientChain : tenantChain(tenantId);
+          };
+  return {
+    chain,
+    actor: principal,
+    action: route.key,
+    resource: { type: fact.resource, ...(id === undefined ? {} : { id }) },
+    path: event.rawPath,
+    fields: typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.keys(body).sort() : [],
+    requestId: requestIdOf(event),
+    viewerAddress: viewerAddressOf(event),
+    ...(requestKey === undefined ? {} : { requestKey }),
+  };
 }
 
 /** A path parameter that must be a positive integer id; anything else is a 400. */

@@ -7,7 +7,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /docs': { auth: [] },
   'GET /docs/{asset}': { auth: [] },
   'GET /whoami': { auth: ['client', 'tenant'] },
-  'POST /tenants': { auth: ['client'], body: 'create-tenant', idempotent: true },
+  'POST /tenants': { auth: ['client'], body: 'create-tenant', idempotent: true, audit: { resource: 'tenant' } },
   'GET /tenants': {
     auth: ['client'],
     query: [
@@ -17,16 +17,22 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'ativo', schema: { type: 'boolean' } },
     ],
   },
-  'POST /tenants/delete': { auth: ['client'], body: 'delete-tenant' },
-  'DELETE /tenants': { auth: ['client'], body: 'delete-tenant' },
-  'POST /tenants/{id}/deactivate': { auth: ['client'] },
-  'POST /tenants/{id}/activate': { auth: ['client'] },
+  'POST /tenants/delete': { auth: ['client'], body: 'delete-tenant', audit: { resource: 'tenant', bodyId: 'id' } },
+  'DELETE /tenants': { auth: ['client'], body: 'delete-tenant', audit: { resource: 'tenant', bodyId: 'id' } },
+  'POST /tenants/{id}/deactivate': { auth: ['client'], audit: { resource: 'tenant' } },
+  'POST /tenants/{id}/activate': { auth: ['client'], audit: { resource: 'tenant' } },
   'GET /tenants/{id}': { auth: ['client'] },
-  'PATCH /tenants/{id}': { auth: ['client'], body: 'update-tenant', ifMatch: true },
-  'POST /tenants/{id}/token': { auth: ['client'], body: 'rotate-token' },
-  'DELETE /tenants/{id}/token/previous': { auth: ['client'] },
+  'PATCH /tenants/{id}': { auth: ['client'], body: 'update-tenant', ifMatch: true, audit: { resource: 'tenant' } },
+  'POST /tenants/{id}/token': { auth: ['client'], body: 'rotate-token', audit: { resource: 'tenant' } },
+  'DELETE /tenants/{id}/token/previous': { auth: ['client'], audit: { resource: 'tenant' } },
   'GET /tenant': { auth: ['tenant'] },
-  'POST /tenants/templates': { auth: ['client'], body: 'template-bundle', yaml: true, idempotent: true },
+  'POST /tenants/templates': {
+    auth: ['client'],
+    body: 'template-bundle',
+    yaml: true,
+    idempotent: true,
+    audit: { resource: 'template' },
+  },
   'GET /tenants/templates': {
     auth: ['client'],
     query: [
@@ -35,9 +41,9 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenants/templates/{id}': { auth: ['client'] },
-  'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true },
-  'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true },
-  'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template' },
+  'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true, audit: { resource: 'template' } },
+  'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true, audit: { resource: 'template' } },
+  'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template', audit: { resource: 'template' } },
   'GET /tenants/templates/{id}/tenants': {
     auth: ['client'],
     query: [
@@ -46,7 +52,12 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'belowVersion', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
-  'POST /tenants/templates/{id}/rollouts': { auth: ['client'], body: 'create-rollout', idempotent: true },
+  'POST /tenants/templates/{id}/rollouts': {
+    auth: ['client'],
+    body: 'create-rollout',
+    idempotent: true,
+    audit: { resource: 'rollout', idParameter: false },
+  },
   'GET /tenants/templates/{id}/rollouts': {
     auth: ['client'],
     query: [
@@ -63,11 +74,25 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'outcome', schema: { enum: ['pending', 'applied', 'unchanged', 'pending_activation', 'failed'] } },
     ],
   },
-  'POST /tenants/templates/{id}/rollouts/{rolloutId}/pause': { auth: ['client'] },
-  'POST /tenants/templates/{id}/rollouts/{rolloutId}/resume': { auth: ['client'] },
-  'POST /tenants/templates/{id}/rollouts/{rolloutId}/cancel': { auth: ['client'] },
-  'POST /tenant/templates/apply': { auth: ['tenant'], body: 'apply-template' },
-  'POST /tenant/templates/reload': { auth: ['tenant'], body: 'reload', idempotent: true },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/pause': {
+    auth: ['client'],
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/resume': {
+    auth: ['client'],
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
+  },
+  'POST /tenants/templates/{id}/rollouts/{rolloutId}/cancel': {
+    auth: ['client'],
+    audit: { resource: 'rollout', idParameter: 'rolloutId' },
+  },
+  'POST /tenant/templates/apply': { auth: ['tenant'], body: 'apply-template', audit: { resource: 'template' } },
+  'POST /tenant/templates/reload': {
+    auth: ['tenant'],
+    body: 'reload',
+    idempotent: true,
+    audit: { resource: 'reload', queuedChange: true },
+  },
   'GET /tenant/agents': {
     auth: ['tenant'],
     query: [
@@ -75,9 +100,9 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'POST /tenant/agents': { auth: ['tenant'], body: 'create-agent', idempotent: true },
-  'POST /tenant/agents/{id}/token': { auth: ['tenant'], body: 'rotate-token' },
-  'DELETE /tenant/agents/{id}/token/previous': { auth: ['tenant'] },
+  'POST /tenant/agents': { auth: ['tenant'], body: 'create-agent', idempotent: true, audit: { resource: 'agent' } },
+  'POST /tenant/agents/{id}/token': { auth: ['tenant'], body: 'rotate-token', audit: { resource: 'agent' } },
+  'DELETE /tenant/agents/{id}/token/previous': { auth: ['tenant'], audit: { resource: 'agent' } },
   'GET /tenant/runs': {
     auth: ['tenant'],
     query: [
@@ -89,8 +114,8 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/runs/{id}': { auth: ['tenant'] },
-  'POST /tenant/runs/{id}/retry': { auth: ['tenant'], idempotent: true },
-  'POST /tenant/users': { auth: ['tenant'], body: 'create-user', idempotent: true },
+  'POST /tenant/runs/{id}/retry': { auth: ['tenant'], idempotent: true, audit: { resource: 'run', queuedChange: true } },
+  'POST /tenant/users': { auth: ['tenant'], body: 'create-user', idempotent: true, audit: { resource: 'user' } },
   'GET /tenant/users': {
     auth: ['tenant'],
     query: [
@@ -100,9 +125,9 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/users/{id}': { auth: ['tenant'] },
-  'PATCH /tenant/users/{id}': { auth: ['tenant'], body: 'update-user' },
-  'DELETE /tenant/users/{id}': { auth: ['tenant'] },
-  'POST /tenant/groups': { auth: ['tenant'], body: 'create-group', idempotent: true },
+  'PATCH /tenant/users/{id}': { auth: ['tenant'], body: 'update-user', audit: { resource: 'user' } },
+  'DELETE /tenant/users/{id}': { auth: ['tenant'], audit: { resource: 'user' } },
+  'POST /tenant/groups': { auth: ['tenant'], body: 'create-group', idempotent: true, audit: { resource: 'group' } },
   'GET /tenant/groups': {
     auth: ['tenant'],
     query: [
@@ -111,10 +136,10 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/groups/{id}': { auth: ['tenant'] },
-  'DELETE /tenant/groups/{id}': { auth: ['tenant'] },
-  'PUT /tenant/groups/{id}/members/{userId}': { auth: ['tenant'] },
-  'DELETE /tenant/groups/{id}/members/{userId}': { auth: ['tenant'] },
-  'POST /tenant/datamart': { auth: ['tenant'], body: 'create-datamart', idempotent: true },
+  'DELETE /tenant/groups/{id}': { auth: ['tenant'], audit: { resource: 'group' } },
+  'PUT /tenant/groups/{id}/members/{userId}': { auth: ['tenant'], audit: { resource: 'group' } },
+  'DELETE /tenant/groups/{id}/members/{userId}': { auth: ['tenant'], audit: { resource: 'group' } },
+  'POST /tenant/datamart': { auth: ['tenant'], body: 'create-datamart', idempotent: true, audit: { resource: 'datamart' } },
   'GET /tenant/datamart': {
     auth: ['tenant'],
     query: [
@@ -123,8 +148,8 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/datamart/{id}': { auth: ['tenant'] },
-  'PATCH /tenant/datamart/{id}': { auth: ['tenant'], body: 'update-datamart' },
-  'DELETE /tenant/datamart/{id}': { auth: ['tenant'] },
+  'PATCH /tenant/datamart/{id}': { auth: ['tenant'], body: 'update-datamart', audit: { resource: 'datamart' } },
+  'DELETE /tenant/datamart/{id}': { auth: ['tenant'], audit: { resource: 'datamart' } },
   'GET /tenant/datamart/{id}/user': {
     auth: ['tenant'],
     query: [
@@ -139,12 +164,18 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'PUT /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'], body: 'set-permissions' },
-  'DELETE /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'] },
-  'PUT /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], body: 'set-permissions' },
-  'DELETE /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'] },
+  'PUT /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'], body: 'set-permissions', audit: { resource: 'datamart' } },
+  'DELETE /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'], audit: { resource: 'datamart' } },
+  'PUT /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], body: 'set-permissions', audit: { resource: 'datamart' } },
+  'DELETE /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], audit: { resource: 'datamart' } },
   'GET /tenant/datamart/{id}/user/{userId}/effective': { auth: ['tenant'] },
-  'PUT /tenant/schedules/{id}': { auth: ['tenant'], body: 'schedule.v2', yaml: true, ifMatch: true },
+  'PUT /tenant/schedules/{id}': {
+    auth: ['tenant'],
+    body: 'schedule.v2',
+    yaml: true,
+    ifMatch: true,
+    audit: { resource: 'schedule' },
+  },
   'GET /tenant/schedules': {
     auth: ['tenant'],
     query: [
@@ -153,7 +184,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/schedules/{id}': { auth: ['tenant'] },
-  'DELETE /tenant/schedules/{id}': { auth: ['tenant'], ifMatch: true },
+  'DELETE /tenant/schedules/{id}': { auth: ['tenant'], ifMatch: true, audit: { resource: 'schedule' } },
   'GET /tenant/schedules/{id}/next': {
     auth: ['tenant'],
     query: [{ name: 'count', schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } }],
@@ -166,9 +197,9 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/settings': { auth: ['tenant'] },
-  'PATCH /tenant/settings': { auth: ['tenant'], body: 'update-settings' },
-  'POST /tenant/settings/webhook/secret': { auth: ['tenant'] },
-  'POST /tenant/alerts': { auth: ['tenant'], body: 'create-alert', idempotent: true },
+  'PATCH /tenant/settings': { auth: ['tenant'], body: 'update-settings', audit: { resource: 'settings' } },
+  'POST /tenant/settings/webhook/secret': { auth: ['tenant'], audit: { resource: 'settings' } },
+  'POST /tenant/alerts': { auth: ['tenant'], body: 'create-alert', idempotent: true, audit: { resource: 'alert' } },
   'GET /tenant/alerts': {
     auth: ['tenant'],
     query: [
@@ -177,11 +208,11 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenant/alerts/{id}': { auth: ['tenant'] },
-  'PATCH /tenant/alerts/{id}': { auth: ['tenant'], body: 'update-alert' },
-  'DELETE /tenant/alerts/{id}': { auth: ['tenant'] },
+  'PATCH /tenant/alerts/{id}': { auth: ['tenant'], body: 'update-alert', audit: { resource: 'alert' } },
+  'DELETE /tenant/alerts/{id}': { auth: ['tenant'], audit: { resource: 'alert' } },
   'POST /tenant/alerts/{id}/preview': { auth: ['tenant'], body: 'alert-delivery' },
-  'POST /tenant/alerts/{id}/send': { auth: ['tenant'], body: 'alert-delivery', idempotent: true },
-  'POST /tenant/alerts/{id}/fire': { auth: ['tenant'], body: 'alert-delivery', idempotent: true },
+  'POST /tenant/alerts/{id}/send': { auth: ['tenant'], body: 'alert-delivery', idempotent: true, audit: { resource: 'alert' } },
+  'POST /tenant/alerts/{id}/fire': { auth: ['tenant'], body: 'alert-delivery', idempotent: true, audit: { resource: 'alert' } },
   'GET /tenant/alerts/{id}/deliveries': {
     auth: ['tenant'],
     query: [
@@ -197,11 +228,78 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'status', schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] } },
     ],
   },
+  'GET /tenant/audit': {
+    auth: ['tenant'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+      {
+        name: 'resource',
+        schema: {
+          enum: [
+            'tenant',
+            'template',
+            'rollout',
+            'reload',
+            'agent',
+            'run',
+            'user',
+            'group',
+            'datamart',
+            'schedule',
+            'settings',
+            'alert',
+            'delivery',
+            'login',
+            'client',
+          ],
+        },
+      },
+      { name: 'resourceId', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+      { name: 'actor', schema: { enum: ['client', 'tenant', 'agent', 'operator'] } },
+      { name: 'from', schema: { type: 'string', minLength: 10, maxLength: 35 } },
+      { name: 'to', schema: { type: 'string', minLength: 10, maxLength: 35 } },
+    ],
+  },
+  'GET /tenants/audit': {
+    auth: ['client'],
+    query: [
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', schema: { type: 'string' } },
+      {
+        name: 'resource',
+        schema: {
+          enum: [
+            'tenant',
+            'template',
+            'rollout',
+            'reload',
+            'agent',
+            'run',
+            'user',
+            'group',
+            'datamart',
+            'schedule',
+            'settings',
+            'alert',
+            'delivery',
+            'login',
+            'client',
+          ],
+        },
+      },
+      { name: 'resourceId', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+      { name: 'actor', schema: { enum: ['client', 'tenant', 'agent', 'operator'] } },
+      { name: 'from', schema: { type: 'string', minLength: 10, maxLength: 35 } },
+      { name: 'to', schema: { type: 'string', minLength: 10, maxLength: 35 } },
+      { name: 'tenantId', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
+    ],
+  },
   'GET /tenant/deliveries/{id}': { auth: ['tenant'] },
-  'POST /tenant/deliveries/{id}/redeliver': { auth: ['tenant'] },
+  'POST /tenant/deliveries/{id}/redeliver': { auth: ['tenant'], audit: { resource: 'delivery' } },
   'GET /tenants/settings': { auth: ['client'] },
-  'PATCH /tenants/settings': { auth: ['client'], body: 'update-client-settings' },
-  'POST /tenants/settings/webhook/secret': { auth: ['client'] },
+  'PATCH /tenants/settings': { auth: ['client'], body: 'update-client-settings', audit: { resource: 'settings' } },
+  'POST /tenants/settings/webhook/secret': { auth: ['client'], audit: { resource: 'settings' } },
   'GET /tenants/deliveries': {
     auth: ['client'],
     query: [
@@ -211,12 +309,13 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /tenants/deliveries/{id}': { auth: ['client'] },
-  'POST /tenants/deliveries/{id}/redeliver': { auth: ['client'] },
+  'POST /tenants/deliveries/{id}/redeliver': { auth: ['client'], audit: { resource: 'delivery' } },
   'POST /tenant/login': { auth: ['tenant'], body: 'login' },
-  'POST /tenant/login/revoke': { auth: ['tenant'], body: 'revoke-login' },
+  'POST /tenant/login/revoke': { auth: ['tenant'], body: 'revoke-login', audit: { resource: 'login' } },
   'GET /.well-known/jwks.json': { auth: [] },
   'GET /auth/api/{token}': {
     auth: [],
+    audit: { unaudited: "a sign-in, not a change: the session it opens is the login token's, which POST /tenant/login issued" },
     query: [
       { name: 'ref', schema: { type: 'string' } },
       { name: 'showMenu', schema: { enum: ['0', '1'] } },
@@ -224,7 +323,13 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
     ],
   },
   'GET /auth/session': { auth: [] },
-  'POST /agent/heartbeat': { auth: ['agent'] },
-  'POST /agent/runs/{id}': { auth: ['agent'], body: 'report-run' },
+  'POST /agent/heartbeat': {
+    auth: ['agent'],
+    audit: {
+      unaudited:
+        "a liveness stamp (the agent's lastSeenAt, about twice a minute): it hands out the loads waiting, and changes none",
+    },
+  },
+  'POST /agent/runs/{id}': { auth: ['agent'], body: 'report-run', audit: { resource: 'run' } },
   $default: { auth: [] },
 };

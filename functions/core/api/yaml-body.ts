@@ -1,4 +1,5 @@
 import { Composer, isMap, isNode, isScalar, isSeq, Lexer, Parser, stringify } from 'yaml';
+import { prefersOverJson } from './accept.ts';
 import type { ApiRequest } from './http-handler.ts';
 import { maxBodyDepth, yamlMediaType } from './request-body.ts';
 import { badRequest, payloadTooLarge } from '#functions/core/errors.ts';
@@ -111,22 +112,9 @@ const lineOf = (node: unknown, text: string) => {
   return offset === undefined ? '' : ` (line ${text.slice(0, offset).split('\n').length})`;
 };
 
-/**
- * Whether the request's Accept header prefers YAML to JSON (JSON when it says nothing, or when
- * both weigh the same).
- */
-export function prefersYaml(request: Pick<ApiRequest, 'headers'>): boolean {
-  const weights = (request.headers.accept ?? '').split(',').map((part) => {
-    const [type = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith('q='));
-    return { type, weight: q ? Number(q.slice(2)) || 0 : 1 };
-  });
-  const weightOf = (test: (type: string) => boolean) =>
-    Math.max(0, ...weights.filter(({ type }) => test(type)).map(({ weight }) => weight));
-  const yaml = weightOf((type) => yamlMediaType.test(type));
-  const json = weightOf((type) => type === 'application/json' || type === 'application/*' || type === '*/*');
-  return yaml > json;
-}
+/** Whether the request's Accept header prefers YAML to JSON (JSON when it says nothing, or when both weigh the same). */
+export const prefersYaml = (request: Pick<ApiRequest, 'headers'>): boolean =>
+  prefersOverJson(request, (type) => yamlMediaType.test(type));
 
 /**
  * A value as YAML text. Strings that a YAML 1.1 reader would take for something else (`7:05` is

@@ -5,10 +5,14 @@ import { tokenUseDue } from './token-use.ts';
 import { stampTokenUse } from './token-use-repository.ts';
 import { hashToken, screenAuthorization, type TokenSubject } from './tokens.ts';
 
+/**
+ * Who is calling. `tokenId`, set by `authenticate`: the first 16 hex digits of the token's SHA-256,
+ * which audit records keep to tell a rotation's two live tokens apart (never the token, nor its whole hash).
+ */
 export type Principal =
-  | { kind: 'client'; clientId: number }
-  | { kind: 'tenant'; clientId: number; tenantId: number }
-  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number }
+  | { kind: 'client'; clientId: number; tokenId?: string }
+  | { kind: 'tenant'; clientId: number; tenantId: number; tokenId?: string }
+  | { kind: 'agent'; clientId: number; tenantId: number; agentId: number; tokenId?: string }
   | { kind: 'anonymous' };
 
 const tenantNotFound = () => notFound('Tenant not found', 'tenant_not_found');
@@ -38,7 +42,9 @@ export const schemeNames: Record<AuthScheme, string> = {
  * An unknown token is 401, and so is one past its `expiresAt` (a previous token whose grace period
  * is over: token-rotation.ts); a valid token of another kind than the route takes is 403, naming the
  * scheme the route needs; a deleted tenant's token is 404 `Tenant not found` (spec 4.4, 7), and
- * its agents' tokens 401. A previous token is a token like the current one in every other way.
+ * its agents' tokens 401 (the deletion revokes them, so an agent token is one read too:
+ * token-repository.ts `revokedWithTenant`). A previous token is a token like the current one in
+ * every other way.
  *
  * With `keepAlive`, a token whose last use is a minute old or more gets its use stamped (token-use.ts):
  * the stamp starts now, beside the route's own work, and is handed to `keepAlive`, for the caller to
@@ -61,10 +67,11 @@ export async function authenticate(
     throw forbidden(`This route takes ${needed}; this is ${withArticle(item.kind)} token`, 'wrong_token_kind');
   }
   if (item.kind === 'tenant' && item.tenantDeleted) throw tenantNotFound();
-  // A token of a deleted tenant's agent is no token (401), on every agent route.
-  if (item.kind === 'agent' && !(await agentTenantLive(item.tenantId))) throw invalidToken();
+  // A token of a deleted tenant's agent is no token (401), on every agent route. The deletion revokes every token
+  // whose item says so (`revokedWithTenant`): that item is the whole check. Only a token without it reads its tenant.
+  if (item.kind === 'agent' && !item.revokedWithTenant && !(await agentTenantLive(item.tenantId))) throw invalidToken();
   if (keepAlive && tokenUseDue(item, now)) keepAlive(stampTokenUse(tokenHash, item, now));
-  return principalOf(item);
+  return { ...principalOf(item), tokenId: tokenHash.slice(0, 16) } as Principal;
 }
 
 function principalOf(item: TokenOwner): Principal {

@@ -6,7 +6,17 @@ import { hashToken, parseSignedToken, type TokenSubject } from './tokens.ts';
 export type TokenOwner =
   | Extract<TokenSubject, { kind: 'client' }>
   | (Extract<TokenSubject, { kind: 'tenant' }> & { tenantDeleted?: true })
-  | Extract<TokenSubject, { kind: 'agent' }>;
+  | (Extract<TokenSubject, { kind: 'agent' }> & {
+      /**
+       * The tenant's deletion revokes this token in its own transaction: it was made (or marked by
+       * migration 9) by a transaction that held its tenant live and unclaimed and its agent naming it
+       * (agent-repository.ts `tenantStaysLive`, or the tenant's own creation), and the deletion
+       * revokes every token its agents name.
+       * So its item alone says the tenant is live, and no request reads the tenant (`agentTenantLive`)
+       * for it. An agent token without it (one an earlier release made) is checked against its tenant.
+       */
+      revokedWithTenant?: true;
+    });
 
 /** The item that makes a token valid: its owner, and what may end it or says how it is used. */
 export type TokenItem = TokenOwner & {
@@ -39,9 +49,11 @@ export const tokenExpired = (item: Pick<TokenItem, 'expiresAt'>, nowMs = Date.no
   item.expiresAt !== undefined && item.expiresAt <= Math.floor(nowMs / 1000);
 
 /**
- * Whether an agent's tenant is still there. The deletion revokes its agents' tokens in its own
- * transaction (agent-repository.ts `agentRevocationItems`); this is the second line, read on every
- * agent request, so that a token that outlived its tenant all the same opens nothing.
+ * Whether an agent's tenant is still there, for an agent token whose item does not say so
+ * (`revokedWithTenant`): one an earlier release made, which migration 9 could not mark, or one
+ * written otherwise. The deletion revokes its agents' tokens in its own transaction
+ * (agent-repository.ts `agentRevocationItems`); this read makes such a token that outlived its
+ * tenant all the same open nothing.
  */
 export async function agentTenantLive(tenantId: number): Promise<boolean> {
   const tenant = await getItem<{ deletedAt?: string }>(stored.tenant.key({ tenantId }));

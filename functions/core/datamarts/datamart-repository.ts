@@ -1,6 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  db,
   deleteAll,
   getItem,
   maxTransactItems,
@@ -11,7 +9,7 @@ import {
   queryList,
   tableName,
   type TransactItem,
-  writeIf,
+  writeItem,
 } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import type { FacetValues } from '#functions/core/store/entities.ts';
@@ -229,34 +227,30 @@ export async function indexPermissionRecords(records: readonly StoredPermission[
   await Promise.all(
     records.map((record) => {
       const entry = stored.permission.indexEntry(record);
-      return writeIf(() =>
-        db().send(
-          new UpdateCommand({
-            TableName: tableName(),
-            Key: { pk: record.pk, sk: record.sk },
-            UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
-          }),
-        ),
-      );
+      return writeItem({
+        Update: {
+          TableName: tableName(),
+          Key: { pk: record.pk, sk: record.sk },
+          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':pk': entry.gsi1pk, ':sk': entry.gsi1sk },
+        },
+      });
     }),
   );
 }
 
 /** Marks the datamart's record `tenantIndexed` while it exists: the last step of migration 1. */
 export async function markTenantIndexed(tenantId: number, datamartId: number): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.datamart.key({ tenantId, datamartId }),
-        UpdateExpression: 'SET tenantIndexed = :true',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':true': true },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.datamart.key({ tenantId, datamartId }),
+      UpdateExpression: 'SET tenantIndexed = :true',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':true': true },
+    },
+  });
 }
 
 /** The tenant's datamart records through the index listing them: all, or a page of `limit` (the records hold their lists). */

@@ -401,6 +401,11 @@ export function listGroupsPage(
   });
 }
 
+/** Several groups of the tenant by id (batch reads, consistent); missing ones are left out. */
+export function findGroups(tenantId: number, groupIds: readonly number[]): Promise<GroupRecord[]> {
+  return getAll<GroupRecord>(groupIds.map((groupId) => stored.group.key({ tenantId, groupId })));
+}
+
 export async function listGroups(tenantId: number): Promise<GroupRecord[]> {
   return (await listGroupsPage(tenantId, undefined, undefined)).items;
 }

@@ -1,5 +1,6 @@
 import {
   deleteSubjectRecords,
+  listDatamartTables,
   listIndexedPermissions,
   type StoredPermission,
 } from '#functions/core/datamarts/datamart-repository.ts';
@@ -16,6 +17,7 @@ import { deleteGroup } from './groups.ts';
 import {
   deleteGroupMemberships,
   deleteUserMemberships,
+  findGroups,
   findUserByLogin,
   listMemberships,
   listUserMemberships,
@@ -113,16 +115,62 @@ export async function listUsersWithAccessByLogin(
   return { items: describeUsers([user], userRecords, memberships, await context), count: 1, nextCursor: null };
 }
 
-/** GET /tenant/users/{id}: the user, their memberships, their records and the access context, together. */
+/**
+ * GET /tenant/users/{id}: what the answer needs and no more, whatever the tenant's other groups hold.
+ * First level, together: the user, their memberships, their records and the datamarts' tables; then
+ * their groups (by key) and those groups' records (`groupRecordQueries`). The access context is
+ * theirs alone: the tenant's other groups and their records, which count for nothing in the answer,
+ * are not read, so the reads grow with the user's groups, not the tenant's.
+ */
 export async function describeUserWithAccess(tenantId: number, userId: number): Promise<UserWithAccess> {
-  const [user, memberships, context, userRecords] = await Promise.all([
+  const [user, memberships, userRecords, datamarts] = await Promise.all([
     requireUser(tenantId, userId),
     listUserMemberships(tenantId, userId),
-    readAccessContext(tenantId),
     listIndexedPermissions(tenantId, 'user', userId),
+    listDatamartTables(tenantId),
   ]);
-  const [described] = describeUsers([user], userRecords, memberships, context);
+  const groupIds = memberships.map((membership) => membership.groupId);
+  const [groups, groupRecords] = await Promise.all([
+    findGroups(tenantId, groupIds),
+    Promise.all(
+      idRanges(groupIds, groupRecordQueries).map(([first, last]) => listIndexedPermissions(tenantId, 'group', first, last)),
+    ),
+  ]);
+  const [described] = describeUsers([user], userRecords, memberships, { groups, groupRecords: groupRecords.flat(), datamarts });
   return described as UserWithAccess;
+}
+
+/**
+ * The most Queries of the permission index that read one user's groups' records, in parallel, each
+ * over a range of group ids (`idRanges`): a user in at most this many groups reads exactly their
+ * groups' records; one in more reads them in this many Queries, with the records of the groups whose
+ * ids lie in the narrower gaps between theirs: never more than every group's records.
+ */
+export const groupRecordQueries = 8;
+
+/**
+ * The ids as at most `most` ranges [first, last] that cover them all, in order: each id alone when
+ * they are few enough, else split at the `most - 1` widest gaps between consecutive ids (so that the
+ * ranges take in as few ids that are not given as they can).
+ */
+export function idRanges(ids: readonly number[], most: number): Array<[number, number]> {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  if (sorted.length === 0) return [];
+  // Where each range ends: after the widest gaps, and at the last id.
+  const ends = sorted
+    .slice(1)
+    .map((id, index) => ({ index, width: id - (sorted[index] as number) }))
+    .sort((a, b) => b.width - a.width || a.index - b.index)
+    .slice(0, Math.max(0, most - 1))
+    .map((gap) => gap.index)
+    .concat(sorted.length - 1)
+    .sort((a, b) => a - b);
+  let start = 0;
+  return ends.map((end) => {
+    const range: [number, number] = [sorted[start] as number, sorted[end] as number];
+    start = end + 1;
+    return range;
+  });
 }
 
 /** Unlinks a user, then sweeps what it leaves (the follow-up sweeper does, if this request stops first). */

@@ -3,6 +3,7 @@
  * A new one takes the next version; none is ever removed while a deployment may hold data it rewrites.
  */
 import { type MigrationRun, type MigrationSet, runMigrations } from '#functions/core/store/migrations.ts';
+import { agentTokensRevokedWithTenant } from './agent-tokens-revoked-with-tenant.ts';
 import { countsKept } from './counts-kept.ts';
 import { datamartsInTenantIndexes } from './datamarts-in-tenant-indexes.ts';
 import { permissionRecordsCharged } from './permission-records-charged.ts';
@@ -23,6 +24,7 @@ export const storedData: MigrationSet = {
     countsKept,
     runsExpire,
     templatesHaveFleets,
+    agentTokensRevokedWithTenant,
   ],
 };
 

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportRunBody } from '#functions/core/api/validators/report-run.cjs';
 import {
   db,
@@ -9,7 +8,8 @@ import {
   queryFilteredPage,
   queryPage,
   tableName,
-  writeIf,
+  updateReturning,
+  writeItem,
 } from '#functions/core/store/dynamo.ts';
 import { expiresAt } from '#functions/core/store/retention.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
@@ -47,17 +47,15 @@ export interface RunRecord {
  * a run written at its `createdAt` gets, and drops the copy (migration 7); only while it has no expiry.
  */
 export async function expireEarlierRun(run: { pk: string; sk: string; createdAt: string }): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { pk: run.pk, sk: run.sk },
-        UpdateExpression: 'SET expiresAt = :expiresAt REMOVE variables',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(expiresAt)',
-        ExpressionAttributeValues: { ':expiresAt': expiresAt('runRetentionDays', Date.parse(run.createdAt)) },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: { pk: run.pk, sk: run.sk },
+      UpdateExpression: 'SET expiresAt = :expiresAt REMOVE variables',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(expiresAt)',
+      ExpressionAttributeValues: { ':expiresAt': expiresAt('runRetentionDays', Date.parse(run.createdAt)) },
+    },
+  });
 }
 
 /** How long the record that a queued load was already turned into a run is kept. */
@@ -152,17 +150,9 @@ export async function updateRunStatus(
     if (written && run) return { updated: run };
     return { refused: run && { agentId: run.agentId, status: run.status } };
   }
-  try {
-    const result = await db().send(
-      new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
-    );
-    return { updated: result.Attributes as RunRecord };
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    // The old item comes back in DynamoDB's attribute-value form, not as a document.
-    const before = error.Item as { agentId?: { N?: string }; status?: { S?: string } } | undefined;
-    return { refused: before && { agentId: Number(before.agentId?.N), status: before.status?.S } };
-  }
+  const { written, item: run } = await updateReturning<RunRecord>(update);
+  if (written && run) return { updated: run };
+  return { refused: run && { agentId: run.agentId, status: run.status } };
 }
 
 /** One run, read consistently. */

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReloadItem } from '#functions/core/reload/plan.ts';
-import { db, getItem, type Page, putAll, queryAll, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { db, getItem, type Page, putAll, queryAll, queryPage, tableName, writeItem } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, type NamedItem, transaction } from '#functions/core/store/transaction.ts';
 
@@ -287,17 +287,15 @@ export async function takeRolloutLease(
 
 /** Gives the lease back (if still held), so the next step starts at once. */
 export async function releaseRolloutLease(record: RolloutRecord, leaseId: string): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: rolloutKey(record),
-        UpdateExpression: 'REMOVE leaseId, leaseUntil',
-        ConditionExpression: 'leaseId = :leaseId',
-        ExpressionAttributeValues: { ':leaseId': leaseId },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: rolloutKey(record),
+      UpdateExpression: 'REMOVE leaseId, leaseUntil',
+      ConditionExpression: 'leaseId = :leaseId',
+      ExpressionAttributeValues: { ':leaseId': leaseId },
+    },
+  });
 }
 
 /**
@@ -337,16 +335,13 @@ export function targetOutcome(
 
 /** Records that an applied tenant's reload plan was queued (or why it could not be). */
 export async function markReloadQueued(target: RolloutTarget, reloadError: string | undefined): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.rolloutTarget.key(target),
-        UpdateExpression:
-          reloadError === undefined ? 'SET reloadQueued = :true' : 'SET reloadQueued = :true, reloadError = :error',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':true': true, ...(reloadError === undefined ? {} : { ':error': reloadError }) },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.rolloutTarget.key(target),
+      UpdateExpression: reloadError === undefined ? 'SET reloadQueued = :true' : 'SET reloadQueued = :true, reloadError = :error',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':true': true, ...(reloadError === undefined ? {} : { ':error': reloadError }) },
+    },
+  });
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getAll, getItem, putAll, queryAll, queryPage, tableName, writeIf, mapPage } from '#functions/core/store/dynamo.ts';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getAll, getItem, mapPage, putAll, queryAll, queryPage, tableName, writeItem } from '#functions/core/store/dynamo.ts';
 import { type CountKey, countedTransaction, readCount } from '#functions/core/store/counts.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, transaction } from '#functions/core/store/transaction.ts';
@@ -247,18 +247,16 @@ export async function dispatchShardCount(configured: number): Promise<number> {
   const recorded = (await getItem<{ count: number }>(stored.dispatchShards.key({})))?.count ?? 0;
   if (recorded >= configured) return recorded;
   // A concurrent tick raising it as well, or higher, is as good.
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.dispatchShards.key({}),
-        UpdateExpression: 'SET #count = :configured',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :configured',
-        ExpressionAttributeNames: { '#count': 'count' },
-        ExpressionAttributeValues: { ':configured': configured },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.dispatchShards.key({}),
+      UpdateExpression: 'SET #count = :configured',
+      ConditionExpression: 'attribute_not_exists(#count) OR #count < :configured',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':configured': configured },
+    },
+  });
   return configured;
 }
 
@@ -308,17 +306,15 @@ export function putRuns(runs: readonly ScheduleRunRecord[]): Promise<void> {
  * (another message for the same slot got there first): a failure never hides a fire.
  */
 export async function putFailedRun(run: ScheduleRunRecord): Promise<void> {
-  await writeIf(() =>
-    db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...stored.scheduleRun.key(run), ...run },
-        ConditionExpression: 'attribute_not_exists(pk) OR #status <> :fired',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':fired': 'fired' },
-      }),
-    ),
-  );
+  await writeItem({
+    Put: {
+      TableName: tableName(),
+      Item: { ...stored.scheduleRun.key(run), ...run },
+      ConditionExpression: 'attribute_not_exists(pk) OR #status <> :fired',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':fired': 'fired' },
+    },
+  });
 }
 
 /**
@@ -335,7 +331,7 @@ export async function advanceSchedule(
   alongside: Alongside = [],
 ): Promise<boolean> {
   const update = advanceItem(schedule, nextFireAt);
-  if (alongside.length === 0) return writeIf(() => db().send(new UpdateCommand(update)));
+  if (alongside.length === 0) return writeItem({ Update: update });
   // With the integrator's event of a slot that did not fire: sent once, by the claim that moved it on.
   const tx = transaction<'schedule' | AlongsideName>().add('schedule', { Update: update }).include(alongside);
   return (await tx.commit()).written;
@@ -368,18 +364,16 @@ export function markRunFailed(
   seen: string,
   error: string,
 ): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.scheduleRun.key(run),
-        UpdateExpression: 'SET #status = :failed, #error = :error',
-        ConditionExpression: '#status = :seen',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-        ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':seen': seen },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.scheduleRun.key(run),
+      UpdateExpression: 'SET #status = :failed, #error = :error',
+      ConditionExpression: '#status = :seen',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':seen': seen },
+    },
+  });
 }
 
 export function listScheduleRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {

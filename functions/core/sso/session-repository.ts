@@ -1,5 +1,5 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getItem, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, tableName, writeItem } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 
 /** The UI flags of spec 4.6, carried from the login URL into the session. */
@@ -34,15 +34,13 @@ export async function findSession(sessionHash: string): Promise<SessionRecord | 
  * for the previous version during a deploy (revocation.ts); `false` when the user is gone.
  */
 export function stampRevocation(tenantId: number, userId: number, revokedAtMs: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.user.key({ tenantId, userId }),
-        UpdateExpression: 'SET revokedAtMs = :revokedAtMs, revokedBefore = :revokedBefore',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':revokedAtMs': revokedAtMs, ':revokedBefore': Math.floor(revokedAtMs / 1000) + 1 },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.user.key({ tenantId, userId }),
+      UpdateExpression: 'SET revokedAtMs = :revokedAtMs, revokedBefore = :revokedBefore',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':revokedAtMs': revokedAtMs, ':revokedBefore': Math.floor(revokedAtMs / 1000) + 1 },
+    },
+  });
 }

@@ -4,8 +4,7 @@
  * values. A claim is one item whose key is made from the attribute's value and which names its
  * holder; it is put with `attribute_not_exists` in the holder's own transaction, never read first.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { type TransactItem, db, getItem, tableName, writeIf } from './dynamo.ts';
+import { getItem, tableName, type TransactItem, writeItem } from './dynamo.ts';
 import type { DeclaredEntity, Entity, EntityDeclaration, UniqueClaim } from './entities.ts';
 
 type ClaimValues<Claim> = Claim extends Entity<infer D> ? Parameters<Entity<D>['key']>[0] : never;
@@ -67,8 +66,7 @@ export function claimWrites<const C extends EntityDeclaration, const H extends E
       const found = await getItem<Record<string, unknown>>(claim.key(values));
       return found?.[rule.holder] as number | undefined;
     },
-    takeAlone: (values, holderId) =>
-      writeIf(() => db().send(new PutCommand({ TableName: tableName(), Item: item(values, holderId), ...free }))),
+    takeAlone: (values, holderId) => writeItem({ Put: { TableName: tableName(), Item: item(values, holderId), ...free } }),
     same: (one, other) => {
       const [first, second] = [claim.key(one), claim.key(other)];
       return first.pk === second.pk && first.sk === second.sk;

@@ -3,14 +3,17 @@ import {
   BatchGetCommand,
   BatchWriteCommand,
   type BatchWriteCommandInput,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { auditItemsPerTransaction, currentAudit, pendingAudit, writableBeforeRecord } from '#functions/core/audit/audit-scope.ts';
 import { dynamoTransactionItems } from '#functions/core/aws-limits.ts';
 import { config } from '#functions/core/config.ts';
 import { badRequest, supersededAttempt } from '#functions/core/errors.ts';
@@ -21,7 +24,8 @@ let client: DynamoDBDocumentClient | undefined;
 
 /** The document client, created once per cold start. */
 export function db(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: config().dynamodbEndpoint, maxAttempts: 5 }), {
+  if (client) return client;
+  client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: config().dynamodbEndpoint, maxAttempts: 5 }), {
     marshallOptions: {
       removeUndefinedValues: true,
       // The marshaller picks a value's type by its `constructor.name`: a map sent with an own
@@ -31,7 +35,50 @@ export function db(): DynamoDBDocumentClient {
       convertClassInstanceToMap: true,
     },
   });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (pendingAudit()) refuseChangeBeforeRecord(context.commandName ?? '', args.input as WriteInput);
+      return next(args);
+    },
+    { step: 'initialize', name: 'changeNeverBeforeItsAuditRecord' },
+  );
   return client;
+}
+
+type KeyOf = { pk?: unknown; sk?: unknown };
+type WriteInput = {
+  Item?: KeyOf;
+  Key?: KeyOf;
+  TransactItems?: { Put?: { Item: KeyOf }; Update?: { Key: KeyOf }; Delete?: { Key: KeyOf }; ConditionCheck?: unknown }[];
+  RequestItems?: Record<string, { PutRequest?: { Item: KeyOf }; DeleteRequest?: { Key: KeyOf } }[]>;
+};
+
+/**
+ * While a request owes its audit record (audit/audit-scope.ts), a write that is a change must carry
+ * it, and only `transactOrReasons` adds it: a write of a change sent any other way (a single write,
+ * a batch) before the record is a bug, refused before it reaches the table, so no change is ever
+ * stored without its record. Counters and the request's own bookkeeping may precede it.
+ */
+function refuseChangeBeforeRecord(command: string, input: WriteInput): void {
+  const keys: KeyOf[] =
+    command === 'PutItemCommand'
+      ? [input.Item ?? {}]
+      : command === 'UpdateItemCommand' || command === 'DeleteItemCommand'
+        ? [input.Key ?? {}]
+        : command === 'BatchWriteItemCommand'
+          ? Object.values(input.RequestItems ?? {}).flatMap((requests) =>
+              requests.map((request) => request.PutRequest?.Item ?? request.DeleteRequest?.Key ?? {}),
+            )
+          : command === 'TransactWriteItemsCommand'
+            ? (input.TransactItems ?? []).flatMap((item) =>
+                item.ConditionCheck ? [] : [item.Put?.Item ?? item.Update?.Key ?? item.Delete?.Key ?? {}],
+              )
+            : [];
+  // The record itself comes in a transaction (audit-record.ts): whatever else that holds is the change it records.
+  if (keys.some((key) => String(key.pk).startsWith(stored.auditRecord.partitionPrefix({})))) return;
+  const change = keys.find((key) => !writableBeforeRecord(key));
+  if (change)
+    throw new Error(`${command} of ${String(change.pk)} ${String(change.sk)} would store a change before its audit record`);
 }
 
 export const tableName = () => config().tableName;
@@ -39,12 +86,14 @@ export const tableName = () => config().tableName;
 /** Next integer id of a global counter, atomically (UpdateItem ADD). */
 export async function nextId(counterName: string): Promise<number> {
   const [id] = await allocateIds(stored.idCounter.key({ name: counterName }), 1);
+  currentAudit()?.noteAllocated(counterName, id as number);
   return id as number;
 }
 
 /** Next integer id of one of a tenant's counters (agents, alerts, users, …), atomically. */
 export async function nextTenantId(tenantId: number, counterName: string): Promise<number> {
   const [id] = await allocateIds(stored.tenantIdCounter.key({ tenantId, name: counterName }), 1);
+  currentAudit()?.noteAllocated(counterName, id as number);
   return id as number;
 }
 
@@ -198,8 +247,8 @@ export function putAll(items: readonly Record<string, unknown>[]): Promise<void>
   return writeAll(items.map((item) => ({ PutRequest: { Item: item } })));
 }
 
-/** The most items one TransactWriteItems takes. */
-export const maxTransactItems = dynamoTransactionItems;
+/** The most items a caller's transaction may hold: what one TransactWriteItems takes, less the audit record's items. */
+export const maxTransactItems = dynamoTransactionItems - auditItemsPerTransaction;
 
 /**
  * Puts and deletes items in one transaction when they fit in one, so that readers see all of it or
@@ -268,6 +317,41 @@ export async function writeIf(write: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
+/**
+ * One conditional write of one item (a Put, an Update or a Delete), `false` when its condition failed.
+ * In a request that still owes its audit record it is a transaction of the item and the record
+ * (`transactOrReasons`); elsewhere the single write it is.
+ */
+export async function writeItem(item: TransactItem): Promise<boolean> {
+  if (pendingAudit()) return (await transactOrReasons([item])).written;
+  if (item.Put) return writeIf(() => db().send(new PutCommand(item.Put)));
+  if (item.Update) return writeIf(() => db().send(new UpdateCommand(item.Update)));
+  if (item.Delete) return writeIf(() => db().send(new DeleteCommand(item.Delete)));
+  throw new Error('A condition check alone writes nothing');
+}
+
+/**
+ * An Update that answers the item as it is after it: `written`, and the item (the new one, or, when
+ * the condition failed, the one that failed it; undefined when there is none). A transaction answers
+ * no item, so in a request that owes its audit record the item is read after the write.
+ */
+export async function updateReturning<T>(update: UpdateInput): Promise<{ written: boolean; item: T | undefined }> {
+  const key = update.Key as { pk: string; sk: string };
+  if (pendingAudit()) {
+    const written = (await transactOrReasons([{ Update: update }])).written;
+    return { written, item: await getItem<T>(key) };
+  }
+  try {
+    const result = await db().send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }));
+    return { written: true, item: result.Attributes as T };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return { written: false, item: await getItem<T>(key) };
+  }
+}
+
+type UpdateInput = Operations['Update'];
+
 type Operations = Required<
   Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck' | 'Put' | 'Delete' | 'Update'>
 >;
@@ -308,6 +392,15 @@ const isIdempotencyRecord = (pk: unknown) => typeof pk === 'string' && pk.starts
  * afresh each time.
  */
 export async function transactOrReasons(
+  items: readonly TransactItem[],
+): Promise<{ written: true } | { written: false; failedConditions: number[] }> {
+  const audit = pendingAudit();
+  return audit
+    ? audit.commitWith(items, (all) => transactRetryingConflicts(all as TransactItem[]))
+    : transactRetryingConflicts(items);
+}
+
+async function transactRetryingConflicts(
   items: readonly TransactItem[],
 ): Promise<{ written: true } | { written: false; failedConditions: number[] }> {
   for (let attempt = 1; ; attempt++) {

@@ -497,6 +497,40 @@ export const idempotency = entity({
   key: { pk: keyTemplate`IDEMPOTENCY#${text('scope')}#${text('keyHash')}`, sk: keyTemplate`IDEMPOTENCY` },
 });
 
+// The audit trail (audit/): one hash chain per tenant and per client, each record written in the
+// transaction of the change it records.
+
+/** Whose chain an audit record is in: a tenant's (its own changes, its agents', its client's on it) or a client's. */
+const auditChain = keyTemplate`AUDIT#${letter('owner', { tenant: 'T', client: 'C' })}#${decimal('ownerId')}`;
+
+/** The newest record of a chain: its `seq` and `hash`, what the next record links to. */
+export const auditHead = entity({
+  name: 'auditHead',
+  description: "an audit chain's head: the `seq` and `hash` of its newest record (kept for good)",
+  key: { pk: auditChain, sk: keyTemplate`HEAD` },
+});
+
+/** One audit record: who changed what, when, through which request; chained to the one before by hash. */
+export const auditRecord = entity({
+  name: 'auditRecord',
+  description: 'an audit record of one change, linked by hash to the one before (expires after `auditRetentionDays`)',
+  key: { pk: auditChain, sk: keyTemplate`RECORD#${sortable('seq')}` },
+  /** Every record of a client's chain and of its tenants' chains, by time: `GET /tenants/audit`. */
+  indexes: {
+    gsi1: {
+      pk: keyTemplate`CLIENT#${clientId}#AUDIT`,
+      sk: keyTemplate`${text('at')}#${letter('owner', { tenant: 'T', client: 'C' })}#${decimal('ownerId')}#${sortable('seq')}`,
+    },
+  },
+});
+
+/** That an idempotent request's record is written: a retry of it commits its change without a second record. */
+export const auditMarker = entity({
+  name: 'auditMarker',
+  description: "that an idempotent request's audit record is written (expires after 24 hours, with the request's key)",
+  key: { pk: keyTemplate`AUDITREQ#${text('requestKey')}`, sk: keyTemplate`AUDITREQ` },
+});
+
 /** Which migrations of a set the table has had, and the one running (store/migrations.ts). */
 export const migrationState = entity({
   name: 'migrationState',
@@ -554,6 +588,9 @@ export const entities = {
   session,
   followUp,
   idempotency,
+  auditHead,
+  auditRecord,
+  auditMarker,
   migrationState,
 } as const;
 

@@ -12,6 +12,8 @@ export interface RetentionSettings {
   runRetentionDays: number;
   /** Webhook deliveries, their bodies with them. */
   deliveryRetentionDays: number;
+  /** Audit records (audit/): a chain then verifies from its oldest record kept. */
+  auditRetentionDays: number;
 }
 
 /**
@@ -22,12 +24,15 @@ export interface RetentionSettings {
 export const retentionSettingLimits: Record<keyof RetentionSettings, WholeNumberLimits> = {
   runRetentionDays: { fallback: 90, min: 7, max: 3650 },
   deliveryRetentionDays: { fallback: 30, min: 7, max: 3650 },
+  // At least a month, for an operator to look into last month's changes; 400 days covers a yearly review.
+  auditRetentionDays: { fallback: 400, min: 30, max: 3650 },
 };
 
 /** The environment variable that carries each setting to the functions. */
 export const retentionSettingVariables: Record<keyof RetentionSettings, string> = {
   runRetentionDays: 'RUN_RETENTION_DAYS',
   deliveryRetentionDays: 'DELIVERY_RETENTION_DAYS',
+  auditRetentionDays: 'AUDIT_RETENTION_DAYS',
 };
 
 /** Read from the environment once per cold start; a bad value fails there. */

@@ -1,5 +1,5 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getAll, type Page, queryPage, tableName, writeIf } from '#functions/core/store/dynamo.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getAll, type Page, queryPage, tableName, writeItem } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { NamedItem } from '#functions/core/store/transaction.ts';
 
@@ -36,9 +36,7 @@ export function memberPut(member: TemplateMember): MemberWrite {
 /** Puts the tenant's member item unless it has one (which is newer: a stored-data migration's write). */
 export function putMemberIfAbsent(member: TemplateMember): Promise<boolean> {
   const item = { ...stored.templateMember.key(member), ...stored.templateMember.indexEntry(member), ...member };
-  return writeIf(() =>
-    db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
-  );
+  return writeItem({ Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
 }
 
 /** Marks the tenant's member item pending (a rollout left the apply to its activation), keeping the version it runs. */

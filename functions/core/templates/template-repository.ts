@@ -1,7 +1,8 @@
+import { stepBeforeTheRecord } from '#functions/core/audit/audit-scope.ts';
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clientCountKey } from '#functions/core/clients/client-repository.ts';
 import { maxTemplatesPerClient, maxVersionsPerTemplate } from '#functions/core/clients/quotas.ts';
 import { payloadTooLarge } from '#functions/core/errors.ts';
@@ -19,7 +20,7 @@ import {
   queryFirst,
   queryList,
   tableName,
-  writeIf,
+  writeItem,
 } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { type Alongside, type AlongsideName, type Transaction, transaction } from '#functions/core/store/transaction.ts';
@@ -269,17 +270,15 @@ export function storeBundleHash(
   template: Pick<TemplateRecord, 'clientId' | 'templateId' | 'latestVersion' | 'updatedAt'>,
   bundleHash: string,
 ): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.template.key(template),
-        UpdateExpression: 'SET bundleHash = :hash',
-        ConditionExpression: 'latestVersion = :version AND updatedAt = :updatedAt AND attribute_not_exists(bundleHash)',
-        ExpressionAttributeValues: { ':hash': bundleHash, ':version': template.latestVersion, ':updatedAt': template.updatedAt },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.template.key(template),
+      UpdateExpression: 'SET bundleHash = :hash',
+      ConditionExpression: 'latestVersion = :version AND updatedAt = :updatedAt AND attribute_not_exists(bundleHash)',
+      ExpressionAttributeValues: { ':hash': bundleHash, ':version': template.latestVersion, ':updatedAt': template.updatedAt },
+    },
+  });
 }
 
 /** Whether `templateId` is a template published by this client (templates are client-scoped). */
@@ -418,20 +417,22 @@ export async function claimApplyJournal(
   });
   let result;
   try {
-    result = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.applyJournal.key({ tenantId }),
-        UpdateExpression: [
-          'SET #state = :state, lockId = :lockId, lockedUntil = :lockedUntil, templateId = :templateId',
-          '#version = :version, pendingTables = :pending',
-          ...counters,
-        ].join(', '),
-        ConditionExpression: previous ? 'lockId = :previousLock' : 'attribute_not_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'UPDATED_NEW',
-      }),
+    result = await stepBeforeTheRecord(() =>
+      db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: stored.applyJournal.key({ tenantId }),
+          UpdateExpression: [
+            'SET #state = :state, lockId = :lockId, lockedUntil = :lockedUntil, templateId = :templateId',
+            '#version = :version, pendingTables = :pending',
+            ...counters,
+          ].join(', '),
+          ConditionExpression: previous ? 'lockId = :previousLock' : 'attribute_not_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
     );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
@@ -451,18 +452,16 @@ export async function claimApplyJournal(
  * same item, and has given ids past it since. `false` when the tenant has no journal.
  */
 export function startJournalCounter(tenantId: number, counter: IdCounter, lastId: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.applyJournal.key({ tenantId }),
-        UpdateExpression: 'SET #counter = if_not_exists(#counter, :lastId)',
-        ConditionExpression: 'attribute_exists(lockId)',
-        ExpressionAttributeNames: { '#counter': lastIdAttribute(counter) },
-        ExpressionAttributeValues: { ':lastId': lastId },
-      }),
-    ),
-  );
+  return writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.applyJournal.key({ tenantId }),
+      UpdateExpression: 'SET #counter = if_not_exists(#counter, :lastId)',
+      ConditionExpression: 'attribute_exists(lockId)',
+      ExpressionAttributeNames: { '#counter': lastIdAttribute(counter) },
+      ExpressionAttributeValues: { ':lastId': lastId },
+    },
+  });
 }
 
 /**
@@ -470,17 +469,15 @@ export function startJournalCounter(tenantId: number, counter: IdCounter, lastId
  * (or is gone already); `false` when it holds another value.
  */
 export function deleteEarlierCounter(tenantId: number, counter: IdCounter, lastId: number): Promise<boolean> {
-  return writeIf(() =>
-    db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: stored.tenantIdCounter.key({ tenantId, name: counter }),
-        ConditionExpression: 'attribute_not_exists(pk) OR #value = :lastId',
-        ExpressionAttributeNames: { '#value': 'value' },
-        ExpressionAttributeValues: { ':lastId': lastId },
-      }),
-    ),
-  );
+  return writeItem({
+    Delete: {
+      TableName: tableName(),
+      Key: stored.tenantIdCounter.key({ tenantId, name: counter }),
+      ConditionExpression: 'attribute_not_exists(pk) OR #value = :lastId',
+      ExpressionAttributeNames: { '#value': 'value' },
+      ExpressionAttributeValues: { ':lastId': lastId },
+    },
+  });
 }
 
 /** The latest version of a client's template, with its bundle: one Query of its versions, newest first. */
@@ -542,17 +539,15 @@ export async function finishApplyJournal(
 /** Lets the next apply start at once, if the apply holding `lockId` still holds the lock (the journal stays in progress). */
 export async function releaseApplyLock(tenantId: number, lockId: string): Promise<void> {
   // Another apply holding the lock now is left alone.
-  await writeIf(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.applyJournal.key({ tenantId }),
-        UpdateExpression: 'SET lockedUntil = :zero',
-        ConditionExpression: 'lockId = :lockId',
-        ExpressionAttributeValues: { ':zero': 0, ':lockId': lockId },
-      }),
-    ),
-  );
+  await writeItem({
+    Update: {
+      TableName: tableName(),
+      Key: stored.applyJournal.key({ tenantId }),
+      UpdateExpression: 'SET lockedUntil = :zero',
+      ConditionExpression: 'lockId = :lockId',
+      ExpressionAttributeValues: { ':zero': 0, ':lockId': lockId },
+    },
+  });
 }
 
 /** The resources templates put in the tenant. */
@@ -564,6 +559,9 @@ export function loadResourcesOfType<T extends ResourceType>(tenantId: number, ty
   return queryAll<StoredOf<T>>(stored.tenantResource.partition({ tenantId }), stored.tenantResource.keyPrefix({ type }));
 }
 
+/** Under the apply's journal lock: the transaction that closes the journal carries the apply's audit record. */
 export function writeResources(resources: readonly StoredResource[]): Promise<void> {
-  return putAll(resources.map((resource) => ({ ...resource, ...stored.tenantResource.key(resource) })));
+  return stepBeforeTheRecord(() =>
+    putAll(resources.map((resource) => ({ ...resource, ...stored.tenantResource.key(resource) }))),
+  );
 }

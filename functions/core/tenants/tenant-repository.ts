@@ -1,3 +1,4 @@
+import { stepBeforeTheRecord } from '#functions/core/audit/audit-scope.ts';
 import { agentRevocationItems, defaultAgentItems, endPreviousAgentToken } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
@@ -154,15 +155,17 @@ const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientI
  */
 export async function claimDeletion(tenant: TenantRecord, until: number): Promise<TenantRecord | undefined> {
   try {
-    const result = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: stored.tenant.key(tenant),
-        UpdateExpression: 'SET deletingUntil = :until',
-        ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
-        ExpressionAttributeValues: { ':clientId': tenant.clientId, ':until': until },
-        ReturnValues: 'ALL_NEW',
-      }),
+    const result = await stepBeforeTheRecord(() =>
+      db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: stored.tenant.key(tenant),
+          UpdateExpression: 'SET deletingUntil = :until',
+          ConditionExpression: 'clientId = :clientId AND attribute_not_exists(deletedAt)',
+          ExpressionAttributeValues: { ':clientId': tenant.clientId, ':until': until },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
     );
     return result.Attributes as TenantRecord;
   } catch (error) {

@@ -1,0 +1,9 @@
+import { httpHandler, pageParameters } from '#functions/core/api/http-handler.ts';
+import { auditFilterOf, auditPageResponse } from '#functions/core/audit/audit-request.ts';
+import { listTenantAudit } from '#functions/core/audit/audit-trail.ts';
+import { tenantIdOf } from '#functions/core/auth/principals.ts';
+
+export const handler = httpHandler(async (request) => {
+  const { limit, cursor } = pageParameters(request);
+  return auditPageResponse(request, await listTenantAudit(tenantIdOf(request.principal), auditFilterOf(request), limit, cursor));
+});
