@@ -8,6 +8,7 @@ import type { Twin } from '#local/twin.ts';
 import { type ApiCall, type ScaledTenant, scaledTenant } from './read-data.ts';
 import { levelsOf, recordRequests, type RecordedRequest } from './request-replay.ts';
 import { median } from './round-trips.ts';
+import { itemBytes } from './item-sizes.ts';
 import { fixed, markdownTable, measuredAt, ratio } from './table.ts';
 import { benchBundle } from './templates.ts';
 import { callTwin } from './twin-api.ts';
@@ -25,6 +26,61 @@ export interface WriteRow {
   medianMs: number;
   /** The fewest requests the operation can make, where stated. */
   floor?: number;
+  /** The items its audit record took (the record, its chain's head, an idempotent request's marker) and their write units. */
+  audit: { items: number; writeUnits: number };
+}
+
+type AttributeValue = {
+  S?: string;
+  N?: string;
+  BOOL?: boolean;
+  NULL?: boolean;
+  M?: Record<string, AttributeValue>;
+  L?: AttributeValue[];
+  SS?: string[];
+};
+
+/** A value as the document client gives it, from DynamoDB's attribute-value form (the recorded requests'). */
+function nativeOf(value: AttributeValue): unknown {
+  if (value.S !== undefined) return value.S;
+  if (value.N !== undefined) return Number(value.N);
+  if (value.BOOL !== undefined) return value.BOOL;
+  if (value.M !== undefined) return Object.fromEntries(Object.entries(value.M).map(([name, entry]) => [name, nativeOf(entry)]));
+  if (value.L !== undefined) return value.L.map(nativeOf);
+  if (value.SS !== undefined) return new Set(value.SS);
+  return null;
+}
+
+/**
+ * What the audit record cost the operation, by DynamoDB's rules: each item of a transaction 2 WRU per
+ * started KB, and the record's index entry 1 per started KB (the head's update and the marker are
+ * well under 1 KB).
+ */
+function auditCost(requests: readonly RecordedRequest[]): WriteRow['audit'] {
+  const cost = { items: 0, writeUnits: 0 };
+  for (const request of requests) {
+    if (request.command !== 'TransactWriteItemsCommand') continue;
+    const items = (
+      request.input as {
+        TransactItems: Array<{
+          Put?: { Item: Record<string, AttributeValue> };
+          Update?: { Key: Record<string, AttributeValue> };
+        }>;
+      }
+    ).TransactItems;
+    for (const item of items) {
+      const key = item.Put?.Item ?? item.Update?.Key;
+      if (!String(key?.pk?.S).startsWith('AUDIT')) continue;
+      cost.items += 1;
+      const units = item.Put
+        ? Math.ceil(
+            itemBytes(Object.fromEntries(Object.entries(item.Put.Item).map(([name, value]) => [name, nativeOf(value)]))) / 1024,
+          )
+        : 1;
+      cost.writeUnits += 2 * units + (item.Put?.Item.gsi1pk ? units : 0);
+    }
+  }
+  return cost;
 }
 
 /** A DynamoDB Query of the tenant's template resources (one per page of them). */
@@ -68,6 +124,7 @@ const row = (operation: string, size: string, result: Awaited<ReturnType<typeof 
   depth: result.depth,
   medianMs: result.medianMs,
   ...(floor === undefined ? {} : { floor }),
+  audit: auditCost(result.requests),
 });
 
 /**
@@ -213,15 +270,17 @@ export const writesHeading = '## Writes: requests and depth against size';
 /** The section of bench/results.md. */
 export function writeSection(rows: readonly WriteRow[]): string {
   return [
-    `${writesHeading}\n\n${measuredAt()} Each operation over HTTP on the twin, 3 times: DynamoDB requests and depth (levels of requests that waited for one another, the token lookup's included) of the first, median time. Applies use bench/templates.ts's bundles (desks, tables of 10 columns, flows in chains, applications, dashboards); the floor is what any apply must send (bench/write-costs.ts, applyFloor), its writes 25 a batch. Datamart and permission changes are on the tenants of the read budget (1x and 100x data). \`npm run bench -- writes\` measures this section alone and rewrites only it.`,
+    `${writesHeading}\n\n${measuredAt()} Each operation over HTTP on the twin, 3 times: DynamoDB requests and depth (levels of requests that waited for one another, the token lookup's included) of the first, median time. Applies use bench/templates.ts's bundles (desks, tables of 10 columns, flows in chains, applications, dashboards); the floor is what any apply must send (bench/write-costs.ts, applyFloor), its writes 25 a batch. Datamart and permission changes are on the tenants of the read budget (1x and 100x data). The audit columns are what each change's audit record adds to its transaction (the record, its chain's head, an idempotent request's marker: docs/operations.md, Audit trail) and their write units by DynamoDB's rules. \`npm run bench -- writes\` measures this section alone and rewrites only it.`,
     markdownTable(
-      ['operation', 'size', 'requests', 'depth', 'median ms', 'floor', 'vs floor', 'budget'],
+      ['operation', 'size', 'requests', 'depth', 'median ms', 'audit items', 'audit WRU', 'floor', 'vs floor', 'budget'],
       rows.map((written) => [
         written.operation,
         written.size,
         written.requests,
         written.depth,
         fixed(written.medianMs, 1),
+        written.audit.items,
+        written.audit.writeUnits,
         written.floor ?? '',
         written.floor === undefined ? '' : ratio(written.requests, written.floor),
         written.floor === undefined ? '' : withinFloor(written) ? 'pass' : '**FAIL**',

@@ -23,7 +23,7 @@ export const answerExamplesFile = fileURLToPath(new URL('../tools/openapi/answer
 /**
  * Together these reach every 2xx JSON answer of the document (the walkthroughs of each area, the
  * integrator's events and the fleet's rollouts among them, plus opaque-values for a schedule's runs,
- * operations-views for one run and its retry, and docs-page for the document itself), in about a
+ * operations-views for one run and its retry, audit for the audit trail, and docs-page for the document itself), in about a
  * minute and a half.
  */
 const recordedTestFiles = [
@@ -39,6 +39,7 @@ const recordedTestFiles = [
   'test/e2e/sso.test.ts',
   'test/e2e/opaque-values.test.ts',
   'test/e2e/operations-views.test.ts',
+  'test/e2e/audit.test.ts',
   'test/e2e/docs-page.test.ts',
 ];
 

@@ -3762,13 +3762,15 @@ export interface components {
     };
     /**
      * Who a token belongs to
-     * @description GET /whoami: the kind of token and its owner.
+     * @description GET /whoami: the kind of token, its owner, and the token's id as audit records name it.
      */
     whoami: {
       /** @enum {unknown} */
       kind: 'client' | 'tenant';
       clientId?: number;
       tenantId?: number;
+      /** @description The first 16 hex digits of the token's SHA-256: the `actor.tokenId` of the audit records of the changes made with it (tells a rotation's two live tokens apart). Never the token. */
+      tokenId?: string;
     };
   };
   responses: {
@@ -4315,7 +4317,8 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "kind": "client",
-           *         "clientId": 1
+           *         "clientId": 1,
+           *         "tokenId": "88a3bffe5e3024cb"
            *       }
            *     }
            */
@@ -5995,7 +5998,7 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:00.030Z"
+           *           "appliedAt": "2026-03-02T09:00:00.031Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
@@ -6208,13 +6211,13 @@ export interface operations {
            *         "template": {
            *           "id": 1,
            *           "version": 1,
-           *           "appliedAt": "2026-03-02T09:00:00.492Z"
+           *           "appliedAt": "2026-03-02T09:00:00.288Z"
            *         },
            *         "schedulingGranularity": "hours",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:01.276Z",
+           *         "updatedAt": "2026-03-02T09:00:00.533Z",
            *         "currentToken": {
-           *           "lastUsedAt": "2026-03-02T09:00:00.179Z"
+           *           "lastUsedAt": "2026-03-02T09:00:00.090Z"
            *         },
            *         "previousToken": null
            *       }
@@ -8083,7 +8086,7 @@ export interface operations {
            *           {
            *             "resources": 11,
            *             "nome": "Retail 2",
-           *             "publishedAt": "2026-03-02T09:00:00.022Z",
+           *             "publishedAt": "2026-03-02T09:00:00.026Z",
            *             "version": 2
            *           }
            *         ]
@@ -9519,8 +9522,8 @@ export interface operations {
            *           "state": "finished",
            *           "pauseReason": null,
            *           "tenants": [
-           *             23,
-           *             24
+           *             38,
+           *             39
            *           ],
            *           "total": 2,
            *           "waveSize": 1,
@@ -9541,8 +9544,8 @@ export interface operations {
            *               "wave": 1,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:01.342Z",
-           *               "finishedAt": "2026-03-02T09:00:01.413Z",
+           *               "startedAt": "2026-03-02T09:00:00.671Z",
+           *               "finishedAt": "2026-03-02T09:00:00.755Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 0,
@@ -9555,8 +9558,8 @@ export interface operations {
            *               "wave": 2,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:03.418Z",
-           *               "finishedAt": "2026-03-02T09:00:05.852Z",
+           *               "startedAt": "2026-03-02T09:00:02.759Z",
+           *               "finishedAt": "2026-03-02T09:00:02.910Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 1,
@@ -9566,9 +9569,9 @@ export interface operations {
            *               }
            *             }
            *           ],
-           *           "createdAt": "2026-03-02T09:00:01.144Z",
-           *           "updatedAt": "2026-03-02T09:00:05.852Z",
-           *           "finishedAt": "2026-03-02T09:00:05.852Z"
+           *           "createdAt": "2026-03-02T09:00:00.629Z",
+           *           "updatedAt": "2026-03-02T09:00:02.910Z",
+           *           "finishedAt": "2026-03-02T09:00:02.910Z"
            *         },
            *         {
            *           "id": 1,
@@ -9596,8 +9599,8 @@ export interface operations {
            *               "wave": 1,
            *               "tenants": 1,
            *               "state": "finished",
-           *               "startedAt": "2026-03-02T09:00:00.120Z",
-           *               "finishedAt": "2026-03-02T09:00:00.216Z",
+           *               "startedAt": "2026-03-02T09:00:00.066Z",
+           *               "finishedAt": "2026-03-02T09:00:00.143Z",
            *               "counts": {
            *                 "unchanged": 0,
            *                 "failed": 0,
@@ -9624,8 +9627,8 @@ export interface operations {
            *             }
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
-           *           "updatedAt": "2026-03-02T09:00:00.907Z",
-           *           "finishedAt": "2026-03-02T09:00:00.907Z"
+           *           "updatedAt": "2026-03-02T09:00:00.558Z",
+           *           "finishedAt": "2026-03-02T09:00:00.558Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -9973,8 +9976,8 @@ export interface operations {
            *         "state": "running",
            *         "pauseReason": null,
            *         "tenants": [
-           *           23,
-           *           24
+           *           38,
+           *           39
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -10309,8 +10312,8 @@ export interface operations {
            *         "state": "paused",
            *         "pauseReason": "failure_budget",
            *         "tenants": [
-           *           23,
-           *           24
+           *           38,
+           *           39
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -10325,14 +10328,14 @@ export interface operations {
            *           "failed": 1
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T09:00:02.269Z",
+           *         "nextWaveAt": "2026-03-02T09:00:02.126Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.198Z",
-           *             "finishedAt": "2026-03-02T09:00:00.269Z",
+           *             "startedAt": "2026-03-02T09:00:00.042Z",
+           *             "finishedAt": "2026-03-02T09:00:00.126Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -10345,7 +10348,7 @@ export interface operations {
            *             "wave": 2,
            *             "tenants": 1,
            *             "state": "running",
-           *             "startedAt": "2026-03-02T09:00:02.274Z",
+           *             "startedAt": "2026-03-02T09:00:02.130Z",
            *             "finishedAt": null,
            *             "counts": {
            *               "pending": 0,
@@ -10357,7 +10360,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:02.981Z",
+           *         "updatedAt": "2026-03-02T09:00:02.180Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -10595,7 +10598,7 @@ export interface operations {
            *             }
            *           ],
            *           "reloadError": null,
-           *           "finishedAt": "2026-03-02T09:00:00.214Z"
+           *           "finishedAt": "2026-03-02T09:00:00.108Z"
            *         },
            *         {
            *           "tenantId": 3,
@@ -10621,7 +10624,7 @@ export interface operations {
            *             }
            *           ],
            *           "reloadError": null,
-           *           "finishedAt": "2026-03-02T09:00:00.217Z"
+           *           "finishedAt": "2026-03-02T09:00:00.105Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -10823,14 +10826,14 @@ export interface operations {
            *           "failed": 0
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T10:00:00.216Z",
+           *         "nextWaveAt": "2026-03-02T10:00:00.143Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.120Z",
-           *             "finishedAt": "2026-03-02T09:00:00.216Z",
+           *             "startedAt": "2026-03-02T09:00:00.066Z",
+           *             "finishedAt": "2026-03-02T09:00:00.143Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -10857,7 +10860,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.695Z",
+           *         "updatedAt": "2026-03-02T09:00:00.374Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -11071,8 +11074,8 @@ export interface operations {
            *         "state": "running",
            *         "pauseReason": null,
            *         "tenants": [
-           *           23,
-           *           24
+           *           38,
+           *           39
            *         ],
            *         "total": 2,
            *         "waveSize": 1,
@@ -11087,14 +11090,14 @@ export interface operations {
            *           "failed": 1
            *         },
            *         "currentWave": 2,
-           *         "nextWaveAt": "2026-03-02T09:00:02.269Z",
+           *         "nextWaveAt": "2026-03-02T09:00:02.126Z",
            *         "waves": [
            *           {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.198Z",
-           *             "finishedAt": "2026-03-02T09:00:00.269Z",
+           *             "startedAt": "2026-03-02T09:00:00.042Z",
+           *             "finishedAt": "2026-03-02T09:00:00.126Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -11107,7 +11110,7 @@ export interface operations {
            *             "wave": 2,
            *             "tenants": 1,
            *             "state": "running",
-           *             "startedAt": "2026-03-02T09:00:02.274Z",
+           *             "startedAt": "2026-03-02T09:00:02.130Z",
            *             "finishedAt": null,
            *             "counts": {
            *               "pending": 0,
@@ -11119,7 +11122,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:04.636Z",
+           *         "updatedAt": "2026-03-02T09:00:02.238Z",
            *         "finishedAt": null
            *       }
            *     }
@@ -11331,15 +11334,15 @@ export interface operations {
            *         "templateId": 2,
            *         "version": 2,
            *         "state": "cancelled",
-           *         "pauseReason": "asked",
+           *         "pauseReason": null,
            *         "tenants": "all",
-           *         "total": 2,
+           *         "total": 3,
            *         "waveSize": 1,
            *         "pauseSeconds": 3600,
            *         "failureBudget": null,
            *         "reload": false,
            *         "counts": {
-           *           "pending": 1,
+           *           "pending": 2,
            *           "applied": 1,
            *           "unchanged": 0,
            *           "pending_activation": 0,
@@ -11352,8 +11355,8 @@ export interface operations {
            *             "wave": 1,
            *             "tenants": 1,
            *             "state": "finished",
-           *             "startedAt": "2026-03-02T09:00:00.045Z",
-           *             "finishedAt": "2026-03-02T09:00:00.170Z",
+           *             "startedAt": "2026-03-02T09:00:00.066Z",
+           *             "finishedAt": "2026-03-02T09:00:00.143Z",
            *             "counts": {
            *               "unchanged": 0,
            *               "failed": 0,
@@ -11369,11 +11372,19 @@ export interface operations {
            *             "startedAt": null,
            *             "finishedAt": null,
            *             "counts": null
+           *           },
+           *           {
+           *             "wave": 3,
+           *             "tenants": 1,
+           *             "state": "waiting",
+           *             "startedAt": null,
+           *             "finishedAt": null,
+           *             "counts": null
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.234Z",
-           *         "finishedAt": "2026-03-02T09:00:00.234Z"
+           *         "updatedAt": "2026-03-02T09:00:00.558Z",
+           *         "finishedAt": "2026-03-02T09:00:00.558Z"
            *       }
            *     }
            */
@@ -12204,12 +12215,12 @@ export interface operations {
            *           "nome": "default",
            *           "default": true,
            *           "online": true,
-           *           "lastSeenAt": "2026-03-02T09:00:00.006Z",
+           *           "lastSeenAt": "2026-03-02T09:00:00.000Z",
            *           "currentToken": {
            *             "lastUsedAt": "2026-03-02T09:00:00.000Z"
            *           },
            *           "previousToken": {
-           *             "expiresAt": "2026-03-03T08:59:57.052Z",
+           *             "expiresAt": "2026-03-03T08:59:58.216Z",
            *             "lastUsedAt": null
            *           }
            *         }
@@ -13192,8 +13203,8 @@ export interface operations {
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *           "createdAt": "2026-03-02T09:00:00.667Z",
-           *           "updatedAt": "2026-03-02T09:00:01.154Z"
+           *           "createdAt": "2026-03-02T09:00:00.074Z",
+           *           "updatedAt": "2026-03-02T09:00:00.396Z"
            *         },
            *         {
            *           "id": 2,
@@ -13204,8 +13215,8 @@ export interface operations {
            *           "message": "ok",
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *           "createdAt": "2026-03-02T09:00:00.105Z",
-           *           "updatedAt": "2026-03-02T09:00:01.095Z"
+           *           "createdAt": "2026-03-02T09:00:00.037Z",
+           *           "updatedAt": "2026-03-02T09:00:00.358Z"
            *         },
            *         {
            *           "id": 1,
@@ -13217,7 +13228,7 @@ export interface operations {
            *           "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *           "createdAt": "2026-03-02T09:00:00.000Z",
-           *           "updatedAt": "2026-03-02T09:00:01.014Z"
+           *           "updatedAt": "2026-03-02T09:00:00.305Z"
            *         }
            *       ],
            *       "nextCursor": null
@@ -13405,7 +13416,7 @@ export interface operations {
            *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.093Z"
+           *         "updatedAt": "2026-03-02T09:00:00.079Z"
            *       }
            *     }
            */
@@ -19584,7 +19595,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.087Z",
+           *           "updatedAt": "2026-03-02T09:00:00.050Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -19623,7 +19634,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.087Z",
+           *         "updatedAt": "2026-03-02T09:00:00.050Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -19931,7 +19942,7 @@ export interface operations {
            *           ],
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "createdBy": "tenant:1",
-           *           "updatedAt": "2026-03-02T09:00:00.087Z",
+           *           "updatedAt": "2026-03-02T09:00:00.050Z",
            *           "updatedBy": "tenant:1"
            *         }
            *       }
@@ -19970,7 +19981,7 @@ export interface operations {
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "createdBy": "tenant:1",
-           *         "updatedAt": "2026-03-02T09:00:00.087Z",
+           *         "updatedAt": "2026-03-02T09:00:00.050Z",
            *         "updatedBy": "tenant:1"
            *       }
            *     }
@@ -20620,7 +20631,7 @@ export interface operations {
            *           "triggers": 1,
            *           "flows": 1,
            *           "nextFireAt": null,
-           *           "updatedAt": "2026-03-02T09:00:00.299Z"
+           *           "updatedAt": "2026-03-02T09:00:00.041Z"
            *         }
            *       ],
            *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
@@ -21190,8 +21201,8 @@ export interface operations {
            *           "webhook": {
            *             "url": "https://hooks.example.com/gone",
            *             "enabled": false,
-           *             "disabledAt": "2026-03-02T09:00:00.090Z",
-           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.088Z",
+           *             "disabledAt": "2026-03-02T09:00:00.084Z",
+           *             "disabledReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.082Z",
            *             "maxInFlight": 2,
            *             "endpoint": {
            *               "state": "closed",
@@ -22407,7 +22418,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.047Z"
+           *         "updatedAt": "2026-03-02T09:00:00.021Z"
            *       }
            *     }
            */
@@ -22787,7 +22798,7 @@ export interface operations {
            *           }
            *         ],
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.047Z"
+           *         "updatedAt": "2026-03-02T09:00:00.021Z"
            *       }
            *     }
            */
@@ -23961,25 +23972,25 @@ export interface operations {
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.287Z",
+           *               "at": "2026-03-02T09:00:00.147Z",
            *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 26,
+           *               "durationMs": 4,
            *               "url": "https://hooks.example.com/x"
            *             },
            *             {
-           *               "at": "2026-03-02T09:00:01.676Z",
+           *               "at": "2026-03-02T09:00:01.330Z",
            *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 15,
+           *               "durationMs": 11,
            *               "url": "https://hooks.example.com/x"
            *             },
            *             {
-           *               "at": "2026-03-02T09:00:04.098Z",
+           *               "at": "2026-03-02T09:00:02.506Z",
            *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 10,
+           *               "durationMs": 14,
            *               "url": "https://hooks.example.com/x"
            *             }
            *           ],
-           *           "nextAttemptAt": "2026-03-02T09:00:08.307Z",
+           *           "nextAttemptAt": "2026-03-02T09:00:04.662Z",
            *           "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *         }
            *       ],
@@ -24168,32 +24179,21 @@ export interface operations {
            *         {
            *           "id": 1,
            *           "alertId": 1,
-           *           "trigger": "send",
+           *           "trigger": "fire",
            *           "webhookId": "msg_ca45b9b5c7e90d595c48c60e02627637",
-           *           "status": "retrying",
-           *           "bytes": 101,
+           *           "status": "delivered",
+           *           "bytes": 596,
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.287Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 26,
-           *               "url": "https://hooks.example.com/x"
-           *             },
-           *             {
-           *               "at": "2026-03-02T09:00:01.676Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 15,
-           *               "url": "https://hooks.example.com/x"
-           *             },
-           *             {
-           *               "at": "2026-03-02T09:00:04.098Z",
-           *               "error": "dns_failed: could not resolve host (ENOTFOUND)",
-           *               "durationMs": 10,
-           *               "url": "https://hooks.example.com/x"
+           *               "at": "2026-03-02T09:00:00.031Z",
+           *               "responseBody": "ok",
+           *               "durationMs": 5,
+           *               "url": "https://hooks.example.com/ops-views",
+           *               "statusCode": 200
            *             }
            *           ],
-           *           "nextAttemptAt": "2026-03-02T09:00:08.307Z",
+           *           "nextAttemptAt": null,
            *           "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *         }
            *       ],
@@ -24398,6 +24398,38 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "chain": "tenant:1",
+           *           "seq": 19,
+           *           "at": "2026-03-02T09:00:00.000Z",
+           *           "actor": {
+           *             "tenantId": 1,
+           *             "clientId": 1,
+           *             "tokenId": "2f08bb8c72e7bf32",
+           *             "kind": "tenant"
+           *           },
+           *           "action": "POST /tenant/alerts/{id}/send",
+           *           "resource": {
+           *             "type": "alert",
+           *             "id": "3"
+           *           },
+           *           "path": "/tenant/alerts/3/send",
+           *           "fields": [
+           *             "user"
+           *           ],
+           *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "viewerAddress": "127.0.0.1",
+           *           "prevHash": "fc59ca82481c19fe6e853832ec6108a7bbd3f716ab62c3250d45a741db9665a2",
+           *           "hash": "3a09e4a87fede4751ac85f030c4773e3e030a124723613399c69d5df0f67ab22"
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['audit-record'][];
           };
@@ -24599,6 +24631,38 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "success",
+           *       "data": [
+           *         {
+           *           "chain": "tenant:1",
+           *           "seq": 19,
+           *           "at": "2026-03-02T09:00:00.000Z",
+           *           "actor": {
+           *             "tenantId": 1,
+           *             "clientId": 1,
+           *             "tokenId": "2f08bb8c72e7bf32",
+           *             "kind": "tenant"
+           *           },
+           *           "action": "POST /tenant/alerts/{id}/send",
+           *           "resource": {
+           *             "type": "alert",
+           *             "id": "3"
+           *           },
+           *           "path": "/tenant/alerts/3/send",
+           *           "fields": [
+           *             "user"
+           *           ],
+           *           "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
+           *           "viewerAddress": "127.0.0.1",
+           *           "prevHash": "fc59ca82481c19fe6e853832ec6108a7bbd3f716ab62c3250d45a741db9665a2",
+           *           "hash": "3a09e4a87fede4751ac85f030c4773e3e030a124723613399c69d5df0f67ab22"
+           *         }
+           *       ],
+           *       "nextCursor": "CsGLd50KMvhEGQIQ_rByJx6YTLC2qdSxyK-xQBax8JI"
+           *     }
+           */
           'application/json': components['schemas']['success-envelope'] & {
             data: components['schemas']['audit-record'][];
           };
@@ -24755,28 +24819,28 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.127Z",
+           *             "at": "2026-03-02T09:00:00.069Z",
            *             "responseBody": "ok",
-           *             "durationMs": 5,
+           *             "durationMs": 7,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.226Z",
+           *             "at": "2026-03-02T09:00:01.162Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 8,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:02.267Z",
            *             "responseBody": "ok",
            *             "durationMs": 6,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
-           *           },
-           *           {
-           *             "at": "2026-03-02T09:00:02.512Z",
-           *             "responseBody": "ok",
-           *             "durationMs": 14,
-           *             "url": "https://hooks.example.com/always-500",
-           *             "statusCode": 500
            *           }
            *         ],
-           *         "nextAttemptAt": "2026-03-02T09:00:03.526Z",
+           *         "nextAttemptAt": "2026-03-02T09:00:03.274Z",
            *         "requestId": "dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964"
            *       }
            *     }
@@ -24964,23 +25028,23 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.127Z",
+           *             "at": "2026-03-02T09:00:00.069Z",
            *             "responseBody": "ok",
-           *             "durationMs": 5,
+           *             "durationMs": 7,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:01.226Z",
+           *             "at": "2026-03-02T09:00:01.162Z",
+           *             "responseBody": "ok",
+           *             "durationMs": 8,
+           *             "url": "https://hooks.example.com/always-500",
+           *             "statusCode": 500
+           *           },
+           *           {
+           *             "at": "2026-03-02T09:00:02.267Z",
            *             "responseBody": "ok",
            *             "durationMs": 6,
-           *             "url": "https://hooks.example.com/always-500",
-           *             "statusCode": 500
-           *           },
-           *           {
-           *             "at": "2026-03-02T09:00:02.512Z",
-           *             "responseBody": "ok",
-           *             "durationMs": 14,
            *             "url": "https://hooks.example.com/always-500",
            *             "statusCode": 500
            *           }
@@ -25810,15 +25874,15 @@ export interface operations {
            *           "createdAt": "2026-03-02T09:00:00.000Z",
            *           "attempts": [
            *             {
-           *               "at": "2026-03-02T09:00:00.084Z",
+           *               "at": "2026-03-02T09:00:00.048Z",
            *               "responseBody": "ok",
-           *               "durationMs": 4,
+           *               "durationMs": 3,
            *               "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *               "statusCode": 410
            *             }
            *           ],
            *           "nextAttemptAt": null,
-           *           "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.084Z",
+           *           "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.048Z",
            *           "requestId": "9876adb1-3a3c-48de-a0b1-4ab392f88981"
            *         }
            *       ],
@@ -25979,16 +26043,16 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.084Z",
+           *             "at": "2026-03-02T09:00:00.048Z",
            *             "responseBody": "ok",
-           *             "durationMs": 4,
+           *             "durationMs": 3,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 410
            *           },
            *           {
-           *             "at": "2026-03-02T09:00:00.985Z",
+           *             "at": "2026-03-02T09:00:00.458Z",
            *             "responseBody": "ok",
-           *             "durationMs": 4,
+           *             "durationMs": 22,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 200
            *           }
@@ -26179,15 +26243,15 @@ export interface operations {
            *         "createdAt": "2026-03-02T09:00:00.000Z",
            *         "attempts": [
            *           {
-           *             "at": "2026-03-02T09:00:00.084Z",
+           *             "at": "2026-03-02T09:00:00.048Z",
            *             "responseBody": "ok",
-           *             "durationMs": 4,
+           *             "durationMs": 3,
            *             "url": "https://hooks.example.com/events/dd47c6f2-b1e3-4d0d-af3c-c4889d9d8964",
            *             "statusCode": 410
            *           }
            *         ],
            *         "nextAttemptAt": null,
-           *         "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.084Z",
+           *         "failureReason": "The receiver answered 410 Gone at 2026-03-02T09:00:00.048Z",
            *         "requestId": "9876adb1-3a3c-48de-a0b1-4ab392f88981"
            *       }
            *     }
@@ -26402,8 +26466,8 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTMyLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
-           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTMyLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
+           *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTAwLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q",
+           *       "url": "https://acme-1.localhost/auth/api/eyJhbGciOiJFUzI1NiIsImtpZCI6ImRkNDdjNmYyLWIxZTMtNGQwZC1hZjNjLWM0ODg5ZDlkODk2NCIsInR5cCI6IkpXVCJ9.eyJsb2dpbiI6ImFuYUBhY21lLmNvbSIsInRpZCI6MSwiaWF0X21zIjoxNzcyNDQyMDAwMTAwLCJpc3MiOiJiaS10ZW5hbnQtYWRtaW4iLCJhdWQiOiJhY21lLTEubG9jYWxob3N0Iiwic3ViIjoiMSIsImlhdCI6MTc3MjQ0MjAwMCwiZXhwIjoxNzcyNDQ1NjAwLCJqdGkiOiJmMGFlYjBhMC05N2FhLTQ5MzItOTA5YS04MWMxM2ZiNzVmMmIifQ.d_F0dceRotwef5mGz6MCp9EWEzyC3qLkvRFJ8Emlh6-GbtRP9AZIKXhWfTQALV9OpcrD5lMaQHZZpgF-FHkf8Q"
            *     }
            */
           'application/json': components['schemas']['login-answer'];
@@ -27237,8 +27301,8 @@ export interface operations {
            *       "status": "success",
            *       "data": {
            *         "agentId": 1,
-           *         "serverTime": "2026-03-02T09:00:00.646Z",
-           *         "nextHeartbeatInSeconds": 52,
+           *         "serverTime": "2026-03-02T09:00:00.155Z",
+           *         "nextHeartbeatInSeconds": 56,
            *         "runs": [
            *           {
            *             "id": 1,
@@ -27261,8 +27325,8 @@ export interface operations {
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *             "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *             "createdAt": "2026-03-02T09:00:00.105Z",
-           *             "updatedAt": "2026-03-02T09:00:00.105Z"
+           *             "createdAt": "2026-03-02T09:00:00.037Z",
+           *             "updatedAt": "2026-03-02T09:00:00.037Z"
            *           },
            *           {
            *             "id": 3,
@@ -27273,8 +27337,8 @@ export interface operations {
            *             "message": null,
            *             "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *             "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
-           *             "createdAt": "2026-03-02T09:00:00.667Z",
-           *             "updatedAt": "2026-03-02T09:00:00.667Z"
+           *             "createdAt": "2026-03-02T09:00:00.074Z",
+           *             "updatedAt": "2026-03-02T09:00:00.074Z"
            *           }
            *         ],
            *         "variables": {
@@ -27447,7 +27511,7 @@ export interface operations {
            *         "batchId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "requestId": "f0aeb0a0-97aa-4932-909a-81c13fb75f2b",
            *         "createdAt": "2026-03-02T09:00:00.000Z",
-           *         "updatedAt": "2026-03-02T09:00:00.487Z"
+           *         "updatedAt": "2026-03-02T09:00:00.305Z"
            *       }
            *     }
            */

@@ -26,7 +26,11 @@ test('client create prints a working token once; rotate-token replaces it, the o
   expect(created.code).toBe(0);
   const { id, token } = JSON.parse(created.output.trim()) as { id: number; token: string };
   expect(token).toMatch(/^cli_/);
-  expect((await api('GET', '/whoami', { token })).body.data).toEqual({ kind: 'client', clientId: id });
+  expect((await api('GET', '/whoami', { token })).body.data).toEqual({
+    kind: 'client',
+    clientId: id,
+    tokenId: hashToken(token).slice(0, 16),
+  });
 
   const listed = await runToEnd('bin/admin.ts', ['client', 'list'], againstTable);
   expect(listed.code).toBe(0);

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { describe, expect, inject, test } from 'vitest';
 import { api, expectErrorEnvelope, getOk, newClient, newTenant } from '#test/support/api.ts';
 import { agentToken, eventually, publish, retailBundle } from '#test/support/templates.ts';
+import { hashToken } from '#functions/core/auth/tokens.ts';
 
 describe('authentication (spec 5)', () => {
   test('a missing token is 401 with WWW-Authenticate: Bearer', async () => {
@@ -33,14 +34,19 @@ describe('authentication (spec 5)', () => {
     }
   });
 
-  test('whoami names the kind of token', async () => {
+  test("whoami names the kind of token, its owner and the token's id (as audit records name it)", async () => {
     const client = await newClient();
     const tenant = await newTenant(client.token);
     expect((await api('GET', '/whoami', { token: client.token })).body.data).toEqual({
       kind: 'client',
       clientId: client.clientId,
+      tokenId: hashToken(client.token).slice(0, 16),
     });
-    expect((await api('GET', '/whoami', { token: tenant.token })).body.data).toEqual({ kind: 'tenant', tenantId: tenant.id });
+    expect((await api('GET', '/whoami', { token: tenant.token })).body.data).toEqual({
+      kind: 'tenant',
+      tenantId: tenant.id,
+      tokenId: hashToken(tenant.token).slice(0, 16),
+    });
   });
 });
 

@@ -137,6 +137,19 @@ const listings: Record<string, () => Promise<Listing>> = {
     await each(itemCount, (index) => newTenant(client.token, { nome: `Tenant ${index}` }));
     return { path: '/tenants', token: client.token };
   },
+  'GET /tenants/audit': async () => {
+    // Each tenant's creation is a record of the client's trail (in the tenant's chain).
+    const client = await newClient();
+    await each(itemCount, (index) => newTenant(client.token, { nome: `Audited ${index}` }));
+    return { path: '/tenants/audit', token: client.token };
+  },
+  'GET /tenant/audit': async () => {
+    // The tenant's creation, then two changes of its own.
+    const client = await newClient();
+    const tenant = await newTenant(client.token);
+    for (let index = 1; index < itemCount; index++) await created('/tenant/groups', tenant.token, { nome: `Audited ${index}` });
+    return { path: '/tenant/audit', token: tenant.token };
+  },
   'GET /tenants/templates': async () => {
     const client = await newClient();
     for (let index = 0; index < itemCount; index++) await publish(client.token, { ...retailBundle(), nome: `Retail ${index}` });

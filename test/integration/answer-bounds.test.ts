@@ -249,6 +249,18 @@ const shown: Record<string, Shown> = {
     bounded: `one result per request item: at most ${reloadItems.maxItems}, each with a context of at most ${reloadItems.items.properties.context.maxLength} characters`,
     bytes: reloadItems.maxItems * (reloadItems.items.properties.context.maxLength * anyByte + 256) + envelope,
   },
+  'GET /tenant/audit': {
+    bounded:
+      'a page cut to what fits one result (pageResponse), each entry one audit record item; as NDJSON, at most 100 records ' +
+      'of at most 64 field names of 128 characters, a path of 1,024, a request id of 128 (audit-record.ts bounds them)',
+    bytes: oneItem,
+  },
+  'GET /tenants/audit': {
+    bounded:
+      'a page cut to what fits one result (pageResponse), each entry one audit record item; as NDJSON, at most 100 records ' +
+      'of at most 64 field names of 128 characters, a path of 1,024, a request id of 128 (audit-record.ts bounds them)',
+    bytes: oneItem,
+  },
   'GET /tenant/agents': {
     bounded: `at most maxAgentsPerTenant (${maxAgentsPerTenant}) agents of {id, nome of at most 200 visible characters, flags, lastSeenAt, its two tokens' dates}`,
     bytes: maxAgentsPerTenant * (200 * visible + 512) + envelope,

@@ -17,6 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, test } from 'vitest';
+import { auditScopeFor } from '#functions/core/audit/audit-record.ts';
+import { auditItemsPerTransaction, withAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { dynamoItemBytes, dynamoTransactionBytes, dynamoTransactionItems } from '#functions/core/aws-limits.ts';
 import { db, deleteAll, maxTransactItems, tableName, transact, type TransactItem } from '#functions/core/store/dynamo.ts';
 
@@ -85,8 +87,25 @@ describe('item size', () => {
 });
 
 describe('transactions', () => {
-  test('the bound the store splits writes on (maxTransactItems) is the limit', () => {
-    expect(maxTransactItems).toBe(dynamoTransactionItems);
+  test('the bound the store splits writes on (maxTransactItems) is the limit, less the audit record its transaction may carry', () => {
+    expect(maxTransactItems + auditItemsPerTransaction).toBe(dynamoTransactionItems);
+  });
+
+  test("a transaction of maxTransactItems items carrying an idempotent request's audit record (its 3 items) is written whole", async () => {
+    const items = Array.from({ length: maxTransactItems }, () => itemOf(100));
+    const tenantId = 900_000_000 + Math.floor(Math.random() * 1_000_000);
+    const scope = auditScopeFor({
+      chain: { owner: 'tenant', ownerId: tenantId, clientId: 1 },
+      actor: { kind: 'operator', name: 'limits' },
+      action: 'limits test',
+      resource: { type: 'tenant' },
+      fields: [],
+      requestId: randomUUID(),
+      requestKey: randomUUID().replaceAll('-', ''),
+    });
+    expect(await withAuditScope(scope, () => transact(items.map(put)))).toBe(true);
+    expect(scope.pending).toBe(false);
+    expect(await stored(items.at(-1) as Item)).toBe(true);
   });
 
   test('dynamoTransactionItems actions are written; one more is refused, nothing written', async () => {

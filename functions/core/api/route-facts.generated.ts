@@ -330,6 +330,13 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
         "a liveness stamp (the agent's lastSeenAt, about twice a minute): it hands out the loads waiting, and changes none",
     },
   },
-  'POST /agent/runs/{id}': { auth: ['agent'], body: 'report-run', audit: { resource: 'run' } },
+  'POST /agent/runs/{id}': {
+    auth: ['agent'],
+    body: 'report-run',
+    audit: {
+      unaudited:
+        "a run's progress, which the run keeps (status, message, updatedAt, its agent) for runRetentionDays: two reports per run, 14.4 million a month at the reference load, would be nearly all of the trail and most of the table's storage and backups (docs/operations.md, Audit trail)",
+    },
+  },
   $default: { auth: [] },
 };

@@ -71,6 +71,14 @@ export interface AuditRecord {
   hash: string;
 }
 
+/**
+ * What a record keeps at most, whatever the request: a body's schema declares its fields (far fewer, with
+ * short names), and a path is a route's with its ids; the bounds keep a page of records small anyway.
+ */
+const maxFields = 64;
+const maxFieldNameLength = 128;
+const maxPathLength = 1024;
+
 /** The `prevHash` of a chain's first record. */
 export const firstPrevHash = '0'.repeat(64);
 
@@ -197,8 +205,8 @@ function recordAfter(
     actor: request.actor,
     action: request.action,
     resource: { type: request.resource.type, ...(id === undefined ? {} : { id }) },
-    ...(request.path === undefined ? {} : { path: request.path }),
-    fields: [...request.fields],
+    ...(request.path === undefined ? {} : { path: request.path.slice(0, maxPathLength) }),
+    fields: request.fields.slice(0, maxFields).map((name) => name.slice(0, maxFieldNameLength)),
     requestId: request.requestId,
     ...(request.viewerAddress === undefined ? {} : { viewerAddress: request.viewerAddress }),
     prevHash: head.hash,
