@@ -191,7 +191,20 @@ export interface Route {
 export interface RouteFacts extends Pick<Route, 'auth' | 'body' | 'yaml' | 'idempotent' | 'ifMatch' | 'audit'> {
   /** Every query parameter it reads (queryParametersOf), without the descriptions. */
   query?: ReadonlyArray<Pick<QueryParameter, 'name' | 'schema'>>;
+  /**
+   * A GET that only reads the table (no queue, no payload written) and takes a token: its reads start
+   * beside the token's lookup (principals.ts `authenticateInParallel`), its answer waits for it.
+   */
+  readsOnly?: true;
 }
+
+/** Whether a route's reads may start beside its token's lookup (RouteFacts `readsOnly`): a GET that writes nothing. */
+export const readsOnly = (route: Route): boolean =>
+  route.method === 'GET' &&
+  route.table !== 'readWrite' &&
+  !route.sends &&
+  route.payloads !== 'readWrite' &&
+  route.auth.length > 0;
 
 /** A route anyone may call: it takes no bearer token (the edge lets it through without one, and limits it per address). */
 export const takesNoToken = (route: Pick<Route, 'auth'>): boolean => route.auth.length === 0;

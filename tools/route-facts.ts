@@ -7,7 +7,15 @@
  */
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { queryParametersOf, type Route, type RouteFacts, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
+import {
+  queryParametersOf,
+  readsOnly,
+  type Route,
+  type RouteFacts,
+  routeKey,
+  routes,
+  unmatchedRoute,
+} from '#functions/routes.ts';
 
 export const routeFactsFile = fileURLToPath(new URL('../functions/core/api/route-facts.generated.ts', import.meta.url));
 
@@ -21,6 +29,7 @@ function factsOf(route: Route): RouteFacts {
     idempotent: route.idempotent,
     ifMatch: route.ifMatch,
     audit: route.audit,
+    readsOnly: readsOnly(route) || undefined,
     query: query.length > 0 ? query : undefined,
   };
   return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as RouteFacts;

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { RouteFacts } from '#functions/routes.ts';
 import { type AuditRequest, auditScopeFor, recordAlone } from '#functions/core/audit/audit-record.ts';
 import { withAuditScope } from '#functions/core/audit/audit-scope.ts';
-import { authenticate, type Principal, principalScope } from '#functions/core/auth/principals.ts';
+import { authenticate, authenticateInParallel, type Principal, principalScope } from '#functions/core/auth/principals.ts';
 import { canonicalJson } from '#functions/core/canonical-json.ts';
 import { apiConfig } from '#functions/core/config.ts';
 import { badRequest, errorBody, internalErrorBody, ServiceError } from '#functions/core/errors.ts';
@@ -81,6 +81,11 @@ interface ApiContext extends Context {
   startedAt?: number;
   /** The stamp of the token's use, running beside the handler (principals.ts `authenticate`), awaited before the answer. */
   tokenUse?: Promise<void>;
+  /**
+   * A read-only route's token lookup, running beside the handler, which reads as the token's signed
+   * owner (`principal`, provisional until this holds): awaited before the answer, its failure winning.
+   */
+  confirmation?: Promise<Principal>;
 }
 
 // A function missing its configuration fails here, at cold start, not on some later request.
@@ -159,9 +164,20 @@ const authentication = (): MiddlewareObj<Event, Result, Error, ApiContext> => ({
     if (!facts) throw new Error(`No route in the route table for ${key}`);
     const route: ServedRoute = { key, ...facts };
     request.context.route = route;
-    request.context.principal = await authenticate(request.event.headers.authorization, route.auth, (work) => {
+    request.context.confirmation = undefined;
+    const keepAlive = (work: Promise<void>) => {
       request.context.tokenUse = work;
-    });
+    };
+    const authorization = request.event.headers.authorization;
+    if (route.readsOnly) {
+      const { provisional, confirmed } = await authenticateInParallel(authorization, route.auth, keepAlive);
+      // Settled even when the handler fails first: its failure is then the answer's only if this holds.
+      confirmed.catch(() => undefined);
+      request.context.principal = provisional ?? (await confirmed);
+      if (provisional) request.context.confirmation = confirmed;
+    } else {
+      request.context.principal = await authenticate(authorization, route.auth, keepAlive);
+    }
     const principal = request.context.principal;
     if (principal.kind !== 'anonymous') logger.appendKeys({ clientId: principal.clientId });
     if (principal.kind === 'tenant' || principal.kind === 'agent') logger.appendKeys({ tenantId: principal.tenantId });
@@ -256,66 +272,79 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
     .use(errorResponses())
     .use(authentication())
     .handler(async (event, context) => {
-      const requestId = requestIdOf(event);
-      const { route, principal } = context;
-      if (!route || !principal) throw new Error('The authentication middleware did not run');
-      if (Boolean(route.yaml) !== Boolean(options.yaml)) {
-        throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
-      }
-      if (route.body !== options.body?.schemaName) {
-        throw new Error(
-          `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
-        );
-      }
-      if (route.key !== unmatchedRouteKey) refuseUndeclaredQuery(route, event.queryStringParameters ?? {});
-      const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
-      const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
-      const deadline = Date.now() + context.getRemainingTimeInMillis();
-      const run = (idempotency: Attempt) => {
-        const work = () =>
-          implementation({
+      const respond = async (): Promise<Result> => {
+        const requestId = requestIdOf(event);
+        const { route, principal } = context;
+        if (!route || !principal) throw new Error('The authentication middleware did not run');
+        if (Boolean(route.yaml) !== Boolean(options.yaml)) {
+          throw new Error(`${event.routeKey}: the route table and the handler disagree on whether it takes YAML`);
+        }
+        if (route.body !== options.body?.schemaName) {
+          throw new Error(
+            `${event.routeKey}: the route table's body schema is ${route.body}, the handler's ${options.body?.schemaName}`,
+          );
+        }
+        if (route.key !== unmatchedRouteKey) refuseUndeclaredQuery(route, event.queryStringParameters ?? {});
+        const body = route.body ? parseBody(event, { yaml: options.yaml }) : undefined;
+        const parsed = options.body && route.body && !options.validatedByHandler ? validateBody<Body>(options.body, body) : body;
+        const deadline = Date.now() + context.getRemainingTimeInMillis();
+        const run = (idempotency: Attempt) => {
+          const work = () =>
+            implementation({
+              route,
+              method: event.requestContext.http.method,
+              path: event.rawPath,
+              principal,
+              body: parsed as Received,
+              pathParameters: event.pathParameters ?? {},
+              query: declaredQuery(route, event.queryStringParameters ?? {}),
+              headers: event.headers,
+              cookies: event.cookies ?? [],
+              host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
+              requestId,
+              deadline,
+              idempotency,
+            });
+          const audit = auditRequestOf(
             route,
-            method: event.requestContext.http.method,
-            path: event.rawPath,
             principal,
-            body: parsed as Received,
-            pathParameters: event.pathParameters ?? {},
-            query: declaredQuery(route, event.queryStringParameters ?? {}),
-            headers: event.headers,
-            cookies: event.cookies ?? [],
-            host: (event.headers.host ?? event.requestContext?.domainName ?? '').replace(/:\d+$/, '').toLowerCase(),
-            requestId,
-            deadline,
-            idempotency,
+            event,
+            body,
+            route.idempotent && call.key !== undefined ? idempotency.requestKey : undefined,
+          );
+          if (!audit) return work();
+          const scope = auditScopeFor(audit);
+          return withAuditScope(scope, async () => {
+            const response = await work();
+            // A change that is a queued message: recorded alone once sent (a retry with the same key records it once).
+            if (response.status < 300 && route.audit && 'queuedChange' in route.audit) await recordAlone();
+            return response;
           });
-        const audit = auditRequestOf(
-          route,
-          principal,
-          event,
-          body,
-          route.idempotent && call.key !== undefined ? idempotency.requestKey : undefined,
-        );
-        if (!audit) return work();
-        const scope = auditScopeFor(audit);
-        return withAuditScope(scope, async () => {
-          const response = await work();
-          // A change that is a queued message: recorded alone once sent (a retry with the same key records it once).
-          if (response.status < 300 && route.audit && 'queuedChange' in route.audit) await recordAlone();
-          return response;
-        });
+        };
+        const call = {
+          scope: `${principalScope(principal)}:${event.routeKey}`,
+          // Only the routes whose row says so honour the header; the others ignore it.
+          key: route.idempotent ? event.headers['idempotency-key'] : undefined,
+          // The request as the operation sees it: which resource (the path: one alert's send is not
+          // another's) and what was asked (the body as parsed, keys sorted: a retry that serialises
+          // its JSON in another order, or sends it as YAML, is the same request).
+          request: `${event.routeKey}\n${event.rawPath}\n${canonicalJson(body)}`,
+          deadline,
+          gatewayRequestId: gatewayRequestIdOf(event),
+        };
+        return fittedResult(await withIdempotency(call, run), requestId, event.routeKey);
       };
-      const call = {
-        scope: `${principalScope(principal)}:${event.routeKey}`,
-        // Only the routes whose row says so honour the header; the others ignore it.
-        key: route.idempotent ? event.headers['idempotency-key'] : undefined,
-        // The request as the operation sees it: which resource (the path: one alert's send is not
-        // another's) and what was asked (the body as parsed, keys sorted: a retry that serialises
-        // its JSON in another order, or sends it as YAML, is the same request).
-        request: `${event.routeKey}\n${event.rawPath}\n${canonicalJson(body)}`,
-        deadline,
-        gatewayRequestId: gatewayRequestIdOf(event),
-      };
-      return fittedResult(await withIdempotency(call, run), requestId, event.routeKey);
+      if (!context.confirmation) return respond();
+      // Parallel authentication: the route ran as the token's signed owner; nothing it found, an answer
+      // or an error, leaves before the token's lookup holds (a revoked token gets its 401, never the data).
+      const settled = respond().then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+      await context.confirmation;
+      const outcome = await settled;
+      if ('error' in outcome) throw outcome.error;
+      return outcome.result;
     });
 }
 

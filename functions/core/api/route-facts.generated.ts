@@ -6,10 +6,11 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'GET /openapi.json': { auth: [] },
   'GET /docs': { auth: [] },
   'GET /docs/{asset}': { auth: [] },
-  'GET /whoami': { auth: ['client', 'tenant'] },
+  'GET /whoami': { auth: ['client', 'tenant'], readsOnly: true },
   'POST /tenants': { auth: ['client'], body: 'create-tenant', idempotent: true, audit: { resource: 'tenant' } },
   'GET /tenants': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -21,11 +22,11 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenants': { auth: ['client'], body: 'delete-tenant', audit: { resource: 'tenant', bodyId: 'id' } },
   'POST /tenants/{id}/deactivate': { auth: ['client'], audit: { resource: 'tenant' } },
   'POST /tenants/{id}/activate': { auth: ['client'], audit: { resource: 'tenant' } },
-  'GET /tenants/{id}': { auth: ['client'] },
+  'GET /tenants/{id}': { auth: ['client'], readsOnly: true },
   'PATCH /tenants/{id}': { auth: ['client'], body: 'update-tenant', ifMatch: true, audit: { resource: 'tenant' } },
   'POST /tenants/{id}/token': { auth: ['client'], body: 'rotate-token', audit: { resource: 'tenant' } },
   'DELETE /tenants/{id}/token/previous': { auth: ['client'], audit: { resource: 'tenant' } },
-  'GET /tenant': { auth: ['tenant'] },
+  'GET /tenant': { auth: ['tenant'], readsOnly: true },
   'POST /tenants/templates': {
     auth: ['client'],
     body: 'template-bundle',
@@ -35,17 +36,19 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenants/templates': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenants/templates/{id}': { auth: ['client'] },
+  'GET /tenants/templates/{id}': { auth: ['client'], readsOnly: true },
   'DELETE /tenants/templates/{id}': { auth: ['client'], ifMatch: true, audit: { resource: 'template' } },
   'PUT /tenants/templates/{id}': { auth: ['client'], body: 'template-bundle', yaml: true, audit: { resource: 'template' } },
   'PUT /tenants/templates/default': { auth: ['client'], body: 'set-default-template', audit: { resource: 'template' } },
   'GET /tenants/templates/{id}/tenants': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -60,14 +63,16 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenants/templates/{id}/rollouts': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenants/templates/{id}/rollouts/{rolloutId}': { auth: ['client'] },
+  'GET /tenants/templates/{id}/rollouts/{rolloutId}': { auth: ['client'], readsOnly: true },
   'GET /tenants/templates/{id}/rollouts/{rolloutId}/tenants': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -95,6 +100,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/agents': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -105,6 +111,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenant/agents/{id}/token/previous': { auth: ['tenant'], audit: { resource: 'agent' } },
   'GET /tenant/runs': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -113,45 +120,49 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'flowId', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
-  'GET /tenant/runs/{id}': { auth: ['tenant'] },
+  'GET /tenant/runs/{id}': { auth: ['tenant'], readsOnly: true },
   'POST /tenant/runs/{id}/retry': { auth: ['tenant'], idempotent: true, audit: { resource: 'run', queuedChange: true } },
   'POST /tenant/users': { auth: ['tenant'], body: 'create-user', idempotent: true, audit: { resource: 'user' } },
   'GET /tenant/users': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
       { name: 'login', schema: { type: 'string', minLength: 1, maxLength: 200 } },
     ],
   },
-  'GET /tenant/users/{id}': { auth: ['tenant'] },
+  'GET /tenant/users/{id}': { auth: ['tenant'], readsOnly: true },
   'PATCH /tenant/users/{id}': { auth: ['tenant'], body: 'update-user', audit: { resource: 'user' } },
   'DELETE /tenant/users/{id}': { auth: ['tenant'], audit: { resource: 'user' } },
   'POST /tenant/groups': { auth: ['tenant'], body: 'create-group', idempotent: true, audit: { resource: 'group' } },
   'GET /tenant/groups': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenant/groups/{id}': { auth: ['tenant'] },
+  'GET /tenant/groups/{id}': { auth: ['tenant'], readsOnly: true },
   'DELETE /tenant/groups/{id}': { auth: ['tenant'], audit: { resource: 'group' } },
   'PUT /tenant/groups/{id}/members/{userId}': { auth: ['tenant'], audit: { resource: 'group' } },
   'DELETE /tenant/groups/{id}/members/{userId}': { auth: ['tenant'], audit: { resource: 'group' } },
   'POST /tenant/datamart': { auth: ['tenant'], body: 'create-datamart', idempotent: true, audit: { resource: 'datamart' } },
   'GET /tenant/datamart': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenant/datamart/{id}': { auth: ['tenant'] },
+  'GET /tenant/datamart/{id}': { auth: ['tenant'], readsOnly: true },
   'PATCH /tenant/datamart/{id}': { auth: ['tenant'], body: 'update-datamart', audit: { resource: 'datamart' } },
   'DELETE /tenant/datamart/{id}': { auth: ['tenant'], audit: { resource: 'datamart' } },
   'GET /tenant/datamart/{id}/user': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -159,6 +170,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/datamart/{id}/group': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -168,7 +180,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'DELETE /tenant/datamart/{id}/user/{userId}': { auth: ['tenant'], audit: { resource: 'datamart' } },
   'PUT /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], body: 'set-permissions', audit: { resource: 'datamart' } },
   'DELETE /tenant/datamart/{id}/group/{groupId}': { auth: ['tenant'], audit: { resource: 'datamart' } },
-  'GET /tenant/datamart/{id}/user/{userId}/effective': { auth: ['tenant'] },
+  'GET /tenant/datamart/{id}/user/{userId}/effective': { auth: ['tenant'], readsOnly: true },
   'PUT /tenant/schedules/{id}': {
     auth: ['tenant'],
     body: 'schedule.v2',
@@ -178,36 +190,40 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/schedules': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenant/schedules/{id}': { auth: ['tenant'] },
+  'GET /tenant/schedules/{id}': { auth: ['tenant'], readsOnly: true },
   'DELETE /tenant/schedules/{id}': { auth: ['tenant'], ifMatch: true, audit: { resource: 'schedule' } },
   'GET /tenant/schedules/{id}/next': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [{ name: 'count', schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } }],
   },
   'GET /tenant/schedules/{id}/runs': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenant/settings': { auth: ['tenant'] },
+  'GET /tenant/settings': { auth: ['tenant'], readsOnly: true },
   'PATCH /tenant/settings': { auth: ['tenant'], body: 'update-settings', audit: { resource: 'settings' } },
   'POST /tenant/settings/webhook/secret': { auth: ['tenant'], audit: { resource: 'settings' } },
   'POST /tenant/alerts': { auth: ['tenant'], body: 'create-alert', idempotent: true, audit: { resource: 'alert' } },
   'GET /tenant/alerts': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
     ],
   },
-  'GET /tenant/alerts/{id}': { auth: ['tenant'] },
+  'GET /tenant/alerts/{id}': { auth: ['tenant'], readsOnly: true },
   'PATCH /tenant/alerts/{id}': { auth: ['tenant'], body: 'update-alert', audit: { resource: 'alert' } },
   'DELETE /tenant/alerts/{id}': { auth: ['tenant'], audit: { resource: 'alert' } },
   'POST /tenant/alerts/{id}/preview': { auth: ['tenant'], body: 'alert-delivery' },
@@ -215,6 +231,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   'POST /tenant/alerts/{id}/fire': { auth: ['tenant'], body: 'alert-delivery', idempotent: true, audit: { resource: 'alert' } },
   'GET /tenant/alerts/{id}/deliveries': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -222,6 +239,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/deliveries': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -230,6 +248,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenant/audit': {
     auth: ['tenant'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -263,6 +282,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
   },
   'GET /tenants/audit': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
@@ -295,20 +315,21 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'tenantId', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
-  'GET /tenant/deliveries/{id}': { auth: ['tenant'] },
+  'GET /tenant/deliveries/{id}': { auth: ['tenant'], readsOnly: true },
   'POST /tenant/deliveries/{id}/redeliver': { auth: ['tenant'], audit: { resource: 'delivery' } },
-  'GET /tenants/settings': { auth: ['client'] },
+  'GET /tenants/settings': { auth: ['client'], readsOnly: true },
   'PATCH /tenants/settings': { auth: ['client'], body: 'update-client-settings', audit: { resource: 'settings' } },
   'POST /tenants/settings/webhook/secret': { auth: ['client'], audit: { resource: 'settings' } },
   'GET /tenants/deliveries': {
     auth: ['client'],
+    readsOnly: true,
     query: [
       { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', schema: { type: 'string' } },
       { name: 'status', schema: { enum: ['queued', 'retrying', 'delivered', 'failed'] } },
     ],
   },
-  'GET /tenants/deliveries/{id}': { auth: ['client'] },
+  'GET /tenants/deliveries/{id}': { auth: ['client'], readsOnly: true },
   'POST /tenants/deliveries/{id}/redeliver': { auth: ['client'], audit: { resource: 'delivery' } },
   'POST /tenant/login': { auth: ['tenant'], body: 'login' },
   'POST /tenant/login/revoke': { auth: ['tenant'], body: 'revoke-login', audit: { resource: 'login' } },

@@ -55,13 +55,45 @@ export async function authenticate(
   schemes: readonly AuthScheme[],
   keepAlive?: (work: Promise<void>) => void,
 ): Promise<Principal> {
-  if (schemes.length === 0) return { kind: 'anonymous' };
+  return (await authenticateInParallel(authorization, schemes, keepAlive)).confirmed;
+}
+
+/**
+ * `authenticate` in two parts, for a route that only reads (parallel authentication): once a signed
+ * token's MAC checks out (no I/O: a forged or unknown-key token is 401 here), its owner is known, so
+ * `provisional` is that owner, for the route to start its reads as, while `confirmed` looks the token
+ * up as `authenticate` does (revocation, deletion, kind, owner). The caller answers only once
+ * `confirmed` holds, and its failure wins over whatever the reads found: a revoked token's request
+ * reads, but never receives what it read. An unsigned token, or a signed one of a kind the route does
+ * not take, has no provisional principal: the caller waits for `confirmed` first.
+ */
+export async function authenticateInParallel(
+  authorization: string | undefined,
+  schemes: readonly AuthScheme[],
+  keepAlive?: (work: Promise<void>) => void,
+): Promise<{ provisional?: Principal; confirmed: Promise<Principal> }> {
+  if (schemes.length === 0) return { provisional: { kind: 'anonymous' }, confirmed: Promise.resolve({ kind: 'anonymous' }) };
   const screening = await screenAuthorization(authorization);
   if ('refused' in screening) throw screening.refused === 'missing' ? unauthorized('Missing bearer token') : invalidToken();
   const tokenHash = hashToken(screening.token);
+  const subject = screening.signed?.subject;
+  const tokenId = tokenHash.slice(0, 16);
+  return {
+    provisional: subject && schemes.includes(subject.kind) ? ({ ...subject, tokenId } as Principal) : undefined,
+    confirmed: lookUp(tokenHash, screening.signed?.subject, schemes, keepAlive),
+  };
+}
+
+/** The token's item, and every check `authenticate` makes of it: the principal it confirms, or the error. */
+async function lookUp(
+  tokenHash: string,
+  signedSubject: TokenSubject | undefined,
+  schemes: readonly AuthScheme[],
+  keepAlive: ((work: Promise<void>) => void) | undefined,
+): Promise<Principal> {
   const item = await findTokenOwner(tokenHash);
   const now = Date.now();
-  if (!item || tokenExpired(item, now) || (screening.signed && !sameOwner(item, screening.signed.subject))) throw invalidToken();
+  if (!item || tokenExpired(item, now) || (signedSubject && !sameOwner(item, signedSubject))) throw invalidToken();
   if (!schemes.includes(item.kind)) {
     const needed = schemes.map((scheme) => `${withArticle(scheme)} token (${schemeNames[scheme]})`).join(' or ');
     throw forbidden(`This route takes ${needed}; this is ${withArticle(item.kind)} token`, 'wrong_token_kind');
