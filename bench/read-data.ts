@@ -216,7 +216,8 @@ async function finishedRollout(call: ApiCall, clientToken: string, templateId: n
  */
 async function failedEvent(call: ApiCall, clientToken: string): Promise<number> {
   const { clientId } = (await call('GET', '/whoami', clientToken)).data as { clientId: number };
-  await call('PATCH', '/tenants/settings', clientToken, { webhook: { url: 'https://hooks.invalid/read-events' } });
+  // Enabled whatever an earlier call left (the rollout's events webhook, a previous event's pause).
+  await call('PATCH', '/tenants/settings', clientToken, { webhook: { url: 'https://hooks.invalid/read-events', enabled: true } });
   const error = { code: 'apply_in_progress', message: 'Another apply is in progress' };
   const events = await clientEventWrites(clientId, [
     { type: 'tenant.apply_failed', data: { tenantId: 1, templateId: 1, version: 1, rolloutId: null, error } },

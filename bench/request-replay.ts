@@ -42,8 +42,8 @@ export function levelsOf(requests: readonly RecordedRequest[]): RequestLevels {
   return levels;
 }
 
-/** Whether a request is a bearer token's lookup: the first request of every authenticated route. */
-const isTokenLookup = (request: RecordedRequest) =>
+/** Whether a request is a bearer token's lookup: the first request of every authenticated route (a read's, beside its first reads). */
+export const isTokenLookup = (request: RecordedRequest) =>
   request.command === 'GetItemCommand' &&
   ((request.input as { Key?: { pk?: { S?: string } } }).Key?.pk?.S ?? '').startsWith(stored.token.partitionPrefix({}));
 

@@ -5,42 +5,17 @@
  * name. Counted on the store's own client against DynamoDB Local; and an agent whose tenant is
  * deleted in the middle of a burst of its requests is 401 from the deletion's answer on.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { findAgent } from '#functions/core/agents/agent-repository.ts';
-import { authenticate } from '#functions/core/auth/principals.ts';
 import { findTokenOwner } from '#functions/core/auth/token-repository.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
 import { db, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
+import { countedAgentAuthentication } from '#test/support/agent-auth.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 
-/** The DynamoDB commands each counted call sends, by name (its own: calls at once count apart). */
-const counting = new AsyncLocalStorage<string[]>();
-const middlewareName = 'countDynamoCommandsForAgentTokenReadsTest';
-
-beforeAll(() => {
-  db().middlewareStack.add(
-    (next, context) => (args) => {
-      counting.getStore()?.push(context.commandName ?? 'unknown');
-      return next(args);
-    },
-    { step: 'initialize', name: middlewareName },
-  );
-});
-afterAll(() => {
-  db().middlewareStack.remove(middlewareName);
-});
-
-/** What authenticating `token` on an agent route answers, and the DynamoDB commands it sent. */
-async function authenticated(token: string) {
-  const commands: string[] = [];
-  const answer = await counting.run(commands, () =>
-    authenticate(`Bearer ${token}`, ['agent']).catch((error: { status?: number }) => ({ status: error.status })),
-  );
-  return { answer, commands };
-}
+const authenticated = countedAgentAuthentication('countDynamoCommandsForAgentTokenReadsTest');
 
 /** Whether the token item of this hash is an agent's marked `revokedWithTenant`. */
 async function marked(tokenHash: string) {

@@ -6,10 +6,8 @@
  * stays unmarked and keeps being checked against its tenant; the tenant's deletion then revokes what
  * was marked. Stopped at any write and run again, it ends the same.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { authenticate } from '#functions/core/auth/principals.ts';
+import { describe, expect, test } from 'vitest';
 import { findTokenOwner } from '#functions/core/auth/token-repository.ts';
 import { hashToken, newToken } from '#functions/core/auth/tokens.ts';
 import { agentTokensRevokedWithTenant } from '#functions/core/migrations/agent-tokens-revoked-with-tenant.ts';
@@ -17,35 +15,18 @@ import { db, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import { claimDeletion, findTenant } from '#functions/core/tenants/tenant-repository.ts';
 import { deleteTenant } from '#functions/core/tenants/tenants.ts';
+import { countedAgentAuthentication } from '#test/support/agent-auth.ts';
 import { api, newClient, newTenant } from '#test/support/api.ts';
 import { installFaultInjection } from '#test/support/faults.ts';
 import { migrateWithin, selectedBy, stoppedAfterEachWrite } from '#test/support/migrations.ts';
 
 installFaultInjection();
 
-/** The DynamoDB commands each counted call sends, by name (its own: calls at once count apart). */
-const counting = new AsyncLocalStorage<string[]>();
-const middlewareName = 'countDynamoCommandsForAgentTokenMigrationTest';
-
-beforeAll(() => {
-  db().middlewareStack.add(
-    (next, context) => (args) => {
-      counting.getStore()?.push(context.commandName ?? 'unknown');
-      return next(args);
-    },
-    { step: 'initialize', name: middlewareName },
-  );
-});
-afterAll(() => {
-  db().middlewareStack.remove(middlewareName);
-});
+const counted = countedAgentAuthentication('countDynamoCommandsForAgentTokenMigrationTest');
 
 /** What authenticating `token` on an agent route answers (its principal, or its status), and how many DynamoDB requests it made. */
 async function authenticated(token: string) {
-  const commands: string[] = [];
-  const answer = await counting.run(commands, () =>
-    authenticate(`Bearer ${token}`, ['agent']).catch((error: { status?: number }) => ({ status: error.status })),
-  );
+  const { answer, commands } = await counted(token);
   return { answer, requests: commands.length };
 }
 

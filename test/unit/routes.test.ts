@@ -22,3 +22,26 @@ test.each(routes.map((route) => [routeKey(route), route] as const))(
     if (route.idempotent) expect([route.method, route.table]).toEqual(['POST', 'readWrite']);
   },
 );
+
+test.each(routes.map((route) => [routeKey(route), route] as const))(
+  '%s: a route that writes says what its audit records name (or why it records none); one that does not, nothing',
+  (_key, route) => {
+    if (route.table !== 'readWrite') {
+      expect(route.audit).toBeUndefined();
+      return;
+    }
+    expect(route.audit).toBeDefined();
+    const fact = route.audit;
+    if (!fact || !('resource' in fact)) {
+      expect((fact as { unaudited: string }).unaudited.length).toBeGreaterThan(20);
+      return;
+    }
+    // A route anyone may call has no principal to record.
+    expect(route.auth.length).toBeGreaterThan(0);
+    if (typeof fact.idParameter === 'string') expect(route.path).toContain(`{${fact.idParameter}}`);
+    if (fact.bodyId !== undefined) {
+      const schema = route.body ? (requestSchemas[route.body] as { properties?: Record<string, unknown> }) : undefined;
+      expect(Object.keys(schema?.properties ?? {})).toContain(fact.bodyId);
+    }
+  },
+);

@@ -46,3 +46,21 @@ test('a failed invocation is thrown, as Lambda needs it, after one error line in
     }),
   ]);
 });
+
+test("a worker invoked inside a request's audit scope (the twin's pollers may start there) owes no record: it writes none", async () => {
+  const { auditScopeFor } = await import('#functions/core/audit/audit-record.ts');
+  const { pendingAudit, withAuditScope } = await import('#functions/core/audit/audit-scope.ts');
+  const scope = auditScopeFor({
+    chain: { owner: 'tenant', ownerId: 1, clientId: 1 },
+    actor: { kind: 'tenant', clientId: 1, tenantId: 1 },
+    action: 'POST /tenant/users',
+    resource: { type: 'user' },
+    fields: [],
+    requestId: 'request',
+  });
+  const handler = workerHandler(async (_event: ScheduledEvent) => pendingAudit());
+  expect(await withAuditScope(scope, async () => [pendingAudit() === scope, await handler(tick, context)])).toEqual([
+    true,
+    undefined,
+  ]);
+});

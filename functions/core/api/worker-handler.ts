@@ -1,5 +1,6 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
+import { outsideAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { QueueName } from '#functions/core/store/queue-definitions.ts';
@@ -114,12 +115,15 @@ const countedMetrics = (): MiddlewareObj => ({
 /**
  * Wraps a function that is not an HTTP route (a queue consumer, a timer), for any event and result:
  * the invocation's logging context (function name, request id; the previous invocation's keys
- * dropped), one log line per invocation, and the metrics it counted.
+ * dropped), one log line per invocation, and the metrics it counted. It runs outside any request's
+ * audit scope: a worker carries out what a recorded request asked and writes no record (on AWS it is
+ * a function of its own; in the twin, whose pollers may have been started by a request, it could
+ * otherwise inherit that request's scope).
  */
 export function workerHandler<Event, Result>(work: (event: Event, context: Context) => Promise<Result>) {
   return middy<Event, Result, Error, WorkerContext>(runUntilKilled)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(countedMetrics())
     .use(invocationLog<Event, Result>())
-    .handler(work);
+    .handler((event, context) => outsideAuditScope(() => work(event, context)));
 }

@@ -39,13 +39,14 @@ export function pendingAudit(): AuditScope | undefined {
 }
 
 /**
- * Runs `write` outside the request's scope: a lease or a lock a change takes before it (a deletion's
- * claim on its tenant, an apply's journal lock), or a step written under such a journal that the
- * change's closing transaction commits (an apply's resources). None is a change of its own: a lease
- * frees itself, and a journal left open is resumed or rolled over by the next apply; the transaction
- * that closes the change carries the record.
+ * Runs `work` outside any request's scope. For a queue worker or a timer (api/worker-handler.ts),
+ * which records nothing; and for a write that is no change of its own, made before the change that
+ * carries the record: a lease or a lock (a deletion's claim on its tenant, an apply's journal lock),
+ * or a step written under such a journal (an apply's resources). A lease frees itself, a journal
+ * left open is resumed or rolled over by the next apply, and the transaction that closes the change
+ * carries the record.
  */
-export const stepBeforeTheRecord = <T>(write: () => Promise<T>): Promise<T> => storage.exit(write);
+export const outsideAuditScope = <T>(work: () => Promise<T>): Promise<T> => storage.exit(work);
 
 /** The current request's scope, written or not (for notes that name what it creates). */
 export const currentAudit = (): AuditScope | undefined => storage.getStore();

@@ -1,4 +1,4 @@
-import { stepBeforeTheRecord } from '#functions/core/audit/audit-scope.ts';
+import { outsideAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -417,7 +417,7 @@ export async function claimApplyJournal(
   });
   let result;
   try {
-    result = await stepBeforeTheRecord(() =>
+    result = await outsideAuditScope(() =>
       db().send(
         new UpdateCommand({
           TableName: tableName(),
@@ -561,7 +561,5 @@ export function loadResourcesOfType<T extends ResourceType>(tenantId: number, ty
 
 /** Under the apply's journal lock: the transaction that closes the journal carries the apply's audit record. */
 export function writeResources(resources: readonly StoredResource[]): Promise<void> {
-  return stepBeforeTheRecord(() =>
-    putAll(resources.map((resource) => ({ ...resource, ...stored.tenantResource.key(resource) }))),
-  );
+  return outsideAuditScope(() => putAll(resources.map((resource) => ({ ...resource, ...stored.tenantResource.key(resource) }))));
 }

@@ -1,4 +1,4 @@
-import { stepBeforeTheRecord } from '#functions/core/audit/audit-scope.ts';
+import { outsideAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { agentRevocationItems, defaultAgentItems, endPreviousAgentToken } from '#functions/core/agents/agent-repository.ts';
 import type { VariableValue } from '#functions/core/api/validators/create-tenant.cjs';
 import { newTokenWrite, revokeTokenWrite, tenantDeletedTokenWrite } from '#functions/core/auth/token-repository.ts';
@@ -155,7 +155,7 @@ const unchangedValues = (tenant: TenantRecord) => ({ ':clientId': tenant.clientI
  */
 export async function claimDeletion(tenant: TenantRecord, until: number): Promise<TenantRecord | undefined> {
   try {
-    const result = await stepBeforeTheRecord(() =>
+    const result = await outsideAuditScope(() =>
       db().send(
         new UpdateCommand({
           TableName: tableName(),
