@@ -1,6 +1,6 @@
 /**
  * Storage that stays bounded: the table's TTL attribute is the one every expiring record is written
- * with, and the retentions of runs and deliveries reach every function that writes the table, from
+ * with, and the retentions of runs, deliveries and audit records reach every function that writes the table, from
  * context, checked at synth; the payload bucket keeps a delivery's body a day longer than its record.
  */
 import { type Template } from 'aws-cdk-lib/assertions';
@@ -17,7 +17,7 @@ type LambdaFunction = Resource<{ Environment?: { Variables?: Record<string, unkn
 const synthesize = (context: Record<string, unknown> = {}) =>
   wholeTemplate(new ServiceStack(testApp(context), 'Test', { stage: 'test', tenantBaseDomain: 'bi.example.com' }));
 
-/** The retention variables of every function that knows the table, as `runs,deliveries`. */
+/** The retention variables of every function that knows the table, as `runs,deliveries,audit`. */
 const retentionsOf = (template: Template) =>
   new Set(
     Object.values(template.findResources('AWS::Lambda::Function') as Record<string, LambdaFunction>)
@@ -27,6 +27,7 @@ const retentionsOf = (template: Template) =>
         [
           variables[retentionSettingVariables.runRetentionDays],
           variables[retentionSettingVariables.deliveryRetentionDays],
+          variables[retentionSettingVariables.auditRetentionDays],
         ].join(),
       ),
   );
@@ -45,17 +46,17 @@ describe('retention', () => {
     });
   });
 
-  it('tells every function that writes the table how long runs and deliveries are kept: 90 and 30 days by default', () => {
+  it('tells every function that writes the table how long runs, deliveries and audit records are kept: 90, 30 and 400 days by default', () => {
     const template = synthesize();
-    const { runRetentionDays, deliveryRetentionDays } = retentionSettingLimits;
-    expect([runRetentionDays.fallback, deliveryRetentionDays.fallback]).toEqual([90, 30]);
-    expect(retentionsOf(template)).toEqual(new Set(['90,30']));
+    const { runRetentionDays, deliveryRetentionDays, auditRetentionDays } = retentionSettingLimits;
+    expect([runRetentionDays.fallback, deliveryRetentionDays.fallback, auditRetentionDays.fallback]).toEqual([90, 30, 400]);
+    expect(retentionsOf(template)).toEqual(new Set(['90,30,400']));
     expect(payloadExpiryOf(template)).toBe(31);
   });
 
-  it('takes the retentions from context (runRetentionDays, deliveryRetentionDays), the bucket following the deliveries', () => {
-    const template = synthesize({ runRetentionDays: '400', deliveryRetentionDays: 60 });
-    expect(retentionsOf(template)).toEqual(new Set(['400,60']));
+  it('takes the retentions from context (runRetentionDays, deliveryRetentionDays, auditRetentionDays), the bucket following the deliveries', () => {
+    const template = synthesize({ runRetentionDays: '400', deliveryRetentionDays: 60, auditRetentionDays: 1000 });
+    expect(retentionsOf(template)).toEqual(new Set(['400,60,1000']));
     expect(payloadExpiryOf(template)).toBe(61);
   });
 
@@ -69,5 +70,9 @@ describe('retention', () => {
       expect(() => synthesize({ [name]: value }), `${name}=${value}`).toThrow(
         new RegExp(`Context ${name} must be a whole number from 7 to 3650`),
       );
+    // Audit records at least a month: last month's changes stay there to look into.
+    expect(() => synthesize({ auditRetentionDays: '29' })).toThrow(
+      /Context auditRetentionDays must be a whole number from 30 to 3650/,
+    );
   });
 });
