@@ -17,7 +17,8 @@ import { api, expectErrorEnvelope, getOk, newClient, newTenant } from '#test/sup
 import { runToEnd } from '#test/support/processes.ts';
 import { publish, retailBundle } from '#test/support/templates.ts';
 
-type Record = {
+/** An audit record as the routes answer it. */
+type Listed = {
   chain: string;
   seq: number;
   at: string;
@@ -33,7 +34,7 @@ type Record = {
 
 const againstTable = { TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint') };
 
-async function auditOf(path: string, token: string): Promise<Record[]> {
+async function auditOf(path: string, token: string): Promise<Listed[]> {
   return (await getOk(path, token)).body.data;
 }
 
@@ -55,7 +56,7 @@ test("a tenant's changes, newest first: who, what (field names, never values), w
   const { client, tenant, userId } = await tenantWithChanges();
   const records = await auditOf('/tenant/audit', tenant.token);
   expect(records.map((record) => record.action)).toEqual(['PATCH /tenant/users/{id}', 'POST /tenant/users', 'POST /tenants']);
-  const [patched, createdUser, createdTenant] = records as [Record, Record, Record];
+  const [patched, createdUser, createdTenant] = records as [Listed, Listed, Listed];
   expect(createdUser).toMatchObject({
     chain: `tenant:${tenant.id}`,
     actor: { kind: 'tenant', clientId: client.clientId, tenantId: tenant.id, tokenId: hashToken(tenant.token).slice(0, 16) },
@@ -93,7 +94,7 @@ test('filters by resource, resource id, actor and time, paged; refused when malf
   const first = await getOk('/tenant/audit?limit=2', tenant.token);
   expect(first.body.data).toHaveLength(2);
   const rest = await getOk(`/tenant/audit?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`, tenant.token);
-  expect(rest.body.data.map((record: Record) => record.seq)).toEqual([1]);
+  expect(rest.body.data.map((record: Listed) => record.seq)).toEqual([1]);
   expect(rest.body.nextCursor).toBeNull();
   for (const [query, parameter] of [
     ['resource=users', 'resource'],
@@ -118,7 +119,7 @@ test('exported as NDJSON (Accept: application/x-ndjson): one record per line, th
   const lines = String(page.body)
     .trimEnd()
     .split('\n')
-    .map((line) => JSON.parse(line) as Record);
+    .map((line) => JSON.parse(line) as Listed);
   expect(lines.map((record) => record.seq)).toEqual([3, 2]);
   const cursor = page.headers.get('x-next-cursor');
   expect(cursor).toBeTruthy();
@@ -130,7 +131,7 @@ test('exported as NDJSON (Accept: application/x-ndjson): one record per line, th
     String(last.body)
       .trimEnd()
       .split('\n')
-      .map((line) => (JSON.parse(line) as Record).seq),
+      .map((line) => (JSON.parse(line) as Listed).seq),
   ).toEqual([1]);
   expect(last.headers.get('x-next-cursor')).toBeNull();
 });
