@@ -175,8 +175,8 @@ export interface Route {
   /** Honours If-Match (the ETag of the version read; a stale one is a 412); ifMatchHeader refuses any other route. */
   ifMatch?: boolean;
   /**
-   * Files of installed packages shipped beside the function's code and read at run time, not
-   * bundled: large static files would otherwise sit in the code every cold start loads.
+   * Files of installed packages (or of the project: `#docs/...`) shipped beside the function's code and read
+   * at run time, not bundled: large static files would otherwise sit in the code every cold start loads.
    */
   packageFiles?: readonly string[];
   summary: string;
@@ -311,6 +311,7 @@ export const routes: readonly Route[] = [
     handler: 'openapi',
     auth: [],
     table: 'none',
+    packageFiles: ['#docs/openapi.json'],
     summary: 'This API as an OpenAPI 3.1 document (generated from the route table and the schemas)',
     docs: {
       description:

@@ -12,6 +12,13 @@ test('GET /openapi.json serves the committed document, without a token', async (
   expect(answer.status).toBe(200);
   expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
   expect(answer.body).toEqual(JSON.parse(readFileSync(openApiFile, 'utf8')));
+  // Minified, and like the page's files gzipped when accepted and revalidated by its ETag.
+  const gzipped = await fetch(`${inject('twinUrl')}/openapi.json`);
+  expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+  expect(await gzipped.text()).toBe(JSON.stringify(answer.body));
+  const etag = gzipped.headers.get('etag') ?? '';
+  expect(etag).toMatch(/^"[\w-]{27}"$/);
+  expect((await fetch(`${inject('twinUrl')}/openapi.json`, { headers: { 'if-none-match': etag } })).status).toBe(304);
 });
 
 /** fetch, which asks for gzip and decodes it (the API helper reads the body as sent). */

@@ -1,4 +1,4 @@
-import { DateTime, FixedOffsetZone } from 'luxon';
+import { isKnownZone, localIso } from './zone-clock.ts';
 
 /**
  * The horizon (docs/schedules.md, Horizon): every instant a schedule takes or gives lies from
@@ -33,7 +33,5 @@ export const isUtcInstant = (text: unknown): text is string =>
  * to the minute, 30 seconds from the wall clock then, rather than an offset that names another instant.
  */
 export function instantIn(instant: number, timezone: string) {
-  const local = DateTime.fromMillis(instant, { zone: timezone });
-  const shown = Number.isInteger(local.offset) ? local : local.setZone(FixedOffsetZone.instance(Math.round(local.offset)));
-  return { utc: utcInstant(instant), local: shown.toISO({ suppressMilliseconds: true }) ?? '' };
+  return { utc: utcInstant(instant), local: isKnownZone(timezone) ? localIso(instant, timezone) : '' };
 }

@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from 'node:util';
-import { IANAZone } from 'luxon';
 import { schemaErrors } from '#functions/core/api/validation.ts';
 import scheduleV2Schema from '#functions/core/api/validators/schedule.v2.cjs';
 import type { UpdateTenantBody } from '#functions/core/api/validators/update-tenant.cjs';
@@ -8,6 +7,7 @@ import { ownValue } from '#functions/core/own-property.ts';
 import { horizonEnd, horizonStart, maxWindowPeriod, withinHorizon } from './instants.ts';
 import type { ScheduleBody, ScheduleFile } from './schedule-types.ts';
 import { parseStartWhen } from './trigger-engine.ts';
+import { isKnownZone } from './zone-clock.ts';
 
 /** Whether a tenant's schedules may use Minute triggers (spec 2.7); `hours` unless the client chose otherwise. */
 export type SchedulingGranularity = NonNullable<UpdateTenantBody['schedulingGranularity']>;
@@ -35,7 +35,7 @@ export function scheduleFileErrors(value: unknown, granularity: SchedulingGranul
   const failing = new Set(errors.map((error) => error.pointer));
   const body = objectAt(value, 'body');
   const timezone = body?.timezone;
-  const zoneKnown = typeof timezone === 'string' && IANAZone.isValidZone(timezone);
+  const zoneKnown = typeof timezone === 'string' && isKnownZone(timezone);
   if (typeof timezone === 'string' && timezone !== '' && !zoneKnown) {
     errors.push(bodyError('/body/timezone', 'is not a known IANA time zone (e.g. America/Sao_Paulo)'));
   }

@@ -3,18 +3,18 @@
  * and an instant; every answer is an epoch-ms instant on a whole minute, within the horizon (instants.ts:
  * no fire at or after `horizonEnd`).
  *
- * All calendar work happens in the schedule's time zone through Luxon. Internally a local date and time
- * ("wall time") is kept as the epoch ms of the same date and time in UTC: a clock without DST, on which
- * adding minutes or days is plain addition. Only `wallOf` and `instantOfWall` cross between wall times and
- * real instants, and both leave the offsets to Luxon.
+ * All calendar work happens in the schedule's time zone. Internally a local date and time ("wall time") is
+ * kept as the epoch ms of the same date and time in UTC: a clock without DST, on which adding minutes or days
+ * is plain addition. Only `wallOf` and `instantOfWall` cross between wall times and real instants, through
+ * zone-clock.ts (the runtime's time zone data).
  *
  * Fires are computed incrementally: each distinct trigger is parsed once (its start_when too) into a plan,
  * each plan walks forward from its previous fire, and the plans' sequences are merged by their next fire.
  * `count` fires of k triggers cost about k + count steps, each a few wall-time conversions.
  */
-import { DateTime, IANAZone } from 'luxon';
 import { horizonEnd, horizonStart } from './instants.ts';
 import type { Trigger } from './schedule-types.ts';
+import { instantsOfWall, isKnownZone, parseIsoDateTime, wallOf } from './zone-clock.ts';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -27,8 +27,6 @@ const MAX_WINDOW_DAYS = 400;
 const LAST_WALL = horizonEnd + 2 * DAY_MS;
 
 const LOCAL_TIME = /^([01]?[0-9]|2[0-3]):([0-5][0-9])$/;
-/** The schema's date-time (spec 2.7), with offsets limited to real ones (±23:59). */
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?$/;
 
 /** The first fire instant strictly after `after` (epoch ms), or undefined when the triggers never fire again within the horizon. */
 export function nextFire(triggers: readonly Trigger[], timezone: string, after: number): number | undefined {
@@ -52,7 +50,7 @@ export function nextFires(triggers: readonly Trigger[], timezone: string, after:
  * the caller takes as many as it needs (and stops the work by no longer asking).
  */
 export function* fireSequence(triggers: readonly Trigger[], timezone: string, after: number): Generator<number, void, undefined> {
-  if (!Number.isFinite(after) || !IANAZone.create(timezone).isValid) return;
+  if (!Number.isFinite(after) || !isKnownZone(timezone)) return;
   const from = Math.max(after, horizonStart - 1);
   const merge = new Merge();
   for (const plan of distinctPlans(triggers, timezone)) merge.add(planFires(plan, timezone, from));
@@ -73,20 +71,14 @@ export function* fireSequence(triggers: readonly Trigger[], timezone: string, af
  * when the clock skips it (DST gap) it is the first valid minute after it, the moment the clock jumps.
  */
 export function parseStartWhen(value: string, timezone: string): number | undefined {
-  const match = ISO_DATE_TIME.exec(value);
-  if (!match) return undefined;
-  if (match[1] !== undefined) {
-    const withOffset = DateTime.fromISO(value, { setZone: true });
-    return withOffset.isValid ? withOffset.toMillis() : undefined;
-  }
-  if (!IANAZone.create(timezone).isValid) return undefined;
-  // Read in UTC, the text's date and time become a wall time (Luxon rejects 02-30, 23:60...).
-  const local = DateTime.fromISO(value, { zone: 'utc' });
-  if (!local.isValid) return undefined;
-  const wallMinute = local.startOf('minute').toMillis();
+  const parsed = parseIsoDateTime(value);
+  if (!parsed) return undefined;
+  if (parsed.offset !== undefined) return parsed.wall - parsed.offset;
+  if (!isKnownZone(timezone)) return undefined;
+  const wallMinute = parsed.wall - (((parsed.wall % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
   const exact = instantOfWall(wallMinute, timezone);
   // Seconds and milliseconds ride along when the minute exists; a skipped minute jumps to the gap's end.
-  if (exact !== undefined) return exact + (local.toMillis() - wallMinute);
+  if (exact !== undefined) return exact + (parsed.wall - wallMinute);
   return firstValidInstantFrom(wallMinute, timezone);
 }
 
@@ -232,28 +224,16 @@ class Merge {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Wall time <-> instant. The only two places that consult the time zone's offsets (through Luxon).
+// Wall time <-> instant: the zone's offsets come from zone-clock.ts.
 // ---------------------------------------------------------------------------------------------
-
-/** The wall time the clock shows in `zone` at `instant`. */
-function wallOf(instant: number, zone: string): number {
-  return DateTime.fromMillis(instant, { zone }).setZone('utc', { keepLocalTime: true }).toMillis();
-}
 
 /**
  * The instant the clock in `zone` shows `wall`; the earlier one when it shows it twice (DST overlap);
  * undefined when it never shows it (DST gap).
  */
 function instantOfWall(wall: number, zone: string): number | undefined {
-  const asked = DateTime.fromMillis(wall, { zone: 'utc' }).toObject();
-  const built = DateTime.fromObject(asked, { zone });
-  // In a gap Luxon silently moves the time forward, so what it built shows another wall time.
-  const shown = built.toObject();
-  const units = ['year', 'month', 'day', 'hour', 'minute', 'second', 'millisecond'] as const;
-  if (!built.isValid || units.some((unit) => shown[unit] !== asked[unit])) return undefined;
-  // In an overlap Luxon picks the occurrence whose offset matches the offset in force *now* (its guess),
-  // so its choice changes with the season the code runs in. getPossibleOffsets lists both occurrences.
-  const instant = Math.min(...built.getPossibleOffsets().map((candidate) => candidate.toMillis()));
+  const [instant] = instantsOfWall(wall, zone);
+  if (instant === undefined) return undefined;
   // A few zones' offsets had seconds until the 1970s (local mean time: Africa/Monrovia was -0:44:30 until
   // 1972): such a wall minute is no whole minute of UTC, and a fire is always one, so it is the next.
   return Math.ceil(instant / MINUTE_MS) * MINUTE_MS;
