@@ -419,7 +419,13 @@ export interface RolloutTenantView {
   finishedAt: string | null;
 }
 
-/** A page of a rollout's tenants (all, by wave; or those with one outcome, by tenant id). */
+/**
+ * A page of a rollout's tenants (all, by wave; or those with one outcome, by tenant id): one level, the
+ * page read beside the rollout's record. Rollout ids are global, so the record alone says whether the
+ * rollout is the caller's: until it does, the page is not looked at, and on its 404 the page (another
+ * client's tenants, when the id is theirs) is dropped, its failure too (a cursor of another list is
+ * still the 404 it was when the record was read first).
+ */
 export async function listRolloutTenants(
   clientId: number,
   templateId: number,
@@ -428,8 +434,10 @@ export async function listRolloutTenants(
   limit: number,
   cursor: string | undefined,
 ): Promise<Page<RolloutTenantView>> {
+  const targets = listTargetsPage(rolloutId, outcome, limit, cursor);
+  targets.catch(() => undefined);
   await existingRollout(clientId, templateId, rolloutId);
-  const page = await listTargetsPage(rolloutId, outcome, limit, cursor);
+  const page = await targets;
   return mapPage(page, (target) => ({
     tenantId: target.tenantId,
     wave: target.wave + 1,

@@ -215,10 +215,16 @@ export async function previewFires(tenantId: number, scheduleId: number, count: 
   };
 }
 
-/** GET /tenant/schedules/{id}/runs: newest first. */
+/**
+ * GET /tenant/schedules/{id}/runs: newest first. One level: the page read beside the schedule, both in
+ * the tenant's partition. The schedule decides: when it is gone (its runs outlive it until they
+ * expire), the page is dropped, its failure too (a cursor of another list is still the 404).
+ */
 export async function listRuns(tenantId: number, scheduleId: number, limit: number, cursor: string | undefined) {
+  const runs = listScheduleRuns(tenantId, scheduleId, limit, cursor);
+  runs.catch(() => undefined);
   await getSchedule(tenantId, scheduleId);
-  const page = await listScheduleRuns(tenantId, scheduleId, limit, cursor);
+  const page = await runs;
   return mapPage(page, ({ slot, slotLocal, firedAt, scheduleVersion, status, flows, error }) => ({
     slot,
     slotLocal,

@@ -12,6 +12,7 @@ import {
   bundleHashOf,
   deleteTemplateRecord,
   deleteTemplateVersions,
+  findLatestVersion,
   findTemplateNamed,
   newTemplateRecord,
   findTemplate,
@@ -174,15 +175,26 @@ export async function sweepTemplate(clientId: number, templateId: number): Promi
 /** The ETag of a template: its latest version. */
 export const templateEtag = (template: Pick<TemplateRecord, 'latestVersion'>) => etagOf(template.latestVersion);
 
-/** GET /tenants/templates/{id}: the latest version's bundle and the version history, with its ETag. */
+/**
+ * GET /tenants/templates/{id}: the latest version's bundle and the version history, with its ETag.
+ * One level: the record, its newest version item and its versions, read together (all in the client's
+ * partition), the record deciding. It is the authority on which version is the latest: what was read
+ * beside it from before it (a publish between the reads, or the newest item's eventually consistent
+ * read missing the version just published) is read again after it, as before, in that case alone.
+ */
 export async function describeTemplate(clientId: number, templateId: number) {
-  const template = await findTemplate(clientId, templateId);
-  if (!template) throw templateNotFound();
-  const [bundle, versions] = await Promise.all([
-    loadVersionBundle(clientId, templateId, template.latestVersion),
+  const [template, newest, versions] = await Promise.all([
+    findTemplate(clientId, templateId),
+    findLatestVersion(clientId, templateId),
     listVersions(clientId, templateId),
   ]);
-  return { view: { ...published(template), bundle, versions }, etag: templateEtag(template) };
+  if (!template) throw templateNotFound();
+  const latest = template.latestVersion;
+  const [bundle, history] = await Promise.all([
+    newest?.version === latest ? newest.bundle : loadVersionBundle(clientId, templateId, latest),
+    (versions.at(-1)?.version ?? 0) >= latest ? versions : listVersions(clientId, templateId),
+  ]);
+  return { view: { ...published(template), bundle, versions: history }, etag: templateEtag(template) };
 }
 
 /** GET /tenants/templates (spec 4.2): exactly `{id, nome}` per template of the client, all of them or a page of `limit`. */
