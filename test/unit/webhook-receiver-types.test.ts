@@ -21,10 +21,19 @@ const options: ts.CompilerOptions = {
   skipLibCheck: true,
 };
 
+/** Files parsed once for both checks: the standard library's and the client's declarations are most of the work. */
+const parsed = new Map<string, ts.SourceFile | undefined>();
+
 /** The type errors of a file, read from disk unless `source` is given. */
 function typeErrors(path: string, source?: string): string[] {
   const file = join(projectRoot, path);
   const host = ts.createCompilerHost(options);
+  const { getSourceFile } = host;
+  host.getSourceFile = (name, version, ...rest) => {
+    if (name === file) return getSourceFile(name, version, ...rest);
+    if (!parsed.has(name)) parsed.set(name, getSourceFile(name, version, ...rest));
+    return parsed.get(name);
+  };
   if (source !== undefined) {
     const { readFile, fileExists } = host;
     host.readFile = (name) => (name === file ? source : readFile(name));
