@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { routeKey } from '#functions/routes.ts';
-import { readPath, readRoutes, readScales, readToken } from '#bench/read-budget.ts';
+import { readPath, readRoutes, readScales, readToken, twoLevels } from '#bench/read-budget.ts';
 import { countingRoundTrips, type Sample } from '#bench/round-trips.ts';
 import { type ApiCall, type ScaledTenant, scaledTenant } from '#bench/read-data.ts';
 import { newClient } from '#test/support/api.ts';
@@ -34,19 +34,6 @@ async function measureAll(data: ScaledTenant): Promise<Map<string, Sample>> {
     return samples;
   });
 }
-
-/**
- * The read routes of two levels, each with why its second level must wait for its first (the code
- * says so at the read). Ideally none: a route that gets to one level leaves this list.
- */
-const twoLevels: Record<string, string> = {
-  'GET /tenants/templates/{id}/tenants':
-    "the page's tenant names and states are on the tenant items, keyed by the ids the fleet page lists; " +
-    "the client's tenants index, the read that needs no ids, reads every tenant of the client (templates/fleet.ts)",
-  'GET /tenant/users/{id}':
-    "the user's groups and their records are keyed by group id, known from the user's memberships; every " +
-    "group and every group's records, the reads that need no ids, grow with the tenant's groups (directory/directory.ts)",
-};
 
 test('every route of two levels is a read route', () => {
   expect(Object.keys(twoLevels).filter((key) => !readRoutes.some((route) => routeKey(route) === key))).toEqual([]);
