@@ -9,7 +9,7 @@ import { measureNoisySchedules, measureNoisyWebhooks, type NoisyResult } from '.
 
 const twin = await startTwin({ port: 0, clock: false, consumers: ['webhook', 'fire'] });
 try {
-  process.stderr.write('  measuring noisy neighbours: webhooks (about 4 minutes), then schedules (about 3 minutes)...\n');
+  process.stderr.write('  measuring noisy neighbours: webhooks (about 4 minutes), then schedules (about 8 minutes)...\n');
   const result: NoisyResult = { webhooks: await measureNoisyWebhooks(twin), schedules: await measureNoisySchedules(twin) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {

@@ -219,7 +219,8 @@ const groupRecords: fc.Arbitrary<GroupPermissionRecord[]> = fc
 /** A user record about a third of the time: with one, the groups do not count. */
 const records = fc.tuple(fc.option(userRecord, { nil: undefined, freq: 2 }), groupRecords);
 
-const runs = { numRuns: 1000 };
+/** Cases per property and run (each run draws new ones). */
+const runs = { numRuns: 500 };
 
 describe('effective permissions against the records themselves', () => {
   test('the grants allow exactly what one record that counts allows: each row, column, export, instant', () => {

@@ -692,7 +692,8 @@ describe('properties', () => {
         if (scanned !== undefined) expect(fire === undefined ? undefined : iso(fire)).toBe(iso(scanned));
         else expect(fire === undefined || fire > horizon).toBe(true);
       }),
-      { numRuns: 200 },
+      // Each case scans 1,800 minutes of the clock: 100 cases a run, new ones each run.
+      { numRuns: 100 },
     );
   });
 });
