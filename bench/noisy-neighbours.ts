@@ -12,7 +12,7 @@ import { putAll, queryAll } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
 import type { Twin } from '#local/twin.ts';
 import { median } from './round-trips.ts';
-import { fireQueueEmpty, percentile, scheduleRecord } from './schedules.ts';
+import { fireQueueEmpty, percentile, scheduleRecord, untilInstant } from './schedules.ts';
 import { twinData } from './twin-api.ts';
 
 export interface NoisyWebhookRow {
@@ -200,8 +200,8 @@ export async function measureNoisySchedules(
     await putAll([...quietSchedules, ...noisySchedules].map(scheduleItem));
     // Agents are online for two minutes after a heartbeat.
     for (const own of [...quiet, ...(noisy ? [noisy] : [])]) await twinData(twin, 'POST', '/agent/heartbeat', own.agent);
-    await new Promise((resolve) => setTimeout(resolve, slot - Date.now()));
-    await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 });
+    await untilInstant(slot);
+    const tick = await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 });
     await fireQueueEmpty(twin);
     const runsOf = async (tenantId: number) =>
       (await queryAll<ScheduleRunRecord>(stored.scheduleRun.partition({ tenantId }), stored.scheduleRun.keyPrefix({}))).filter(
@@ -210,6 +210,9 @@ export async function measureNoisySchedules(
     const quietRuns = (await Promise.all(quiet.map((own) => runsOf(own.id)))).flat();
     const lateness = quietRuns.map((run) => Date.parse(run.firedAt) - slot);
     const noisyLateness = noisy ? (await runsOf(noisy.id)).map((run) => Date.parse(run.firedAt) - slot) : [];
+    process.stderr.write(
+      `    quiet fired ${quietRuns.length} of ${quietSchedules.length}, p99 ${percentile(lateness, 0.99)} ms; noisy fired ${noisyLateness.length} of ${noisyDue}; the tick listed ${tick.listed} (${tick.continued} shards continued)\n`,
+    );
     return {
       noisyDue,
       quietDue: quietSchedules.length,

@@ -64,6 +64,14 @@ export function scheduleRecord(tenantId: number, scheduleId: number, nextFireAt:
   };
 }
 
+/**
+ * Waits until the wall clock reaches `instant`. Timers keep their own clock: one may end a millisecond before
+ * Date.now() reaches the instant, and a tick started then is in the minute before, where nothing is due yet.
+ */
+export async function untilInstant(instant: number): Promise<void> {
+  while (Date.now() < instant) await new Promise((resolve) => setTimeout(resolve, instant - Date.now() + 1));
+}
+
 export const percentile = (values: readonly number[], share: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] ?? Number.NaN;
@@ -120,7 +128,7 @@ export async function measureBursts(
       await putAll(schedules.map(scheduleItem));
       // Agents are online for two minutes after a heartbeat.
       for (const tenant of tenants) await twinData(twin, 'POST', '/agent/heartbeat', tenant.agent);
-      await new Promise((resolve) => setTimeout(resolve, slot - Date.now()));
+      await untilInstant(slot);
       let messages = 0;
       const tick = await measure(async () => {
         messages = (await dispatchDueSchedules(Date.now(), { deadline: Date.now() + 45_000 })).messages;

@@ -48,16 +48,19 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
       .finally(() => running.delete(invocation));
     running.add(invocation);
   };
-  const scheduleNext = () => {
-    const next = nextTick(Date.now(), timed.everyMinutes);
+  /** Schedules the first tick after `after`, and from it the next. */
+  const scheduleNext = (after: number) => {
+    const next = nextTick(after, timed.everyMinutes);
     timer = setTimeout(() => {
       tick(next);
-      scheduleNext();
+      // Not from Date.now(): a timer may end a millisecond before the wall clock reaches `next`, which would
+      // then come again.
+      scheduleNext(Math.max(Date.now(), next));
     }, next - Date.now());
     // The clock alone does not keep the process alive.
     timer.unref();
   };
-  scheduleNext();
+  scheduleNext(Date.now());
   return {
     stop: async () => {
       clearTimeout(timer);
