@@ -17,6 +17,12 @@ export const nextTick = (now: number, everyMinutes: number) =>
   (Math.floor(now / (everyMinutes * 60_000)) + 1) * everyMinutes * 60_000;
 
 /**
+ * The tick after the one that ran at `ran`, the wall clock reading `now`: never `ran` again, though a timer may end
+ * a millisecond before the wall clock reaches the instant it was set for.
+ */
+export const tickAfter = (ran: number, now: number, everyMinutes: number) => nextTick(Math.max(now, ran), everyMinutes);
+
+/**
  * Invokes a timed function at every whole multiple of its period, as its EventBridge rule does on
  * AWS. Like the rule, it does not wait for the previous invocation to end.
  */
@@ -48,19 +54,16 @@ export function startClock(options: { timed: TimedFunction; log?: boolean }): Cl
       .finally(() => running.delete(invocation));
     running.add(invocation);
   };
-  /** Schedules the first tick after `after`, and from it the next. */
-  const scheduleNext = (after: number) => {
-    const next = nextTick(after, timed.everyMinutes);
+  /** Schedules the tick `next`, and from it the one after. */
+  const scheduleNext = (next: number) => {
     timer = setTimeout(() => {
       tick(next);
-      // Not from Date.now(): a timer may end a millisecond before the wall clock reaches `next`, which would
-      // then come again.
-      scheduleNext(Math.max(Date.now(), next));
+      scheduleNext(tickAfter(next, Date.now(), timed.everyMinutes));
     }, next - Date.now());
     // The clock alone does not keep the process alive.
     timer.unref();
   };
-  scheduleNext(Date.now());
+  scheduleNext(nextTick(Date.now(), timed.everyMinutes));
   return {
     stop: async () => {
       clearTimeout(timer);

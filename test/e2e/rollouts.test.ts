@@ -252,6 +252,9 @@ describe('a template version rolled out to the fleet', () => {
     ).body.data;
     const theirs = await api('GET', `/tenants/templates/${templateId}/rollouts/${started.id}`, { token: stranger.token });
     expect(expectErrorEnvelope(theirs, 404).code).toBe('template_not_found');
+    // Its tenants' page is read beside the rollout's record: the record decides, whatever the page's cursor.
+    const page = `/tenants/templates/${templateId}/rollouts/999999/tenants?cursor=not-a-cursor`;
+    expect(expectErrorEnvelope(await api('GET', page, { token: client.token }), 404).code).toBe('rollout_not_found');
     expect(
       expectErrorEnvelope(await api('GET', `/tenants/templates/${templateId}/rollouts/999999`, { token: client.token }), 404)
         .code,

@@ -130,6 +130,9 @@ describe('schedules API', () => {
     for (const path of ['/tenant/schedules/9', '/tenant/schedules/9/next', '/tenant/schedules/9/runs']) {
       expectErrorEnvelope(await api('GET', path, { token: other.tenant.token }), 404);
     }
+    // The runs page is read beside the schedule: a cursor it refuses still answers that the schedule is not there.
+    const refusedCursor = await api('GET', '/tenant/schedules/9/runs?cursor=not-a-cursor', { token: other.tenant.token });
+    expect(expectErrorEnvelope(refusedCursor, 404).code).toBe('schedule_not_found');
     expectErrorEnvelope(await api('DELETE', '/tenant/schedules/9', { token: other.tenant.token }), 404);
     // The same id under another tenant is that tenant's own schedule: it leaves the owner's alone.
     const theirs = scheduleFile(9, [other.flows['load-orders'] as number]);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { timedFunctions } from '#functions/routes.ts';
 import { timerRetries, timerSchedule } from '#lib/timed-workers.ts';
-import { nextTick } from '#local/clock.ts';
+import { nextTick, tickAfter } from '#local/clock.ts';
 
 const hourDivisors = [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60];
 
@@ -32,6 +32,14 @@ describe('timer schedules', () => {
         expect([at.getUTCSeconds(), at.getUTCMilliseconds(), at.getUTCMinutes() % everyMinutes]).toEqual([0, 0, 0]);
       }),
     );
+  });
+
+  it('tick on the twin once per instant, though a timer ends a millisecond before the wall clock reaches it', () => {
+    const ran = Date.UTC(2026, 10, 26, 12, 0);
+    expect(tickAfter(ran, ran - 1, 1)).toBe(ran + 60_000);
+    expect(tickAfter(ran, ran + 5, 5)).toBe(ran + 5 * 60_000);
+    // A wall clock past several periods (a stalled process) takes the next one from now, not each one missed.
+    expect(tickAfter(ran, ran + 150_000, 1)).toBe(ran + 180_000);
   });
 
   it('never retry a tick, and drop one older than its period: the next tick redoes the work', () => {
