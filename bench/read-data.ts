@@ -186,7 +186,7 @@ export async function scaledTenant(call: ApiCall, clientToken: string, scale: nu
 }
 
 /** Polls `read` every 100 ms until it answers a value (the workers run beside the bench). */
-async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
+export async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
   for (;;) {
     const value = await read();
     if (value !== undefined) return value;

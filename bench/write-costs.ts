@@ -1,11 +1,11 @@
 /**
  * What the writing operations cost as their size grows: DynamoDB requests, their depth (levels of
  * requests that waited for one another) and time, for creating a tenant, applying a template (50,
- * 500, 5,000 resources, against its floor), reloading, and changing datamarts and permissions on a
- * tenant with 1x and 100x data.
+ * 500, 5,000 resources, against its floor), reloading and an agent's reports on the runs, and changing
+ * datamarts and permissions on a tenant with 1x and 100x data.
  */
 import type { Twin } from '#local/twin.ts';
-import { type ApiCall, type ScaledTenant, scaledTenant } from './read-data.ts';
+import { type ApiCall, type ScaledTenant, scaledTenant, until } from './read-data.ts';
 import { levelsOf, recordRequests, type RecordedRequest } from './request-replay.ts';
 import { median } from './round-trips.ts';
 import { itemBytes } from './item-sizes.ts';
@@ -244,6 +244,14 @@ export async function measureWrites(
       const result = await measured(runs, () => call('POST', '/tenant/templates/reload', token, { items: plan.slice(0, items) }));
       rows.push(row('reload (one agent)', `${items} items`, result));
     }
+    // The agent's reports on the runs those reloads made: each run's update and its record in the agent's chain.
+    const waiting = await until(async () => {
+      const listed = (await call('GET', `/tenant/runs?status=dispatched&limit=${runs}`, token)).data as Array<{ id: number }>;
+      return listed.length === runs ? listed.map((run) => run.id) : undefined;
+    });
+    const report = (status: string) => (run: number) => call('POST', `/agent/runs/${waiting[run]}`, agent, { status });
+    rows.push(row('report a run (agent): running', '—', await measured(runs, report('running'))));
+    rows.push(row('report a run (agent): succeeded', '—', await measured(runs, report('succeeded'))));
   }
   return rows;
 }

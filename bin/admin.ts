@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { listUnsignedTokens } from '#tools/unsigned-tokens.ts';
-import { type AuditRequest, auditScopeFor } from '#functions/core/audit/audit-record.ts';
+import { type AuditRequest, auditScopeFor, type ChainId } from '#functions/core/audit/audit-record.ts';
 import { withAuditScope } from '#functions/core/audit/audit-scope.ts';
 import { verifyChain } from '#functions/core/audit/audit-trail.ts';
 import { rotateTokenKeyring, tokenKeyStore } from '#functions/core/auth/token-keys.ts';
@@ -58,9 +58,10 @@ const usage = `Usage: npm run admin -- <command> [--json]
   rollout watch --client <id> --template <id> --id <rollout id>
                                   follow a rollout: a line whenever it moves on, until it finishes, is
                                   cancelled or pauses
-  audit verify --tenant <id> | --client <id>
-                                  check a tenant's or a client's audit chain from its oldest record kept to
-                                  its head; names the first broken link (exit 1) if any
+  audit verify --tenant <id> [--agent <id>] | --client <id>
+                                  check a tenant's, one of its agents' (its run reports) or a client's audit
+                                  chain from its oldest record kept to its head; names the first broken link
+                                  (exit 1) if any
 
   The commands that change something (client create, rotate-token, end-previous-token, rollout start)
   write an audit record in the change's transaction, naming the operator: --operator <name>, else the
@@ -97,6 +98,7 @@ const { positionals, values } = parseArgs({
     'without-edge': { type: 'boolean', default: false },
     'previous-valid-for': { type: 'string' },
     tenant: { type: 'string' },
+    agent: { type: 'string' },
     operator: { type: 'string' },
     help: { type: 'boolean' },
   },
@@ -439,10 +441,15 @@ async function run(print: (text: string, data: unknown) => void): Promise<number
       if ((values.tenant === undefined) === (values.client === undefined)) {
         throw new UsageError('audit verify needs --tenant <id> or --client <id>');
       }
-      const chain =
+      if (values.agent !== undefined && values.tenant === undefined) {
+        throw new UsageError('audit verify --agent <id> needs --tenant <id>: an agent is one of a tenant');
+      }
+      const chain: ChainId =
         values.tenant === undefined
-          ? ({ owner: 'client', ownerId: positiveId(values.client, 'client') } as const)
-          : ({ owner: 'tenant', ownerId: positiveId(values.tenant, 'tenant') } as const);
+          ? { owner: 'client', ownerId: positiveId(values.client, 'client') }
+          : values.agent === undefined
+            ? { owner: 'tenant', ownerId: positiveId(values.tenant, 'tenant') }
+            : { owner: 'agent', ownerId: positiveId(values.agent, 'agent'), tenantId: positiveId(values.tenant, 'tenant') };
       const verdict = await verifyChain(chain);
       const kept =
         verdict.firstSeq === undefined

@@ -289,6 +289,15 @@ const auditRecordText =
   'that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. ' +
   'Records are kept `auditRetentionDays` (400 days by default). It changes nothing.';
 
+/** `agent`: the chain of one agent's run reports, kept apart from the tenant's (docs/operations.md, Audit trail). */
+const agentChainQuery: QueryParameter = {
+  name: 'agent',
+  description:
+    "Read this agent's chain instead: the records of its run reports (`POST /agent/runs/{id}`), kept " +
+    '`runRetentionDays` (90 days by default), as the runs are.',
+  schema: { type: 'integer', minimum: 1, maximum: 999_999 },
+};
+
 export const routes: readonly Route[] = [
   {
     method: 'GET',
@@ -1775,12 +1784,12 @@ export const routes: readonly Route[] = [
     auth: ['tenant'],
     table: 'read',
     paginated: true,
-    query: auditQuery,
+    query: [...auditQuery, agentChainQuery],
     summary: "The tenant's audit trail: every change to it, newest first",
     docs: {
       description:
-        "The audit records of the tenant's chain, newest first: every change made with its token, its agents' tokens, " +
-        'or by its client on it (its activation, its token, its variables). ' +
+        "The audit records of the tenant's chain, newest first: every change made with its token or by its client on it " +
+        "(its activation, its token, its variables); with `agent`, that agent's chain: its run reports. " +
         auditFilters +
         auditRecordText,
       ...auditDocs,
@@ -1797,15 +1806,18 @@ export const routes: readonly Route[] = [
       ...auditQuery,
       {
         name: 'tenantId',
-        description: "Only the records of this tenant's chain.",
+        description:
+          "Only the records of this tenant's chain (another client's tenant is 404 with `agent`, an empty list without).",
         schema: { type: 'integer', minimum: 1, maximum: 999_999 },
       },
+      { ...agentChainQuery, description: `With \`tenantId\`: ${agentChainQuery.description}` },
     ],
     summary: "The client's audit trail: its changes and its tenants', newest first",
     docs: {
       description:
         "The audit records of the client's own chain (its templates, rollouts, settings, tenant creations and " +
-        "deletions) and of its tenants' chains, newest first by time. " +
+        "deletions) and of its tenants' chains, newest first by time; with `tenantId` and `agent`, that agent's chain " +
+        'of run reports. ' +
         auditFilters +
         auditRecordText,
       ...auditDocs,
@@ -2087,12 +2099,8 @@ export const routes: readonly Route[] = [
   {
     method: 'POST',
     path: '/agent/runs/{id}',
-    audit: {
-      unaudited:
-        "a run's progress, which the run keeps (status, message, updatedAt, its agent) for runRetentionDays: two " +
-        'reports per run, 14.4 million a month at the reference load, would be nearly all of the trail and most of the ' +
-        "table's storage and backups (docs/operations.md, Audit trail)",
-    },
+    // Recorded in the agent's own chain (GET /tenant/audit?agent=), kept as long as the runs.
+    audit: { resource: 'run' },
     handler: 'report-run',
     auth: ['agent'],
     body: 'report-run',

@@ -1312,7 +1312,7 @@ export interface paths {
     };
     /**
      * The tenant's audit trail: every change to it, newest first
-     * @description The audit records of the tenant's chain, newest first: every change made with its token, its agents' tokens, or by its client on it (its activation, its token, its variables). Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
+     * @description The audit records of the tenant's chain, newest first: every change made with its token or by its client on it (its activation, its token, its variables); with `agent`, that agent's chain: its run reports. Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
      *
      *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
@@ -1334,7 +1334,7 @@ export interface paths {
     };
     /**
      * The client's audit trail: its changes and its tenants', newest first
-     * @description The audit records of the client's own chain (its templates, rollouts, settings, tenant creations and deletions) and of its tenants' chains, newest first by time. Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
+     * @description The audit records of the client's own chain (its templates, rollouts, settings, tenant creations and deletions) and of its tenants' chains, newest first by time; with `tenantId` and `agent`, that agent's chain of run reports. Filtered by `resource`, `resourceId`, `actor` and a time range (`from`, `to`); a filtered page reads at most 1,000 records, so it may hold fewer than `limit`, even none, with a `nextCursor` to go on from. Each record says when, who (the kind of credential, its owner and a token id: the first 16 hex digits of the token's SHA-256, never the token), what (the route, the resource and its id, the names of the body's fields, never their values), the request id and the caller's address. Records form a hash chain (`seq`, `prevHash`, `hash`) that `npm run admin -- audit verify` checks. `Accept: application/x-ndjson` exports a page as one record per line. Records are kept `auditRetentionDays` (400 days by default). It changes nothing.
      *
      *     Paginated: `limit` and `cursor`, and `nextCursor` in the answer.
      */
@@ -3405,7 +3405,7 @@ export interface components {
      * @description One change, as GET /tenant/audit and GET /tenants/audit list it: who made it, what it changed, through which request; linked by hash to the record before it in its chain.
      */
     'audit-record': {
-      /** @description The chain the record is in: a tenant's (its changes, its agents', its client's on it) or a client's (the rest). */
+      /** @description The chain the record is in: a tenant's (its changes, its client's on it), an agent's (`tenant:<id>/agent:<id>`: its run reports) or a client's (the rest). */
       chain: string;
       /** @description Its place in the chain, from 1, without gaps. */
       seq: number;
@@ -24379,6 +24379,8 @@ export interface operations {
         from?: string;
         /** @description Only the records at or before this instant (ISO 8601; a date takes its whole day). */
         to?: string;
+        /** @description Read this agent's chain instead: the records of its run reports (`POST /agent/runs/{id}`), kept `runRetentionDays` (90 days by default), as the runs are. */
+        agent?: number;
       };
       header?: {
         /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
@@ -24610,8 +24612,10 @@ export interface operations {
         from?: string;
         /** @description Only the records at or before this instant (ISO 8601; a date takes its whole day). */
         to?: string;
-        /** @description Only the records of this tenant's chain. */
+        /** @description Only the records of this tenant's chain (another client's tenant is 404 with `agent`, an empty list without). */
         tenantId?: number;
+        /** @description With `tenantId`: Read this agent's chain instead: the records of its run reports (`POST /agent/runs/{id}`), kept `runRetentionDays` (90 days by default), as the runs are. */
+        agent?: number;
       };
       header?: {
         /** @description The request's id, when it is 1 to 128 visible ASCII characters (no space): the answer echoes it in `X-Request-Id` and the error envelope's `requestId`, the service's logs of the request have it, and the deliveries and runs the request makes keep it (`requestId`). Any other value, or none, is replaced by the service's own id, never refused. A label to find a request by: it need not be unique, and nothing relies on it being so. */
@@ -24751,6 +24755,33 @@ export interface operations {
           'application/json': components['schemas']['error-envelope'] & {
             /** @enum {unknown} */
             code?: 'wrong_token_kind';
+          };
+        };
+      };
+      /**
+       * @description Not there, or not the caller’s.
+       *
+       *     - `tenant_not_found`: The tenant does not exist, is another client's, or was deleted (also for a deleted tenant's own token).
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "error",
+           *       "success": false,
+           *       "message": "Tenant not found",
+           *       "code": "tenant_not_found",
+           *       "errors": [],
+           *       "errorCount": 0,
+           *       "requestId": "5f0c6a53-9b7e-4b1d-8f1e-2c4a8d2e7b10"
+           *     }
+           */
+          'application/json': components['schemas']['error-envelope'] & {
+            /** @enum {unknown} */
+            code?: 'tenant_not_found';
           };
         };
       };

@@ -1,10 +1,9 @@
 import {
   enumQueryParameter,
   httpHandler,
-  integerQueryParameter,
+  optionalIntegerQueryParameter,
   pageParameters,
   pageResponse,
-  queryParameter,
 } from '#functions/core/api/http-handler.ts';
 import { tenantIdOf } from '#functions/core/auth/principals.ts';
 import type { RunStatus } from '#functions/core/reload/run-repository.ts';
@@ -12,8 +11,10 @@ import { listRuns } from '#functions/core/reload/runs.ts';
 
 export const handler = httpHandler(async (request) => {
   const { limit, cursor } = pageParameters(request);
-  // Ids without a default: absent is no filter.
-  const id = (name: string) => (queryParameter(request, name) === undefined ? undefined : integerQueryParameter(request, name));
-  const filter = { status: enumQueryParameter<RunStatus>(request, 'status'), agentId: id('agent'), flowId: id('flowId') };
+  const filter = {
+    status: enumQueryParameter<RunStatus>(request, 'status'),
+    agentId: optionalIntegerQueryParameter(request, 'agent'),
+    flowId: optionalIntegerQueryParameter(request, 'flowId'),
+  };
   return pageResponse(await listRuns(tenantIdOf(request.principal), filter, limit, cursor));
 });

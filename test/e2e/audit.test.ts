@@ -3,7 +3,8 @@
  * newest first with who, what and which request, filtered, exported as NDJSON; the client's trail
  * with its tenants'; another tenant's records never shown; concurrent changes to one tenant making
  * one chain without gaps; the admin CLI's changes recorded as an operator's; and `audit verify`
- * naming the first link a tampered or removed record breaks. That every writing route leaves
+ * naming the first link a tampered or removed record breaks; an agent's run reports in its own chain,
+ * kept as long as the runs. That every writing route leaves
  * exactly one record per change is proven route by route, from the route table, in
  * test/integration/fault-injection.test.ts (its clean runs).
  */
@@ -11,18 +12,20 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect, inject, test } from 'vitest';
 import { type AuditRecord, recordHash } from '#functions/core/audit/audit-record.ts';
 import { hashToken } from '#functions/core/auth/tokens.ts';
-import { db, tableName } from '#functions/core/store/dynamo.ts';
+import { recordDispatchedRun } from '#functions/core/reload/runs.ts';
+import { db, getItem, tableName } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
+import { expiresAt } from '#functions/core/store/retention.ts';
 import { api, expectErrorEnvelope, getOk, newClient, newTenant } from '#test/support/api.ts';
 import { runToEnd } from '#test/support/processes.ts';
-import { publish, retailBundle } from '#test/support/templates.ts';
+import { agentToken, publish, retailBundle } from '#test/support/templates.ts';
 
 /** An audit record as the routes answer it. */
 type Listed = {
   chain: string;
   seq: number;
   at: string;
-  actor: { kind: string; clientId?: number; tenantId?: number; tokenId?: string; name?: string };
+  actor: { kind: string; clientId?: number; tenantId?: number; agentId?: number; tokenId?: string; name?: string };
   action: string;
   resource: { type: string; id?: string };
   fields: string[];
@@ -219,4 +222,90 @@ test("audit verify names the first link a tampered or removed record breaks; the
   expect(records[1]?.actor.name).toBe('ops-ana');
   expect(records[1]?.fields).toEqual(['name']);
   expect(JSON.stringify(records)).not.toContain(token);
+});
+
+test("an agent's run reports make the agent's own chain, kept as long as the runs, read with agent= and verified", async () => {
+  const client = await newClient();
+  const tenant = await newTenant(client.token);
+  const agent = await agentToken(tenant.token);
+  // Two runs of the default agent, written as the reload worker writes them.
+  for (const flowId of [11, 12]) {
+    const batchId = crypto.randomUUID();
+    const load = { tenantId: tenant.id, agentId: 1, flowId, context: 'full', requestedAt: new Date().toISOString() };
+    expect(await recordDispatchedRun({ ...load, batchId, deduplicationId: `${batchId}-${flowId}` })).toBe('recorded');
+  }
+  const [second, first] = (await getOk('/tenant/runs', tenant.token)).body.data as [{ id: number }, { id: number }];
+  const report = (runId: number, body: object) => api('POST', `/agent/runs/${runId}`, { token: agent, body });
+  expect((await report(first.id, { status: 'running' })).status).toBe(200);
+  expect((await report(first.id, { status: 'succeeded', message: 'loaded 12 rows' })).status).toBe(200);
+  expect((await report(second.id, { status: 'failed' })).status).toBe(200);
+  // A refused report (the run is finished) changes nothing, and records nothing.
+  expect((await report(second.id, { status: 'running' })).status).toBe(409);
+
+  const records = await auditOf('/tenant/audit?agent=1', tenant.token);
+  expect(records.map((record) => [record.seq, record.resource.id, record.fields])).toEqual([
+    [3, String(second.id), ['status']],
+    [2, String(first.id), ['message', 'status']],
+    [1, String(first.id), ['status']],
+  ]);
+  for (const record of records) {
+    expect(record).toMatchObject({
+      chain: `tenant:${tenant.id}/agent:1`,
+      action: 'POST /agent/runs/{id}',
+      resource: { type: 'run' },
+      actor: {
+        kind: 'agent',
+        clientId: client.clientId,
+        tenantId: tenant.id,
+        agentId: 1,
+        tokenId: hashToken(agent).slice(0, 16),
+      },
+    });
+  }
+  expect(JSON.stringify(records)).not.toContain('loaded 12 rows');
+  // Kept as long as the runs they report on, not as long as the tenant's trail.
+  const kept = await getItem<{ expiresAt: number }>(stored.agentAuditRecord.key({ tenantId: tenant.id, agentId: 1, seq: 1 }));
+  expect(kept?.expiresAt).toBe(expiresAt('runRetentionDays', Date.parse(records[2]?.at ?? '')));
+  // The tenant's chain and the client's trail keep the changes people make: the agent's token, not its reports.
+  const tenantActions = (await auditOf('/tenant/audit', tenant.token)).map((record) => record.action);
+  expect(tenantActions).toEqual(['POST /tenant/agents/{id}/token', 'POST /tenants']);
+  expect((await auditOf('/tenants/audit', client.token)).map((record) => record.action)).toEqual(tenantActions);
+  expect(await auditOf(`/tenants/audit?tenantId=${tenant.id}&agent=1`, client.token)).toEqual(records);
+  expect(await auditOf(`/tenant/audit?agent=1&resourceId=${second.id}`, tenant.token)).toEqual(records.slice(0, 1));
+  expect(await auditOf('/tenant/audit?agent=2', tenant.token)).toEqual([]);
+  // Another client's tenant is 404; an agent without its tenant, or not an id, is refused.
+  const stranger = await newClient();
+  const theirs = await api('GET', `/tenants/audit?tenantId=${tenant.id}&agent=1`, { token: stranger.token });
+  expect(expectErrorEnvelope(theirs, 404).code).toBe('tenant_not_found');
+  for (const [path, token] of [
+    ['/tenants/audit?agent=1', client.token],
+    ['/tenant/audit?agent=0', tenant.token],
+    ['/tenant/audit?agent=one', tenant.token],
+  ] as const) {
+    const refused = expectErrorEnvelope(await api('GET', path, { token }), 400);
+    expect(
+      refused.errors.map((error: { pointer: string }) => error.pointer),
+      path,
+    ).toEqual(['/agent']);
+  }
+
+  const verify = (...options: string[]) => runToEnd('bin/admin.ts', ['audit', 'verify', ...options], againstTable);
+  const clean = await verify('--tenant', String(tenant.id), '--agent', '1', '--json');
+  expect(clean.code, clean.output).toBe(0);
+  expect(JSON.parse(clean.output.trim())).toMatchObject({ chain: `tenant:${tenant.id}/agent:1`, records: 3, headSeq: 3 });
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: stored.agentAuditRecord.key({ tenantId: tenant.id, agentId: 1, seq: 2 }),
+      UpdateExpression: 'SET #status = :status',
+      ExpressionAttributeNames: { '#status': 'action' },
+      ExpressionAttributeValues: { ':status': 'POST /agent/heartbeat' },
+    }),
+  );
+  const tampered = await verify('--tenant', String(tenant.id), '--agent', '1');
+  expect(tampered.code).toBe(1);
+  expect(tampered.output).toContain('broken at seq 2: its content does not match its hash');
+  const usage = await verify('--client', String(client.clientId), '--agent', '1');
+  expect(usage.code).not.toBe(0);
+  expect(usage.output).toContain('--agent <id> needs --tenant <id>');
 });

@@ -676,7 +676,7 @@ function shape(item: Record<string, unknown>, now: number): string {
   for (const name of ['deletedAt', 'pendingTemplate', 'appliedTemplate', 'revokedBefore', 'gsi1pk', 'response', 'progress']) {
     kept[`has ${name}`] = name in item;
   }
-  if (kept.entity === 'auditRecord') kept.action = item.action;
+  if (isAuditRecord(item as { pk: string; sk: string })) kept.action = item.action;
   if ('attempts' in item) kept.attempts = (item.attempts as unknown[]).length;
   if ('lockedUntil' in item) kept.locked = Number(item.lockedUntil) > now;
   if ('claimedUntil' in item) kept.claimed = Number(item.claimedUntil) > now;
@@ -784,8 +784,9 @@ async function runCase(scenario: Scenario, plan?: { mode: FaultMode; at: number 
   });
 }
 
-const auditRecordKinds = ['AUDIT#T#N/RECORD#N', 'AUDIT#C#N/RECORD#N'];
-const isAuditRecord = (key: { pk: string; sk: string }) => declaredEntityOf(key)?.name === 'auditRecord';
+const auditRecordKinds = ['AUDIT#T#N/RECORD#N', 'AUDIT#C#N/RECORD#N', 'AUDIT#A#N#N/RECORD#N'];
+const isAuditRecord = (key: { pk: string; sk: string }) =>
+  ['auditRecord', 'agentAuditRecord'].includes(declaredEntityOf(key)?.name ?? '');
 const routeNamed = (name: string) => routes.find((route) => routeKey(route) === name);
 const idempotentRoute = (scenario: Scenario) => {
   const [name = ''] = Object.entries(scenarios).find(([, each]) => each === scenario) ?? [];

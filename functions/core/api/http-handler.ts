@@ -352,7 +352,8 @@ export function httpHandler<Body = undefined, Unchecked extends boolean = false>
  * The audit record a request of a writing route owes (audit/audit-record.ts), from its row's `audit`
  * fact: undefined for a route that records none, or an anonymous caller. A client's change to a
  * tenant (its creation, its deletion, anything under `/tenants/{id}`) joins that tenant's chain; its
- * other changes, its own chain. A tenant's and an agent's changes join their tenant's.
+ * other changes, its own chain. A tenant's changes join its chain; an agent's (its run reports), the
+ * agent's own, kept as long as the runs.
  */
 function auditRequestOf(
   route: ServedRoute,
@@ -372,14 +373,16 @@ function auditRequestOf(
   const tenantChain = (tenantId: number) => ({ owner: 'tenant' as const, ownerId: tenantId, clientId });
   const clientChain = { owner: 'client' as const, ownerId: clientId, clientId };
   const chain: AuditRequest['chain'] =
-    principal.kind !== 'client'
-      ? tenantChain(principal.tenantId)
-      : fact.resource !== 'tenant'
-        ? clientChain
-        : (allocated) => {
-            const tenantId = id === undefined ? allocated('tenant') : Number(id);
-            return tenantId === undefined ? clientChain : tenantChain(tenantId);
-          };
+    principal.kind === 'agent'
+      ? { owner: 'agent', ownerId: principal.agentId, tenantId: principal.tenantId, clientId }
+      : principal.kind === 'tenant'
+        ? tenantChain(principal.tenantId)
+        : fact.resource !== 'tenant'
+          ? clientChain
+          : (allocated) => {
+              const tenantId = id === undefined ? allocated('tenant') : Number(id);
+              return tenantId === undefined ? clientChain : tenantChain(tenantId);
+            };
   return {
     chain,
     actor: principal,
@@ -456,6 +459,10 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
   }
   return value;
 }
+
+/** An integer query parameter without a default (an id to filter by): undefined when absent, else as integerQueryParameter. */
+export const optionalIntegerQueryParameter = (request: ApiRequest<unknown>, name: string): number | undefined =>
+  queryParameter(request, name) === undefined ? undefined : integerQueryParameter(request, name);
 
 /**
  * A query parameter of a few allowed values, as the route's row declares them: undefined when absent,

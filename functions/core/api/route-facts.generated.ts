@@ -278,6 +278,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'actor', schema: { enum: ['client', 'tenant', 'agent', 'operator'] } },
       { name: 'from', schema: { type: 'string', minLength: 10, maxLength: 35 } },
       { name: 'to', schema: { type: 'string', minLength: 10, maxLength: 35 } },
+      { name: 'agent', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
   'GET /tenants/audit': {
@@ -313,6 +314,7 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
       { name: 'from', schema: { type: 'string', minLength: 10, maxLength: 35 } },
       { name: 'to', schema: { type: 'string', minLength: 10, maxLength: 35 } },
       { name: 'tenantId', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
+      { name: 'agent', schema: { type: 'integer', minimum: 1, maximum: 999999 } },
     ],
   },
   'GET /tenant/deliveries/{id}': { auth: ['tenant'], readsOnly: true },
@@ -351,13 +353,6 @@ export const routeFacts: Readonly<Record<string, RouteFacts>> = {
         "a liveness stamp (the agent's lastSeenAt, about twice a minute): it hands out the loads waiting, and changes none",
     },
   },
-  'POST /agent/runs/{id}': {
-    auth: ['agent'],
-    body: 'report-run',
-    audit: {
-      unaudited:
-        "a run's progress, which the run keeps (status, message, updatedAt, its agent) for runRetentionDays: two reports per run, 14.4 million a month at the reference load, would be nearly all of the trail and most of the table's storage and backups (docs/operations.md, Audit trail)",
-    },
-  },
+  'POST /agent/runs/{id}': { auth: ['agent'], body: 'report-run', audit: { resource: 'run' } },
   $default: { auth: [] },
 };

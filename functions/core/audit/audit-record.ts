@@ -9,8 +9,8 @@ import { type AuditScope, type CommitOutcome, pendingAudit } from './audit-scope
  * Audit records: one per change a client, a tenant, an agent or an operator (the admin CLI) makes,
  * written in the transaction of the change itself (store/dynamo.ts adds it to the request's first
  * committing transaction), so that there is never a change without its record nor a record without
- * its change. Records form hash chains, one per tenant and one per client: each holds the hash of the
- * one before, and the chain's head item (its newest `seq` and `hash`) is updated in the same
+ * its change. Records form hash chains, one per tenant, one per client and one per agent (its run
+ * reports): each holds the hash of the one before, and the chain's head item (its newest `seq` and `hash`) is updated in the same
  * transaction under a condition on the `seq` it had, so two changes can never take the same place.
  */
 
@@ -21,13 +21,17 @@ export type AuditActor =
   | { kind: 'agent'; clientId: number; tenantId: number; agentId: number; tokenId?: string }
   | { kind: 'operator'; name: string };
 
-/** The chain a record joins: a tenant's (its changes, its agents', its client's on it) or a client's (the rest). */
-export interface AuditChain {
-  owner: 'tenant' | 'client';
-  ownerId: number;
+/**
+ * Which chain: a tenant's (its changes, its client's on it), a client's (the rest), or an agent's
+ * (its run reports; `ownerId` is the agent's id within `tenantId`).
+ */
+export type ChainId = { owner: 'tenant' | 'client'; ownerId: number } | { owner: 'agent'; ownerId: number; tenantId: number };
+
+/** The chain a record joins. */
+export type AuditChain = ChainId & {
   /** The client the chain belongs to (a tenant's client): `GET /tenants/audit` reads its records and its tenants'. */
   clientId: number;
-}
+};
 
 /** What a request that changes something is, as its record tells it (no value, secret or token: field names only). */
 export interface AuditRequest {
@@ -53,7 +57,7 @@ export interface AuditRequest {
 
 /** A record as stored (less its keys) and as the audit routes answer it. */
 export interface AuditRecord {
-  /** `tenant:<id>` or `client:<id>`. */
+  /** `tenant:<id>`, `client:<id>` or `tenant:<id>/agent:<id>`. */
   chain: string;
   /** Its place in the chain, from 1, without gaps. */
   seq: number;
@@ -85,7 +89,37 @@ export const firstPrevHash = '0'.repeat(64);
 /** How many times a record is placed again when another change took its place in the chain first. */
 const headAttempts = 25;
 
-export const chainName = (chain: Pick<AuditChain, 'owner' | 'ownerId'>) => `${chain.owner}:${chain.ownerId}`;
+export const chainName = (chain: ChainId) =>
+  chain.owner === 'agent' ? `tenant:${chain.tenantId}/agent:${chain.ownerId}` : `${chain.owner}:${chain.ownerId}`;
+
+/**
+ * Where a chain's items are: an agent's in its own partition, its records kept as long as the runs
+ * they report on and not in the client's index by time; a tenant's or a client's kept
+ * `auditRetentionDays`, each record also in that index (`GET /tenants/audit`).
+ */
+export function chainItems(chain: ChainId) {
+  if (chain.owner === 'agent') {
+    const agent = { tenantId: chain.tenantId, agentId: chain.ownerId };
+    return {
+      head: stored.agentAuditHead.key(agent),
+      partition: stored.agentAuditRecord.partition(agent),
+      recordPrefix: stored.agentAuditRecord.keyPrefix({}),
+      record: (placed: { seq: number; at: string; clientId: number }) => stored.agentAuditRecord.key({ ...agent, ...placed }),
+      retention: 'runRetentionDays',
+    } as const;
+  }
+  const owner = { owner: chain.owner, ownerId: chain.ownerId };
+  return {
+    head: stored.auditHead.key(owner),
+    partition: stored.auditRecord.partition(owner),
+    recordPrefix: stored.auditRecord.keyPrefix({}),
+    record: (placed: { seq: number; at: string; clientId: number }) => ({
+      ...stored.auditRecord.key({ ...owner, ...placed }),
+      ...stored.auditRecord.indexEntry({ ...owner, ...placed }),
+    }),
+    retention: 'auditRetentionDays',
+  } as const;
+}
 
 /** A record's hash: SHA-256 of its canonical JSON, `hash` left out. */
 export function recordHash(record: Omit<AuditRecord, 'hash'>): string {
@@ -141,22 +175,21 @@ async function inTurn<T>(chain: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function readHead(chain: AuditChain): Promise<Head> {
-  const head = await getItem<Head>(stored.auditHead.key(chain));
+  const head = await getItem<Head>(chainItems(chain).head);
   return head ? { seq: head.seq, hash: head.hash } : { seq: 0, hash: firstPrevHash };
 }
 
 /** The items that write `record` after `head`: the record, the head moved on, and an idempotent request's marker. */
 function auditItems(request: AuditRequest, chain: AuditChain, record: AuditRecord, head: Head): TransactItem[] {
-  const placed = { owner: chain.owner, ownerId: chain.ownerId, seq: record.seq, at: record.at, clientId: chain.clientId };
+  const where = chainItems(chain);
   const items: TransactItem[] = [
     {
       Put: {
         TableName: tableName(),
         Item: {
-          ...stored.auditRecord.key(placed),
-          ...stored.auditRecord.indexEntry(placed),
+          ...where.record({ seq: record.seq, at: record.at, clientId: chain.clientId }),
           ...record,
-          expiresAt: expiresAt('auditRetentionDays', Date.parse(record.at)),
+          expiresAt: expiresAt(where.retention, Date.parse(record.at)),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -164,7 +197,7 @@ function auditItems(request: AuditRequest, chain: AuditChain, record: AuditRecor
     {
       Update: {
         TableName: tableName(),
-        Key: stored.auditHead.key(chain),
+        Key: where.head,
         UpdateExpression: 'SET #seq = :seq, #hash = :hash',
         ConditionExpression: head.seq === 0 ? 'attribute_not_exists(pk)' : '#seq = :was',
         ExpressionAttributeNames: { '#seq': 'seq', '#hash': 'hash' },

@@ -1,20 +1,22 @@
 import type { AuditResource } from '#functions/routes.ts';
 import { getItem, mapPage, type Page, queryFilteredPage, queryPage } from '#functions/core/store/dynamo.ts';
 import * as stored from '#functions/core/store/entity-declarations.ts';
+import { findTenant, tenantNotFound } from '#functions/core/tenants/tenant-repository.ts';
 import {
   type AuditActor,
-  type AuditChain,
   type AuditRecord,
   auditRecordOf,
+  type ChainId,
+  chainItems,
   chainName,
   firstPrevHash,
   recordHash,
 } from './audit-record.ts';
 
 /**
- * Reading the audit trail: a tenant's chain (`GET /tenant/audit`), a client's chain with its
- * tenants' (`GET /tenants/audit`, one Query of the index by time), and a chain checked link by link
- * (`npm run admin -- audit verify`).
+ * Reading the audit trail: a tenant's chain or one of its agents' (`GET /tenant/audit`), a client's
+ * chain with its tenants' (`GET /tenants/audit`, one Query of the index by time, or one agent's
+ * chain), and a chain checked link by link (`npm run admin -- audit verify`).
  */
 
 /** The filters of the audit routes, each optional. `from` and `to` are ISO instants, both included. */
@@ -54,20 +56,43 @@ async function readPage(
   return mapPage(page, auditRecordOf);
 }
 
-/** A tenant's records, newest first: its own changes, its agents' and its client's on it. */
-export function listTenantAudit(tenantId: number, filter: AuditFilter, limit: number, cursor: string | undefined) {
-  const chain = { owner: 'tenant', ownerId: tenantId } as const;
-  return readPage(
-    { partition: stored.auditRecord.partition(chain), prefix: stored.auditRecord.keyPrefix({}) },
-    filter,
-    limit,
-    cursor,
-  );
+/**
+ * A tenant's records, newest first: its own changes and its client's on it; or, with `agentId`,
+ * that agent's chain (its run reports).
+ */
+export function listTenantAudit(
+  tenantId: number,
+  agentId: number | undefined,
+  filter: AuditFilter,
+  limit: number,
+  cursor: string | undefined,
+) {
+  const chain: ChainId =
+    agentId === undefined ? { owner: 'tenant', ownerId: tenantId } : { owner: 'agent', ownerId: agentId, tenantId };
+  const { partition, recordPrefix } = chainItems(chain);
+  return readPage({ partition, prefix: recordPrefix }, filter, limit, cursor);
 }
 
 /** A client's records and its tenants', newest first, by time (the index's sort key starts with the instant). */
 export function listClientAudit(clientId: number, filter: AuditFilter, limit: number, cursor: string | undefined) {
   return readPage({ index: 'gsi1', partition: stored.auditRecord.indexes.gsi1.partition({ clientId }) }, filter, limit, cursor);
+}
+
+/**
+ * An agent's chain as its tenant's client reads it: another client's tenant, or none, is 404; a
+ * deleted tenant's stays readable, as its records do until they expire.
+ */
+export async function listClientAgentAudit(
+  clientId: number,
+  tenantId: number,
+  agentId: number,
+  filter: AuditFilter,
+  limit: number,
+  cursor: string | undefined,
+) {
+  const tenant = await findTenant(tenantId);
+  if (tenant?.clientId !== clientId) throw tenantNotFound();
+  return listTenantAudit(tenantId, agentId, filter, limit, cursor);
 }
 
 /** One record per line, as `Accept: application/x-ndjson` answers a page. */
@@ -93,15 +118,16 @@ export interface ChainVerdict {
  * `prevHash` the hash of the record before, the `seq`s follow without gaps, and the head names the
  * newest record. Reads the chain a page at a time, so any length takes the memory of one page.
  */
-export async function verifyChain(chain: Pick<AuditChain, 'owner' | 'ownerId'>): Promise<ChainVerdict> {
-  const head = await getItem<{ seq: number; hash: string }>(stored.auditHead.key(chain));
+export async function verifyChain(chain: ChainId): Promise<ChainVerdict> {
+  const where = chainItems(chain);
+  const head = await getItem<{ seq: number; hash: string }>(where.head);
   const verdict: ChainVerdict = { chain: chainName(chain), records: 0, headSeq: head?.seq ?? 0 };
   let previous: AuditRecord | undefined;
   let cursor: string | undefined;
   do {
     const page = await queryPage<StoredRecord>({
-      partition: stored.auditRecord.partition(chain),
-      prefix: stored.auditRecord.keyPrefix({}),
+      partition: where.partition,
+      prefix: where.recordPrefix,
       cursor,
       limit: 100,
     });
@@ -114,7 +140,7 @@ export async function verifyChain(chain: Pick<AuditChain, 'owner' | 'ownerId'>):
         if (record.seq === 1 && record.prevHash !== firstPrevHash)
           return { ...verdict, broken: { seq: 1, reason: 'the first record links to a record before it' } };
       }
-      const keySeq = Number(String(item.sk).slice(stored.auditRecord.keyPrefix({}).length));
+      const keySeq = Number(String(item.sk).slice(where.recordPrefix.length));
       const broken = brokenLink(record, previous, keySeq);
       if (broken) return { ...verdict, broken: { seq: keySeq, reason: broken } };
       previous = record;

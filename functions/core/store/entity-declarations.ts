@@ -500,7 +500,7 @@ export const idempotency = entity({
 // The audit trail (audit/): one hash chain per tenant and per client, each record written in the
 // transaction of the change it records.
 
-/** Whose chain an audit record is in: a tenant's (its own changes, its agents', its client's on it) or a client's. */
+/** Whose chain an audit record is in: a tenant's (its own changes, its client's on it) or a client's (an agent's: below). */
 const auditChain = keyTemplate`AUDIT#${letter('owner', { tenant: 'T', client: 'C' })}#${decimal('ownerId')}`;
 
 /** The newest record of a chain: its `seq` and `hash`, what the next record links to. */
@@ -522,6 +522,24 @@ export const auditRecord = entity({
       sk: keyTemplate`${text('at')}#${letter('owner', { tenant: 'T', client: 'C' })}#${decimal('ownerId')}#${sortable('seq')}`,
     },
   },
+});
+
+/**
+ * An agent's own chain: its run reports (POST /agent/runs/{id}), two per run, kept as long as the runs
+ * (`runRetentionDays`), so the tenant's chain and the client's index keep the changes people make.
+ */
+const agentAuditChain = keyTemplate`AUDIT#A#${tenantId}#${decimal('agentId')}`;
+
+export const agentAuditHead = entity({
+  name: 'agentAuditHead',
+  description: "an agent's audit chain's head: the `seq` and `hash` of its newest run report's record (kept for good)",
+  key: { pk: agentAuditChain, sk: keyTemplate`HEAD` },
+});
+
+export const agentAuditRecord = entity({
+  name: 'agentAuditRecord',
+  description: "an audit record of an agent's run report, linked by hash to the one before (expires after `runRetentionDays`)",
+  key: { pk: agentAuditChain, sk: keyTemplate`RECORD#${sortable('seq')}` },
 });
 
 /** That an idempotent request's record is written: a retry of it commits its change without a second record. */
@@ -590,6 +608,8 @@ export const entities = {
   idempotency,
   auditHead,
   auditRecord,
+  agentAuditHead,
+  agentAuditRecord,
   auditMarker,
   migrationState,
 } as const;
