@@ -100,6 +100,8 @@ export interface ScheduleModelInput {
   noisyDue: number;
   dueShards: number;
   duePageSize: number;
+  /** Due schedules the tick lists, over all shards, before it sends any (dispatcher.ts: firstListingSchedules). */
+  firstListing: number;
   fireConcurrency: number;
   batchSize: number;
   schedulesPerMessage: number;
@@ -111,10 +113,11 @@ export interface ScheduleModelInput {
 
 export interface ScheduleModel {
   aloneSeconds: number;
+  /** Pages the busiest shard reads before the tick's first send (all its pages while the whole listing fits). */
+  firstListingPages: number;
   /**
-   * Index pages a quiet tenant's shard lists before its last entry: the shard lists in turns, so
-   * before it come, for each of its turns, one entry per block of the noisy tenant on the shard and
-   * one per quiet tenant there.
+   * Pages that shard reads after the first send, where a quiet tenant's entry may be: its turns may
+   * come after every one of the noisy tenant's there (the twin's rounds draw them anywhere in the block).
    */
   pagesAhead: number;
   /** A worker busy with a batch of the noisy tenant, bound by that tenant's partition shared by every such worker. */
@@ -133,19 +136,29 @@ export function scheduleModel(input: ScheduleModelInput, aws = noisyAssumptions)
   const aloneSeconds = aws.tickStartSeconds + pageSeconds + batchSeconds;
   const noisyBlocksPerShard = Math.ceil(input.noisyDue / (input.dueShards * input.shardBlockSize));
   const quietTenantsPerShard = Math.ceil(input.quietDue / input.quietSchedulesEach / input.dueShards);
-  const pagesAhead = Math.floor((input.quietSchedulesEach * (noisyBlocksPerShard + quietTenantsPerShard)) / input.duePageSize);
+  const shardEntries =
+    Math.min(input.noisyDue, noisyBlocksPerShard * input.shardBlockSize) + quietTenantsPerShard * input.quietSchedulesEach;
+  const shardPages = Math.ceil(shardEntries / input.duePageSize);
+  const everyShardWhole = input.noisyDue + input.quietDue <= input.firstListing;
+  const firstListingPages = everyShardWhole
+    ? shardPages
+    : Math.min(shardPages, Math.max(1, Math.ceil(input.firstListing / (input.dueShards * input.duePageSize))));
+  const pagesAhead = shardPages - firstListingPages;
   const noisyFiresPerSecond = aws.tenantPartitionWriteUnitsPerSecond / input.tenantWriteUnitsPerFire;
   const perBatch = input.batchSize * input.schedulesPerMessage;
   // Every worker on a noisy batch shares the tenant's partition: each batch takes that long.
   const noisyBatchSeconds = Math.max(batchSeconds, (perBatch * input.fireConcurrency) / noisyFiresPerSecond);
-  // Served first by the fair queue, it waits at worst for one worker to finish its noisy batch.
-  const besideSeconds = aloneSeconds + pagesAhead * pageSeconds + noisyBatchSeconds;
+  // Listed in the first send, it is queued before the noisy tenant's batches and served first; listed
+  // after it, the fair queue still serves it first, but only once a worker finishes a noisy batch.
+  const besideSeconds =
+    aloneSeconds + (firstListingPages - 1) * pageSeconds + (pagesAhead > 0 ? pagesAhead * pageSeconds + noisyBatchSeconds : 0);
   const noisyLastSeconds = aws.tickStartSeconds + input.noisyDue / noisyFiresPerSecond;
   // Before: one shard listed the noisy tenant's entries first, and the queue handed them out first.
   const withoutMeasuresSeconds =
     aws.tickStartSeconds + Math.ceil(input.noisyDue / input.duePageSize) * pageSeconds + input.noisyDue / noisyFiresPerSecond;
   return {
     aloneSeconds,
+    firstListingPages,
     pagesAhead,
     noisyBatchSeconds,
     besideSeconds,

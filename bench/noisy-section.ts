@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { maxInFlightLimits, stallsToOpen } from '#functions/core/alerts/endpoint.ts';
 import { dispatchSettingLimits } from '#functions/core/schedules/dispatch-settings.ts';
-import { schedulesPerMessage } from '#functions/core/schedules/dispatcher.ts';
+import { firstListingSchedules, schedulesPerMessage } from '#functions/core/schedules/dispatcher.ts';
 import { shardBlockSize } from '#functions/core/schedules/schedule-repository.ts';
 import { queueConsumers } from '#functions/routes.ts';
 import { FIRE_CONCURRENCY } from '#lib/deployment-settings.ts';
@@ -97,6 +97,7 @@ function modelSection(result: NoisyResult): string {
     sqsPerFire: perFire.sqs,
     dueShards: dispatchSettingLimits.dueShards.fallback,
     duePageSize: dispatchSettingLimits.duePageSize.fallback,
+    firstListing: firstListingSchedules,
     fireConcurrency: FIRE_CONCURRENCY.fallback,
     batchSize: fireWorker?.batchSize ?? 10,
     schedulesPerMessage,
@@ -179,7 +180,8 @@ function modelSection(result: NoisyResult): string {
         'schedules: noisy due',
         'quiet lateness alone s',
         'beside s',
-        'pages listed ahead',
+        'pages listed before the first send',
+        'after it',
         'a noisy batch holds a worker s',
         'noisy last fire s',
         'budget',
@@ -189,6 +191,7 @@ function modelSection(result: NoisyResult): string {
         row.noisyDue.toLocaleString('en'),
         fixed(model.aloneSeconds, 2),
         fixed(model.besideSeconds, 2),
+        model.firstListingPages,
         model.pagesAhead,
         fixed(model.noisyBatchSeconds, 2),
         fixed(model.noisyLastSeconds, 1),

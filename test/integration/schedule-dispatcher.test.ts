@@ -195,7 +195,8 @@ describe('a burst of due schedules', () => {
     const slot = at('2020-07-01T11:00:00Z');
     await tickAndFire(slot);
     const schedules = await burst(40, writtenAt, [weekly(3)]);
-    const summary = await tickAndFire(slot + 2_000, { pageSize: 2 });
+    // Sent page by page (a first listing of one page), each page as it is read.
+    const summary = await tickAndFire(slot + 2_000, { pageSize: 2, firstListing: 1 });
     expect(summary).toMatchObject({ listed: 40, continued: 0 });
     // A page of at most two schedules is one message: at least 20 of them.
     expect(summary.messages).toBeGreaterThanOrEqual(20);
@@ -383,6 +384,46 @@ describe('a burst of due schedules', () => {
       const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
       expect(small).toHaveLength(3);
       expect(lastSmall).toBeLessThan(ours.indexOf(bigEleventh as DueSchedule));
+    } finally {
+      await deleteAll(records.map((one) => stored.schedule.key({ tenantId: one.tenantId, scheduleId: one.scheduleId })));
+    }
+  });
+
+  test("a tenant listed pages after a big one's on its shard (its schedules' turns late) is still queued before the big one's second message", async () => {
+    const instant = '2099-01-02T00:00:00.000Z';
+    const big = 910_001;
+    const small = Array.from({ length: 400 }, (_, index) => 910_002 + index)
+      .filter((tenantId) => shardOf(tenantId, 1) === shardOf(big, 1))
+      .slice(0, 3);
+    const record = (tenantId: number, scheduleId: number): ScheduleRecord => ({
+      tenantId,
+      scheduleId,
+      version: 1,
+      minuteTriggers: false,
+      nextFireAt: instant,
+      file: scheduleFile(scheduleId, [1]),
+    });
+    // The big tenant's 450 take turns 1 to 450 of its block; the small tenants' ids 480 and 481 come after
+    // them all, 23 pages of 20 into the shard.
+    const records = [
+      ...Array.from({ length: 450 }, (_, index) => record(big, index + 1)),
+      ...small.flatMap((tenantId) => [record(tenantId, 480), record(tenantId, 481)]),
+    ];
+    await putAll(records.map(scheduleItem));
+    try {
+      const queued = (firstListing?: number) =>
+        withProbeFireQueue(async (sent) => {
+          await dispatchDueSchedules(Date.parse(instant), { pageSize: 20, ...(firstListing ? { firstListing } : {}) });
+          const ours = (await sent()).filter((due) => due.tenantId === big || small.includes(due.tenantId));
+          expect(ours).toHaveLength(records.length);
+          const bigSecondMessage = ours.filter((due) => due.tenantId === big)[10] as DueSchedule;
+          const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
+          return lastSmall < ours.indexOf(bigSecondMessage);
+        });
+      expect(small).toHaveLength(3);
+      expect(await queued()).toBe(true);
+      // Listed page by page (a first listing of one page), the big tenant's pages went out first.
+      expect(await queued(1)).toBe(false);
     } finally {
       await deleteAll(records.map((one) => stored.schedule.key({ tenantId: one.tenantId, scheduleId: one.scheduleId })));
     }

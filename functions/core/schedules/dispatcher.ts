@@ -16,6 +16,16 @@ const minuteMs = 60_000;
 export const schedulesPerMessage = 10;
 
 /**
+ * Due schedules a tick lists, over all its shards, before it sends any (each shard lists at least a
+ * page). A shard lists in turns, so a quiet tenant whose schedules have high turns comes after pages
+ * of a noisy tenant's there; sent page by page, those pages would reach the fire workers first and
+ * take every one of them, and the quiet tenant, though the fair queue then puts it first, would wait
+ * for a worker to finish a noisy batch. Listed together and sent fewest first, every tenant in the
+ * first listing is queued before the noisy tenant's second message. About 100 bytes each in memory.
+ */
+export const firstListingSchedules = 20_000;
+
+/**
  * A page's schedules as fire messages: each of one tenant (its message group on the fair queue,
  * so a tenant with thousands due is served after the tenants with a few), at most
  * `schedulesPerMessage` to a message. The tenants with the fewest schedules in the page go first:
@@ -59,6 +69,8 @@ export interface TickOptions {
   deadline?: number;
   /** Overrides the stack's page size (tests use small pages). */
   pageSize?: number;
+  /** Overrides firstListingSchedules (tests list less). */
+  firstListing?: number;
 }
 
 /**
@@ -97,17 +109,30 @@ export async function dispatchDueSchedules(now = Date.now(), options: TickOption
     summary.listed += schedules.length;
     summary.messages += messages.length;
   };
-  /** A shard's first page, from where the previous tick stopped if it ran out of time. */
-  const firstPage = async (shard: number) => {
+  const outOfTime = () => options.deadline !== undefined && Date.now() >= options.deadline;
+  const firstListingLimit = options.firstListing ?? firstListingSchedules;
+  let listedFirst = 0;
+  /**
+   * A shard's part of the first listing, from where the previous tick stopped if it ran out of time:
+   * its first page, then more while the listing of every shard holds fewer than firstListingLimit.
+   */
+  const firstListing = async (shard: number) => {
     const cursor = await findDispatchCursor(shard);
     // A cursor past this tick's instant (left by a tick at a later instant) does not apply to it.
-    const after = cursor && cursor <= `${tickIso}#~` ? cursor : undefined;
-    return { shard, cursor, page: await dueSchedulesPage(shard, tickIso, { after, limit: pageSize }) };
+    let last = cursor && cursor <= `${tickIso}#~` ? cursor : undefined;
+    const schedules: DueSchedule[] = [];
+    do {
+      const page = await dueSchedulesPage(shard, tickIso, { after: last, limit: pageSize });
+      schedules.push(...page.schedules);
+      listedFirst += page.schedules.length;
+      last = page.last;
+    } while (last !== undefined && listedFirst < firstListingLimit && !outOfTime());
+    return { shard, cursor, schedules, last };
   };
   /** The shard's next pages, each sent before the next is read, until the end or the deadline. */
-  const restOfShard = async ({ shard, cursor, page }: Awaited<ReturnType<typeof firstPage>>) => {
-    for (let last = page.last; last !== undefined;) {
-      if (options.deadline !== undefined && Date.now() >= options.deadline) {
+  const restOfShard = async ({ shard, cursor, last: listedTo }: Awaited<ReturnType<typeof firstListing>>) => {
+    for (let last = listedTo; last !== undefined;) {
+      if (outOfTime()) {
         await saveDispatchCursor(shard, last);
         summary.continued += 1;
         return;
@@ -118,15 +143,17 @@ export async function dispatchDueSchedules(now = Date.now(), options: TickOption
     }
     if (cursor) await clearDispatchCursor(shard);
   };
-  // Every shard's first page is sent at once, the tenants with fewest schedules in them first: a
-  // tenant with a few due is then queued ahead of the first batches of one with thousands, on every
+  // The first listing of every shard is sent at once, the tenants with fewest schedules in it first:
+  // a tenant with a few due is then queued ahead of the first batches of one with thousands, on every
   // shard, and the fair queue has nothing of the big tenant's to hand out before it.
-  const firstPages = await Promise.allSettled(Array.from({ length: dueShards }, (_, shard) => firstPage(shard)));
-  const listedFirst = firstPages.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  await send(listedFirst.flatMap(({ page }) => page.schedules));
+  const firstListings = await Promise.allSettled(Array.from({ length: dueShards }, (_, shard) => firstListing(shard)));
+  const listed = firstListings.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  await send(listed.flatMap(({ schedules }) => schedules));
   // Every shard finishes (its cursor saved or cleared) before a failed one fails the tick.
-  const rest = await Promise.allSettled(listedFirst.map(restOfShard));
-  const failures = [...firstPages, ...rest].flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  const rest = await Promise.allSettled(listed.map(restOfShard));
+  const failures = [...firstListings, ...rest].flatMap((result) =>
+    result.status === 'rejected' ? [result.reason as unknown] : [],
+  );
   if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${dueShards} shards could not be listed`);
   if (summary.listed > 0 || summary.continued > 0) logger.info('Dispatcher tick', { ...summary });
   if (summary.continued > 0) {
