@@ -2,7 +2,7 @@
  * `npm run docs`: writes docs/openapi.json, the OpenAPI 3.1 description of the API, from the route
  * table and the JSON Schemas (tools/openapi/ builds it), then the typed client's types from it
  * (client/src/schema.ts). Both are committed (GET /openapi.json serves the first);
- * test/unit/openapi.test.ts and test/infra/client-types.test.ts fail when they are stale.
+ * test/infra/generated-files.test.ts fails when they are stale.
  */
 import { writeFileSync } from 'node:fs';
 import { clientTypesFile, generateClientTypes } from '#tools/client-types.ts';

@@ -4,7 +4,7 @@
  * route's validator (not every schema's) and no schema compiler, and nothing compiles at cold
  * start. Each module's declaration file also carries the TypeScript type of the bodies its schema
  * accepts (json-schema-to-typescript), so handlers and the domain take their body types from the
- * schema instead of a hand-kept copy. The output is committed; test/unit/generated-validators.test.ts
+ * schema instead of a hand-kept copy. The output is committed; test/infra/generated-files.test.ts
  * fails when it is stale.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
  * client/src/schema.ts as committed: the TypeScript types openapi-typescript makes of docs/openapi.json,
  * formatted, and which operations each kind of token may call (`operationsByToken`, from each operation's
  * `security`), which the client's factories narrow their paths to. `npm run docs` writes it after the
- * document; test/infra/client-types.test.ts fails when it is stale (a check of the full run: generating and formatting the types takes seconds, which the unit loop does without), so the typed client cannot drift from the
+ * document; test/infra/generated-files.test.ts fails when it is stale (a check of the full run: generating and formatting the types takes seconds, which the unit loop does without), so the typed client cannot drift from the
  * API description.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * docs/openapi.json as committed: what `npm run docs` writes and test/unit/openapi.test.ts
+ * docs/openapi.json as committed: what `npm run docs` writes and test/infra/generated-files.test.ts
  * compares with the file, so a route or schema change without `npm run docs` fails the tests.
  */
 import { readFileSync } from 'node:fs';
