@@ -157,6 +157,27 @@ test("the client's trail holds its own chain and its tenants'; another tenant's 
   expect(JSON.stringify(await auditOf('/tenant/audit', other.tenant.token))).not.toContain(`tenant:${tenant.id}`);
 });
 
+test("an agent's reports racing one another make one chain without gaps or forks", async () => {
+  const client = await newClient();
+  const tenant = await newTenant(client.token);
+  const agent = await agentToken(tenant.token);
+  for (let flowId = 1; flowId <= 10; flowId++) {
+    const batchId = crypto.randomUUID();
+    const load = { tenantId: tenant.id, agentId: 1, flowId, context: 'full', requestedAt: new Date().toISOString() };
+    expect(await recordDispatchedRun({ ...load, batchId, deduplicationId: `${batchId}-${flowId}` })).toBe('recorded');
+  }
+  const runs = (await getOk('/tenant/runs', tenant.token)).body.data as Array<{ id: number }>;
+  const answers = await Promise.all(
+    runs.map((run) => api('POST', `/agent/runs/${run.id}`, { token: agent, body: { status: 'succeeded' } })),
+  );
+  expect(answers.map((answer) => answer.status)).toEqual(runs.map(() => 200));
+  const records = await auditOf('/tenant/audit?agent=1&limit=100', tenant.token);
+  expect(records.map((record) => record.seq)).toEqual(Array.from({ length: 10 }, (_, index) => 10 - index));
+  const byId = (a: number, b: number) => a - b;
+  expect(records.map((record) => Number(record.resource.id)).sort(byId)).toEqual(runs.map((run) => run.id).sort(byId));
+  for (const [index, record] of records.slice(0, -1).entries()) expect(record.prevHash).toBe(records[index + 1]?.hash);
+});
+
 test('changes racing on one tenant make one chain without gaps or forks', async () => {
   const client = await newClient();
   const tenant = await newTenant(client.token);
