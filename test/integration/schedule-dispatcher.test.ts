@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { dispatchSettings } from '#functions/core/schedules/dispatch-settings.ts';
-import { dispatchDueSchedules, type TickSummary } from '#functions/core/schedules/dispatcher.ts';
+import { dispatchDueSchedules, type TickOptions, type TickSummary } from '#functions/core/schedules/dispatcher.ts';
 import {
   dispatchShardCount,
   type DueSchedule,
@@ -352,13 +352,17 @@ describe('a burst of due schedules', () => {
     expect(await schedules.runsOf(1)).toHaveLength(1);
   });
 
-  test("a tenant with hundreds due holds back no other on its shard: listed in turns, each tenant's first message queued first", async () => {
-    // Tenants no other test has, all on one shard, due at an instant no other test ticks at.
-    const instant = '2099-01-01T00:00:00.000Z';
-    const big = 900_001;
-    const small = Array.from({ length: 400 }, (_, index) => 900_002 + index)
+  /**
+   * A big tenant with 450 schedules due (ids 1 to 450, turns 1 to 450 of its block) and three small
+   * tenants with two each (`smallIds`), all on one shard, due at `instant`, which no other test ticks at:
+   * whether the tick (pages of 20) queues every small tenant's schedules before the big tenant's second
+   * message (its 11th schedule).
+   */
+  async function smallQueuedFirst(instant: string, big: number, smallIds: [number, number], options: TickOptions = {}) {
+    const small = Array.from({ length: 400 }, (_, index) => big + 1 + index)
       .filter((tenantId) => shardOf(tenantId, 1) === shardOf(big, 1))
       .slice(0, 3);
+    expect(small).toHaveLength(3);
     const record = (tenantId: number, scheduleId: number): ScheduleRecord => ({
       tenantId,
       scheduleId,
@@ -369,63 +373,32 @@ describe('a burst of due schedules', () => {
     });
     const records = [
       ...Array.from({ length: 450 }, (_, index) => record(big, index + 1)),
-      ...small.flatMap((tenantId) => [record(tenantId, 1), record(tenantId, 2)]),
+      ...small.flatMap((tenantId) => smallIds.map((scheduleId) => record(tenantId, scheduleId))),
     ];
     await putAll(records.map(scheduleItem));
     try {
-      const listed = await withProbeFireQueue(async (sent) => {
-        await dispatchDueSchedules(Date.parse(instant), { pageSize: 20 });
-        return sent();
+      return await withProbeFireQueue(async (sent) => {
+        await dispatchDueSchedules(Date.parse(instant), { pageSize: 20, ...options });
+        const ours = (await sent()).filter((due) => due.tenantId === big || small.includes(due.tenantId));
+        expect(ours).toHaveLength(records.length);
+        const bigSecondMessage = ours.filter((due) => due.tenantId === big)[10] as DueSchedule;
+        const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
+        return lastSmall < ours.indexOf(bigSecondMessage);
       });
-      const ours = listed.filter((due) => due.tenantId === big || small.includes(due.tenantId));
-      expect(ours).toHaveLength(records.length);
-      // In the order queued: every small tenant's schedules before the big tenant's second message (its 11th).
-      const bigEleventh = ours.filter((due) => due.tenantId === big)[10];
-      const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
-      expect(small).toHaveLength(3);
-      expect(lastSmall).toBeLessThan(ours.indexOf(bigEleventh as DueSchedule));
     } finally {
       await deleteAll(records.map((one) => stored.schedule.key({ tenantId: one.tenantId, scheduleId: one.scheduleId })));
     }
+  }
+
+  test("a tenant with hundreds due holds back no other on its shard: listed in turns, each tenant's first message queued first", async () => {
+    // Page by page too (a first listing of one page): the small tenants' turns 1 and 2 are on the first page.
+    expect(await smallQueuedFirst('2099-01-01T00:00:00.000Z', 900_001, [1, 2], { firstListing: 1 })).toBe(true);
   });
 
   test("a tenant listed pages after a big one's on its shard (its schedules' turns late) is still queued before the big one's second message", async () => {
-    const instant = '2099-01-02T00:00:00.000Z';
-    const big = 910_001;
-    const small = Array.from({ length: 400 }, (_, index) => 910_002 + index)
-      .filter((tenantId) => shardOf(tenantId, 1) === shardOf(big, 1))
-      .slice(0, 3);
-    const record = (tenantId: number, scheduleId: number): ScheduleRecord => ({
-      tenantId,
-      scheduleId,
-      version: 1,
-      minuteTriggers: false,
-      nextFireAt: instant,
-      file: scheduleFile(scheduleId, [1]),
-    });
-    // The big tenant's 450 take turns 1 to 450 of its block; the small tenants' ids 480 and 481 come after
-    // them all, 23 pages of 20 into the shard.
-    const records = [
-      ...Array.from({ length: 450 }, (_, index) => record(big, index + 1)),
-      ...small.flatMap((tenantId) => [record(tenantId, 480), record(tenantId, 481)]),
-    ];
-    await putAll(records.map(scheduleItem));
-    try {
-      const queued = (firstListing?: number) =>
-        withProbeFireQueue(async (sent) => {
-          await dispatchDueSchedules(Date.parse(instant), { pageSize: 20, ...(firstListing ? { firstListing } : {}) });
-          const ours = (await sent()).filter((due) => due.tenantId === big || small.includes(due.tenantId));
-          expect(ours).toHaveLength(records.length);
-          const bigSecondMessage = ours.filter((due) => due.tenantId === big)[10] as DueSchedule;
-          const lastSmall = Math.max(...small.map((tenantId) => ours.findLastIndex((due) => due.tenantId === tenantId)));
-          return lastSmall < ours.indexOf(bigSecondMessage);
-        });
-      expect(small).toHaveLength(3);
-      expect(await queued()).toBe(true);
-      // Listed page by page (a first listing of one page), the big tenant's pages went out first.
-      expect(await queued(1)).toBe(false);
-    } finally {
-      await deleteAll(records.map((one) => stored.schedule.key({ tenantId: one.tenantId, scheduleId: one.scheduleId })));
-    }
+    // Turns 480 and 481 come after all of the big tenant's, 23 pages of 20 into the shard.
+    expect(await smallQueuedFirst('2099-01-02T00:00:00.000Z', 910_001, [480, 481])).toBe(true);
+    // Listed page by page (a first listing of one page), the big tenant's pages went out first.
+    expect(await smallQueuedFirst('2099-01-03T00:00:00.000Z', 920_001, [480, 481], { firstListing: 1 })).toBe(false);
   });
 });

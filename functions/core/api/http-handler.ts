@@ -451,14 +451,18 @@ export function integerQueryParameter(request: ApiRequest<unknown>, name: string
     raw === undefined ? (schema.default ?? Number.NaN) : /^(?:0|[1-9][0-9]{0,5})$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= schema.minimum && value <= schema.maximum)) {
     const rule = `must be an integer from ${schema.minimum} to ${schema.maximum}`;
-    throw badRequest(
-      `Query parameter ${name} ${rule}`,
-      [{ location: 'query', pointer: `/${name}`, message: rule }],
-      'invalid_query_parameter',
-    );
+    throw invalidQueryParameter(name, rule);
   }
   return value;
 }
+
+/** The 400 of a query parameter that breaks `rule` ("must be …"), naming it. */
+export const invalidQueryParameter = (name: string, rule: string) =>
+  badRequest(
+    `Query parameter ${name} ${rule}`,
+    [{ location: 'query', pointer: `/${name}`, message: rule }],
+    'invalid_query_parameter',
+  );
 
 /** An integer query parameter without a default (an id to filter by): undefined when absent, else as integerQueryParameter. */
 export const optionalIntegerQueryParameter = (request: ApiRequest<unknown>, name: string): number | undefined =>
@@ -475,11 +479,7 @@ export function enumQueryParameter<Value extends string>(request: ApiRequest<unk
   const raw = request.query[name];
   if (raw === undefined || schema.enum.includes(raw)) return raw as Value | undefined;
   const rule = `must be one of ${schema.enum.join(', ')}`;
-  throw badRequest(
-    `Query parameter ${name} ${rule}`,
-    [{ location: 'query', pointer: `/${name}`, message: rule }],
-    'invalid_query_parameter',
-  );
+  throw invalidQueryParameter(name, rule);
 }
 
 /**
@@ -497,11 +497,7 @@ export function textQueryParameter(request: ApiRequest<unknown>, name: string): 
   const length = [...raw].length;
   if (length >= minLength && length <= maxLength) return raw;
   const rule = `must be ${minLength} to ${maxLength} characters long`;
-  throw badRequest(
-    `Query parameter ${name} ${rule}`,
-    [{ location: 'query', pointer: `/${name}`, message: rule }],
-    'invalid_query_parameter',
-  );
+  throw invalidQueryParameter(name, rule);
 }
 
 /** A boolean query parameter the route's row declares: undefined when absent, a 400 unless `true` or `false`. */
@@ -514,11 +510,7 @@ export function booleanQueryParameter(request: ApiRequest<unknown>, name: string
   if (raw === undefined) return undefined;
   if (raw === 'true' || raw === 'false') return raw === 'true';
   const rule = 'must be true or false';
-  throw badRequest(
-    `Query parameter ${name} ${rule}`,
-    [{ location: 'query', pointer: `/${name}`, message: rule }],
-    'invalid_query_parameter',
-  );
+  throw invalidQueryParameter(name, rule);
 }
 
 /** The If-Match header, on a route whose row says it honours it; on any other route, an error (a 500). */

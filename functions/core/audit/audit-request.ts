@@ -4,10 +4,11 @@ import {
   type ApiRequest,
   type ApiResponse,
   enumQueryParameter,
+  invalidQueryParameter,
+  optionalIntegerQueryParameter,
   pageResponse,
   textQueryParameter,
 } from '#functions/core/api/http-handler.ts';
-import { badRequest } from '#functions/core/errors.ts';
 import type { Page } from '#functions/core/store/dynamo.ts';
 import type { AuditActor, AuditRecord } from './audit-record.ts';
 import { type AuditFilter, ndjsonOf } from './audit-trail.ts';
@@ -22,11 +23,7 @@ function instantParameter(request: ApiRequest<unknown>, name: 'from' | 'to'): st
   const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(time)) {
     const rule = 'must be an ISO 8601 date or instant (2026-11-26, 2026-11-26T10:00:00Z)';
-    throw badRequest(
-      `Query parameter ${name} ${rule}`,
-      [{ location: 'query', pointer: `/${name}`, message: rule }],
-      'invalid_query_parameter',
-    );
+    throw invalidQueryParameter(name, rule);
   }
   // A date alone is the whole day: `to=2026-11-26` takes the records of that day too.
   const dayEnd = name === 'to' && raw.length === 10 ? 86_400_000 - 1 : 0;
@@ -42,6 +39,20 @@ export function auditFilterOf(request: ApiRequest<unknown>): AuditFilter {
     from: instantParameter(request, 'from'),
     to: instantParameter(request, 'to'),
   };
+}
+
+/**
+ * The chain `GET /tenants/audit` reads: one agent's when `agent` is sent (with its tenant's
+ * `tenantId`, else a 400), else the client's and its tenants' by time, `tenantId` narrowing it.
+ */
+export function clientAuditChainOf(
+  request: ApiRequest<unknown>,
+): { agentId: undefined; tenantId: number | undefined } | { agentId: number; tenantId: number } {
+  const tenantId = optionalIntegerQueryParameter(request, 'tenantId');
+  const agentId = optionalIntegerQueryParameter(request, 'agent');
+  if (agentId === undefined) return { agentId, tenantId };
+  if (tenantId === undefined) throw invalidQueryParameter('agent', 'needs tenantId: an agent is one of a tenant');
+  return { agentId, tenantId };
 }
 
 /** A page of records, in the envelope or, when Accept prefers it, as NDJSON with the next page's cursor in `X-Next-Cursor`. */
