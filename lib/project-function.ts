@@ -1,24 +1,11 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Construct } from 'constructs';
 import { serviceName } from '#functions/core/observability/names.ts';
 import { routeTimeoutSeconds } from '#functions/routes.ts';
-
-const resolvePackageFile = createRequire(import.meta.url).resolve;
-
-/** Modules the bundles take in place of what Node.js would load: smaller, for the same behaviour on Lambda. */
-const lambdaAliases = {
-  // Credentials from the environment only, as Lambda provides them: see that module.
-  '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../functions/core/lambda-credentials.ts', import.meta.url)),
-  // The package's ES module build of the same code: its "node" export is CommonJS, which esbuild cannot tree-shake.
-  yaml: join(dirname(resolvePackageFile('yaml/package.json')), 'browser', 'index.js'),
-};
+import { functionCode } from './function-bundles.ts';
 
 export interface ProjectFunctionProps {
   /** Path of the handler file, relative to the project root. */
@@ -42,18 +29,18 @@ export interface NamedFunction {
 }
 
 /**
- * Every function of the service: Node.js 22 on arm64, ESM bundled and minified by esbuild with
- * source maps, X-Ray tracing, and a log group with a retention. Routes state only their entry.
+ * Every function of the service: Node.js 22 on arm64, its code bundled by lib/function-bundles.ts (ESM, minified,
+ * with source maps), X-Ray tracing, and a log group with a retention. Routes state only their entry.
  */
-export class ProjectFunction extends NodejsFunction {
+export class ProjectFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: ProjectFunctionProps) {
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     super(scope, id, {
-      entry: props.entry,
-      handler: 'handler',
+      code: functionCode(props.entry, props.packageFiles),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -73,26 +60,6 @@ export class ProjectFunction extends NodejsFunction {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: serviceName,
         POWERTOOLS_LOG_LEVEL: 'INFO',
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        mainFields: ['module', 'main'],
-        // The SDK is bundled at the version the tests ran against, not taken from the runtime. All but its event-stream
-        // code (about 20 KB), which @smithy/core's HttpProtocol imports dynamically for event-stream operations only:
-        // no function calls one, and an import() of a module left out fails only if it runs.
-        externalModules: ['@smithy/core/event-streams'],
-        esbuildArgs: Object.fromEntries(Object.entries(lambdaAliases).map(([from, to]) => [`--alias:${from}`, to])),
-        // Some CommonJS dependencies call require() on Node built-ins; give ESM output one.
-        banner: "import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (_inputDir, outputDir) =>
-            (props.packageFiles ?? []).map((file) => `cp "${resolvePackageFile(file)}" "${outputDir}/${basename(file)}"`),
-        },
       },
     });
     Validations.of(this).acknowledge({

@@ -6,6 +6,7 @@ import { type DeploymentSettings, reservedConcurrency } from './deployment-setti
 import type { FunctionRoles } from './function-roles.ts';
 import { type FunctionStacks, functionAreaOf } from './function-stacks.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
+import { workerEntry } from './function-bundles.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
@@ -34,7 +35,7 @@ export class QueueWorkers {
       const sends = consumer.sends ?? [];
       const id = consumerIdOf(consumer.handler);
       const fn = new ProjectFunction(functionStacks.scopeFor(functionAreaOf(consumer)), id, {
-        entry: `functions/workers/${consumer.handler}.ts`,
+        entry: workerEntry(consumer.handler),
         description: `${consumer.queue} queue: ${consumer.summary}`,
         environment: {
           ...props.table.environment,

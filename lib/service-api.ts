@@ -23,6 +23,7 @@ import type { FunctionRoles } from './function-roles.ts';
 import { type FunctionArea, type FunctionStacks, functionAreaOf } from './function-stacks.ts';
 import { chunk } from './monitoring.ts';
 import type { PayloadBucket } from './payload-bucket.ts';
+import { routeEntry } from './function-bundles.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
 import { RoleInvokedLambdaIntegration } from './role-invoked-lambda.ts';
 import type { ServiceQueues } from './service-queues.ts';
@@ -155,7 +156,7 @@ export class ServiceApi {
     const routeFunction = (functionId: string, route: RouteFunction, description: string, key: string, area: FunctionArea) => {
       const sends = route.sends ?? [];
       const fn = new ProjectFunction(props.functionStacks.scopeFor(area), functionId, {
-        entry: `functions/http/${route.handler}.ts`,
+        entry: routeEntry(route.handler),
         description,
         environment: {
           ...environment,

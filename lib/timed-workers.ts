@@ -6,6 +6,7 @@ import { consumerIdOf } from './construct-ids.ts';
 import { type DeploymentSettings, reservedConcurrency } from './deployment-settings.ts';
 import type { FunctionRoles } from './function-roles.ts';
 import { type FunctionStacks, functionAreaOf } from './function-stacks.ts';
+import { workerEntry } from './function-bundles.ts';
 import { type NamedFunction, ProjectFunction } from './project-function.ts';
 import type { ServiceQueues } from './service-queues.ts';
 import type { ServiceTable } from './service-table.ts';
@@ -54,7 +55,7 @@ export class TimedWorkers {
       const sends = timed.sends ?? [];
       const scope = props.functionStacks.scopeFor(functionAreaOf(timed));
       const fn = new ProjectFunction(scope, id, {
-        entry: `functions/workers/${timed.handler}.ts`,
+        entry: workerEntry(timed.handler),
         description: `Every ${timed.everyMinutes} minute(s): ${timed.summary}`,
         environment: { ...props.table.environment, ...props.queues.urlVariables(sends) },
         timeoutSeconds: timed.timeoutSeconds,

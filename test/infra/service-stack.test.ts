@@ -25,6 +25,7 @@ import { clientGroup, tenantGroup } from '#functions/core/store/queues.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { queueConsumers, type Route, routeKey, routes, timedFunctions, unmatchedRoute } from '#functions/routes.ts';
 import { consumerIdOf, functionIdOf } from '#lib/construct-ids.ts';
+import { routeEntry, workerEntry } from '#lib/function-bundles.ts';
 import { tokenUseGrants } from '#functions/core/auth/token-use.ts';
 import { tableActions } from '#lib/function-roles.ts';
 import { LIVE_ALIAS, RELEASE_ERROR_PERCENT, RELEASE_LATENCY_SHARE, RELEASE_MIN_ERRORS } from '#lib/function-stacks.ts';
@@ -46,7 +47,7 @@ interface CfnResource<P = Record<string, unknown>> {
 }
 type Ref = { Ref: string };
 type GetAtt = { 'Fn::GetAtt': [string, string] };
-type LambdaFunction = CfnResource<{ Role: GetAtt; LoggingConfig?: { LogGroup?: Ref } }>;
+type LambdaFunction = CfnResource<{ Role: GetAtt; Handler?: string; LoggingConfig?: { LogGroup?: Ref } }>;
 type HttpRoute = CfnResource<{ RouteKey: string; Target: unknown }>;
 type HttpIntegration = CfnResource<{ IntegrationUri: unknown }>;
 type IamRole = CfnResource<{ Policies?: { PolicyDocument: PolicyDocument }[] }>;
@@ -913,6 +914,7 @@ async function invokeBundleAsync(code: string, event: unknown, environment: Node
 
 describe('ServiceStack bundling', () => {
   let outdir: string;
+  let bundledTemplate: Template;
   let functions: Record<string, LambdaFunction>;
   /** index.mjs of the route's bundled function. */
   const codeOf = (route: Route) => {
@@ -930,12 +932,11 @@ describe('ServiceStack bundling', () => {
     const app = testApp({ [ASSET_RESOURCE_METADATA_ENABLED_CONTEXT]: true }, { bundle: true });
     outdir = app.outdir;
     const stack = new ServiceStack(app, 'Test', { stage: 'test', tenantBaseDomain: TENANT_BASE_DOMAIN });
-    const template = wholeTemplate(stack);
-    functions = Object.fromEntries(serviceFunctionIds(template).map((id) => [id, template.toJSON().Resources[id]])) as Record<
-      string,
-      LambdaFunction
-    >;
-    // A guard against a hang: bundling every function takes a minute or two beside the other files' work.
+    bundledTemplate = wholeTemplate(stack);
+    functions = Object.fromEntries(
+      serviceFunctionIds(bundledTemplate).map((id) => [id, bundledTemplate.toJSON().Resources[id]]),
+    ) as Record<string, LambdaFunction>;
+    // A guard against a hang: bundling every function (one esbuild run, about 5 s alone) takes longer beside the other files' work.
   }, 300_000);
 
   it('bundles every function as minified ESM with a source map', () => {
@@ -963,6 +964,38 @@ describe('ServiceStack bundling', () => {
       if (!id.startsWith(functionIdOf(routeOf('openapi')))) {
         for (const route of routes) expect(source, `${id} holds the summary of ${routeKey(route)}`).not.toContain(route.summary);
       }
+    }
+  });
+
+  it("gives each function the bundle of its own handler, whether built with the route table's others or alone", () => {
+    // The route table's functions come out of one esbuild run (lib/function-bundles.ts); a function given another's
+    // output would still load. Its source map names the files it was built from.
+    const sourcesOf = (logicalId: string) => {
+      const fn = resourcesOfType<LambdaFunction>(bundledTemplate, 'AWS::Lambda::Function')[logicalId];
+      const code = join(outdir, fn?.Metadata?.[ASSET_RESOURCE_METADATA_PATH_KEY] as string, 'index.mjs');
+      return (JSON.parse(readFileSync(`${code}.map`, 'utf8')) as { sources: string[] }).sources;
+    };
+    const rows: [string, string][] = [
+      ...routes.map((route): [string, string] => [functionLogicalIdOf(bundledTemplate, route), routeEntry(route.handler)]),
+      [workerLogicalIdOf(bundledTemplate, unmatchedRoute), routeEntry(unmatchedRoute.handler)],
+      ...[...queueConsumers, ...timedFunctions].map((worker): [string, string] => [
+        workerLogicalIdOf(bundledTemplate, worker),
+        workerEntry(worker.handler),
+      ]),
+    ];
+    const entries = rows.map(([, entry]) => entry);
+    for (const [logicalId, entry] of rows) {
+      const handlerFiles = sourcesOf(logicalId).filter((source) => entries.some((other) => source.endsWith(`/${other}`)));
+      expect(handlerFiles, `the handler files ${logicalId} was built from`).toEqual([expect.stringMatching(`/${entry}$`)]);
+    }
+    // Ours that are not rows of the route table (the deployment's own) are built alone, each from its own file.
+    const others = Object.entries(resourcesOfType<LambdaFunction>(bundledTemplate, 'AWS::Lambda::Function'))
+      .filter(([id, fn]) => fn.Properties.Handler === 'index.handler' && !rows.some(([row]) => row === id))
+      .map(([id]) => id);
+    expect(others.length, 'functions of the deployment').toBeGreaterThan(0);
+    for (const logicalId of others) {
+      const ownFiles = sourcesOf(logicalId).filter((source) => /\/functions\/(deploy|edge)\/[^/]+\.ts$/.test(source));
+      expect(ownFiles, `the handler files ${logicalId} was built from`).toHaveLength(1);
     }
   });
 
