@@ -6,7 +6,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { clientTypesFile, generateClientTypes } from '#tools/client-types.ts';
-import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
+import { generateOpenApiJson } from '#tools/openapi/openapi-json.ts';
 
 writeFileSync(openApiFile, generateOpenApiJson());
 console.log(`wrote ${openApiFile}`);

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { signedTokenPattern } from '#functions/core/auth/tokens.ts';
 import { expectDocumented } from '#test/support/documented.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 
 export const answerExamplesFile = fileURLToPath(new URL('../tools/openapi/answer-examples.json', import.meta.url));
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
-import { openApiFile } from './openapi/openapi-json.ts';
+import { openApiFile } from './openapi/openapi-file.ts';
 
 export const clientTypesFile = fileURLToPath(new URL('../client/src/schema.ts', import.meta.url));
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect, inject, test } from 'vitest';
 import { docsAssets } from '#functions/http/docs-asset.ts';
 import { routes } from '#functions/routes.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { api, expectErrorEnvelope } from '#test/support/api.ts';
 import { expectDocumented } from '#test/support/documented.ts';

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { generateValidatorModules, validatorsDirectory } from '#bin/generate-validators.ts';
 import { clientTypesFile, generateClientTypes } from '#tools/client-types.ts';
-import { generateOpenApiJson, openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
+import { generateOpenApiJson } from '#tools/openapi/openapi-json.ts';
 
 test('docs/openapi.json is what the route table and the schemas give (run `npm run docs` if not)', () => {
   expect(readFileSync(openApiFile, 'utf8')).toBe(generateOpenApiJson());

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { yamlMediaType } from '#functions/core/api/request-body.ts';
 import { matchRoute } from '#functions/core/api/route-matching.ts';
 import { routes } from '#functions/routes.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 
 interface MediaType {
   schema?: unknown;

@@ -17,7 +17,7 @@ import {
   placeholderTokenMac,
   placeholderTokenRandom,
 } from '#bin/record-answer-examples.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 
 type Media = { schema: unknown; example?: unknown };
 const document = JSON.parse(readFileSync(openApiFile, 'utf8')) as {

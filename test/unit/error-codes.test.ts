@@ -3,7 +3,7 @@ import { expect, test } from 'vitest';
 import { type ErrorCode, errorCodes } from '#functions/core/error-codes.ts';
 import { type Route, routeKey, routes, unmatchedRoute } from '#functions/routes.ts';
 import { routeErrorCodes } from '#tools/openapi/error-codes.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 import { expectDocumented } from '#test/support/documented.ts';
 
 type Responses = Record<

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 
 type Schema = Record<string, unknown>;
 interface Operation {

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
 import { operationIds } from '#tools/openapi/document.ts';
-import { openApiFile } from '#tools/openapi/openapi-json.ts';
+import { openApiFile } from '#tools/openapi/openapi-file.ts';
 import { routeKey, routes } from '#functions/routes.ts';
 
 type Json = Record<string, unknown>;

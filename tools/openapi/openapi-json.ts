@@ -3,15 +3,12 @@
  * compares with the file, so a route or schema change without `npm run docs` fails the tests.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { routes } from '#functions/routes.ts';
 import { requestSchemas } from '#schemas/index.ts';
 import { responseSchemas } from '#schemas/responses/index.ts';
 import { openApiDocument } from './document.ts';
 import { routeErrorCodes } from './error-codes.ts';
 import { clientEventExamples, examples } from './examples.ts';
-
-export const openApiFile = fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
 
 const packageVersion = () =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
