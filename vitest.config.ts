@@ -2,10 +2,12 @@ import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/support/sequencer.ts';
 
 /**
- * Three projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
+ * Four projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
  * - `unit` and `unit-isolated`: pure tests (no I/O), the second for files that need modules of their own.
- * - `connected`: integration, end-to-end and CDK tests, against one DynamoDB Local and one local
- *   twin for the whole run, and the browser the global setup finds (test/support/global-setup.ts).
+ * - `connected`: integration and end-to-end tests (and the CDK test that runs the bundled functions), against
+ *   one DynamoDB Local and one local twin for the whole run, and the browser the global setup finds
+ *   (test/support/global-setup.ts).
+ * - `infra`: the CDK tests, synthesizing the stacks.
  */
 /**
  * Unit files that change process or module state: environment variables a module reads once, a
@@ -19,6 +21,15 @@ const stateful = [
   'test/unit/signed-fetch.test.ts',
   'test/unit/tokens.test.ts',
 ];
+
+/** The CDK test that runs the bundled functions against the twin's DynamoDB Local and queues. */
+const needsTheTwin = 'test/infra/service-stack.test.ts';
+
+/**
+ * The CDK's check of each synthesized template against CloudFormation's rules runs once, in
+ * test/infra/template-validation.test.ts: elsewhere it took most of each synthesis's time.
+ */
+const cdk = { CDK_VALIDATION: 'false' };
 
 /** What both unit projects share: pure tests (no I/O), on threads. */
 const unit = {
@@ -74,12 +85,25 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'connected',
-          include: ['test/{integration,e2e,infra}/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
+          include: ['test/{integration,e2e}/**/*.test.ts', needsTheTwin],
+          globalSetup: ['test/support/global-setup.ts', 'test/support/cdk-global-setup.ts'],
           setupFiles: ['test/support/environment.ts'],
-          // The CDK's check of each synthesized template against CloudFormation's rules runs once, in
-          // test/infra/template-validation.test.ts: elsewhere it took most of each synthesis's time.
-          env: { CDK_VALIDATION: 'false' },
+          env: cdk,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          // Synthesis only (and the generated files' checks): no twin, no process state but CDK_VALIDATION, which
+          // template-validation.test.ts puts back when it is done. The files share their workers' modules: loading
+          // aws-cdk-lib and lib/ again for each file was a fifth of their CPU time, and the apps
+          // test/support/stages.ts keeps serve every file of the worker.
+          isolate: false,
+          include: ['test/infra/**/*.test.ts'],
+          exclude: [needsTheTwin],
+          globalSetup: ['test/support/cdk-global-setup.ts'],
+          env: cdk,
         },
       },
     ],
