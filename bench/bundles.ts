@@ -67,7 +67,7 @@ export async function measureBundles(projectRoot: string, environment: NodeJS.Pr
   }
 }
 
-/** `cdk synth` prints esbuild's and npm's chatter: kept, and shown only if synth fails. */
+/** `cdk synth` prints its own and esbuild's warnings: kept, and shown only if synth fails. */
 async function synth(projectRoot: string, outDir: string, environment: NodeJS.ProcessEnv): Promise<void> {
   await runForOutput('npx', ['cdk', 'synth', '-q', '-o', outDir], { cwd: projectRoot, env: environment });
 }

@@ -5,7 +5,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, join } from 'node:path';
@@ -16,7 +16,7 @@ import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/clie
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { ASSET_RESOURCE_METADATA_ENABLED_CONTEXT, ASSET_RESOURCE_METADATA_PATH_KEY } from 'aws-cdk-lib/cx-api';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bundleBudgetBytes } from '#bench/bundles.ts';
 import { lambdaAsyncPayloadBytes, sqsMessageBytes } from '#functions/core/aws-limits.ts';
 import { scheduleItem } from '#functions/core/schedules/schedule-repository.ts';
@@ -938,6 +938,8 @@ describe('ServiceStack bundling', () => {
     ) as Record<string, LambdaFunction>;
     // A guard against a hang: bundling every function (one esbuild run, about 5 s alone) takes longer beside the other files' work.
   }, 300_000);
+  // The one assembly with every function's code (about 200 MB): gone with this file, not kept to the run's end.
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
   it('bundles every function as minified ESM with a source map', () => {
     expect(Object.keys(functions)).toHaveLength(routes.length + 1 + queueConsumers.length + timedFunctions.length);

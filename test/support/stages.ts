@@ -36,7 +36,10 @@ export const pipelineStages = {
 };
 
 type Synthesized = ReturnType<typeof synthesize>;
-/** A test file's synthesized apps by their settings: the same settings are synthesized once (tests only read them). */
+/**
+ * The synthesized apps by their settings: the same settings are synthesized once (tests only read them), for every
+ * test file of the worker (the infra project's files share their modules, vitest.config.ts).
+ */
 const synthesized = new Map<string, Synthesized>();
 
 function synthesize(settings: Record<string, unknown>, context: Record<string, unknown>) {
