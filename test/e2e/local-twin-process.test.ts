@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +15,21 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** The arguments of the DynamoDB Local process serving `port`, read from /proc (Linux). */
+function dynamoDbLocalArguments(port: string): string[] {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone since the listing
+    }
+    const at = args.indexOf('-port');
+    if (args.some((arg) => arg.endsWith('DynamoDBLocal.jar')) && at >= 0 && args[at + 1] === port) return args;
+  }
+  throw new Error(`No DynamoDB Local process on port ${port}`);
+}
+
 describe('npm start (the local twin as its own process)', () => {
   test('--in-memory serves /health, uses LOCAL_CLIENT_TOKEN, and Ctrl-C stops DynamoDB Local too', async () => {
     const token = `cli_test_${crypto.randomUUID()}`;
@@ -25,6 +40,8 @@ describe('npm start (the local twin as its own process)', () => {
     const whoami = await fetch(`${twin.url}/whoami`, { headers: bearer(token) });
     expect(((await whoami.json()) as { data: { kind: string } }).data.kind).toBe('client');
     expect(await answers(twin.dynamodbEndpoint)).toBe(true);
+    // Nothing of the developer's machine leaves it unasked: DynamoDB Local's telemetry is off.
+    expect(dynamoDbLocalArguments(new URL(twin.dynamodbEndpoint).port)).toContain('-disableTelemetry');
 
     twin.child.kill('SIGINT');
     expect(await twin.exited).toBe(0);

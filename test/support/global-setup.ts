@@ -30,6 +30,10 @@ export const testWebhookBreakerCooldownSeconds = { first: 1, longest: 2 };
  * test/e2e/readme.test.ts runs a twin of its own to see the clock fire (the README schedule session).
  */
 export default async function setup(project: TestProject) {
+  // The shared twin's handlers run in this process, which the config's `env` (for the test workers)
+  // does not reach. Their INFO lines (about 14,000 "Request handled", 10 MB a run) are read by no
+  // test and buried the failures in CI's log; warnings and errors still print.
+  process.env.POWERTOOLS_LOG_LEVEL ||= 'WARN';
   try {
     requireJava();
   } catch (error) {
