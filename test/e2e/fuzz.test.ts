@@ -3,7 +3,9 @@
  * from its JSON Schema and then broken (object-method and prototype names as keys at every depth,
  * tens of thousands of keys, deep nesting, odd Unicode, wrong types, numbers at the edges), as
  * JSON and, where the route takes it, as YAML; hostile path and query parameters too. Whatever is
- * sent: never a 5xx, an answer within 2 s, an answer under 1 MB, and nothing stored on a 4xx.
+ * sent: never a 5xx, an answer under 1 MB, and nothing stored on a 4xx. A request that runs past its
+ * function's timeout is a 5xx too (the twin answers 500, as API Gateway does); how long answers take
+ * is the bench's to measure (`npm run bench`), not a test's: on a loaded machine it says nothing.
  *
  * `npm test` runs it with a fixed seed and few runs per route. `npm run fuzz` runs longer with a
  * random seed it prints; replay a run with `FUZZ_SEED=<seed> FUZZ_RUNS=<runs> npm run fuzz`.
@@ -20,8 +22,7 @@ const seed = process.env.FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(
 const runs = Number(process.env.FUZZ_RUNS ?? 4);
 if (process.env.FUZZ_SEED !== undefined) console.log(`fuzz: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}`);
 
-/** The properties' bounds: the answer's time on the twin, and its size. */
-const maxAnswerMs = 2000;
+/** The properties' bound on an answer's size. */
 const maxAnswerBytes = 1024 * 1024;
 
 // ---------------------------------------------------------------- what is sent
@@ -382,21 +383,18 @@ beforeAll(async () => {
 
 describe('fuzzing every route', () => {
   test.each(fuzzedRoutes.map((route, index) => [routeKey(route), route, index] as const))(
-    '%s: no 5xx, an answer within 2 s and under 1 MB, nothing stored on a 4xx',
+    '%s: no 5xx, an answer under 1 MB, nothing stored on a 4xx',
     async (key, route, index) => {
       await fc.assert(
         fc.asyncProperty(pathOf(route, owner), queryOf(route), bodyOf(route), async (path, query, sent) => {
           const before = route.method === 'GET' ? undefined : await snapshot(owner);
-          const started = performance.now();
           const answer = await api(route.method, `${path}${query}`, {
             token: tokenFor(route, owner),
             ...(sent.rawBody === undefined ? {} : { rawBody: sent.rawBody }),
             headers: sent.contentType ? { 'content-type': sent.contentType } : {},
           });
-          const elapsed = performance.now() - started;
           const what = `${key} ${path}${query.slice(0, 100)} ${(sent.rawBody ?? '').slice(0, 100)}`;
           expect(answer.status, `${what}: ${JSON.stringify(answer.body).slice(0, 300)}`).toBeLessThan(500);
-          expect(elapsed, what).toBeLessThan(maxAnswerMs);
           const size = Buffer.byteLength(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
           expect(size, what).toBeLessThan(maxAnswerBytes);
           if (before && answer.status >= 400)
