@@ -139,9 +139,12 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     await ensureTable(client, localTableName);
     client.destroy();
     // DynamoDB Local answers a transaction before its COMMIT has run: the functions (and the local client
-    // below) hear of one only once it is on disk, so an answer sent on it survives a kill -9.
-    const closeCommitBarrier = awaitTransactionCommits(db(), dynamo.endpoint);
-    stops.push(async () => closeCommitBarrier());
+    // below) hear of one only once it is on disk, so an answer sent on it survives a kill -9. In memory
+    // there is no disk to wait for, and every later request already runs after that COMMIT.
+    if (options.dataDir) {
+      const closeCommitBarrier = awaitTransactionCommits(db(), dynamo.endpoint);
+      stops.push(async () => closeCommitBarrier());
+    }
     // Data an earlier version stored is brought to the shape this one reads before anything serves (as a deploy does).
     const migrated = await migrateStoredData(Date.now() + 10 * 60_000);
     if (!migrated.done) throw new Error(`The stored data did not finish migrating (at version ${migrated.applied}): start again`);
