@@ -2,11 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/support/sequencer.ts';
 
 /**
- * Four projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
+ * Five projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
  * - `unit` and `unit-isolated`: pure tests (no I/O), the second for files that need modules of their own.
- * - `connected`: integration and end-to-end tests (and the CDK test that runs the bundled functions), against
- *   one DynamoDB Local and one local twin for the whole run, and the browser the global setup finds
- *   (test/support/global-setup.ts).
+ * - `connected` and `connected-isolated`: integration and end-to-end tests (and the CDK test that runs the
+ *   bundled functions), against one DynamoDB Local and one local twin for the whole run, and the browser the
+ *   global setup finds (test/support/global-setup.ts); the second for files that need a process of their own.
  * - `infra`: the CDK tests, synthesizing the stacks.
  */
 /**
@@ -36,6 +36,35 @@ const oneAtATime = { AWS_LAMBDA_MAX_CONCURRENCY: '' };
  * test/infra/template-validation.test.ts: elsewhere it took most of each synthesis's time.
  */
 const cdk = { CDK_VALIDATION: 'false' };
+
+/** The integration and end-to-end files, and the CDK test that runs the bundled functions. */
+const connectedFiles = ['test/{integration,e2e}/**/*.test.ts', needsTheTwin];
+
+/**
+ * Connected files that change process or module state: environment variables that modules read once
+ * (a table, queues or keyrings of their own), spies, a cold start they need to see. Each gets a fresh
+ * process, as every connected file did before the others shared their workers' modules.
+ */
+const connectedStateful = [
+  'test/e2e/alerts.test.ts',
+  'test/e2e/edge.test.ts',
+  'test/integration/aws-limits-queues.test.ts',
+  'test/integration/fault-injection.test.ts',
+  'test/integration/first-signing-key.test.ts',
+  'test/integration/json-secret-protocol.test.ts',
+  'test/integration/migration-runner.test.ts',
+  'test/integration/schedule-fire-worker.test.ts',
+  'test/integration/token-forgery.test.ts',
+  'test/integration/token-keys-sync.test.ts',
+  'test/integration/webhook-deliverer.test.ts',
+];
+
+/** What both connected projects share: the one twin and browser (test/support/global-setup.ts), the environment. */
+const connected = {
+  globalSetup: ['test/support/global-setup.ts', 'test/support/cdk-global-setup.ts'],
+  setupFiles: ['test/support/environment.ts'],
+  env: cdk,
+};
 
 /** What both unit projects share: pure tests (no I/O), on threads. */
 const unit = {
@@ -92,12 +121,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          ...connected,
           name: 'connected',
-          include: ['test/{integration,e2e}/**/*.test.ts', needsTheTwin],
-          globalSetup: ['test/support/global-setup.ts', 'test/support/cdk-global-setup.ts'],
-          setupFiles: ['test/support/environment.ts'],
-          env: cdk,
+          // The files of a worker share its modules: loading them again for each file (a fresh process
+          // each) cost about 0.8 CPU-s a file, a tenth of the run. Those that change process or module
+          // state are in connected-isolated instead.
+          isolate: false,
+          include: connectedFiles,
+          exclude: connectedStateful,
         },
+      },
+      {
+        extends: true,
+        test: { ...connected, name: 'connected-isolated', include: connectedStateful },
       },
       {
         extends: true,
