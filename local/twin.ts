@@ -17,7 +17,7 @@ import { startClock } from './clock.ts';
 import { ensureTable } from './create-table.ts';
 import { localEnvironment, localTableName } from './environment.ts';
 import { shareDynamoInTurns } from './dynamo-turns.ts';
-import { awaitTransactionCommits, startDynamoDbLocal } from './dynamodb-local.ts';
+import { awaitTransactionCommits, type DynamoDbLocalLoad, startDynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway } from './gateway.ts';
 import { startEdge } from './edge.ts';
 import { keyValueStoreOfKeyringFile, loadViewerRequest } from './edge-function.ts';
@@ -53,6 +53,8 @@ export interface TwinOptions {
    * refuses forged tokens at `url`, and the gateway, at `originUrl`, refuses what did not come through it.
    */
   edge?: boolean;
+  /** How many requests its DynamoDB Local will serve (local/dynamodb-local.ts): default `light`. */
+  load?: DynamoDbLocalLoad;
 }
 
 export interface Twin {
@@ -92,7 +94,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     for (const stop of stops.reverse()) await stop();
   };
   try {
-    const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+    const dynamo = await startDynamoDbLocal({
+      dataDir: options.dataDir && join(options.dataDir, 'dynamodb'),
+      load: options.load,
+    });
     stops.push(() => dynamo.stop());
     const queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds });
     stops.push(() => queues.stop());

@@ -83,6 +83,8 @@ async function startShared(): Promise<Awaited<Shared['started']>> {
       clock: false,
       webhookRetryDelaysSeconds: testWebhookRetryDelaysSeconds,
       webhookBreakerCooldownSeconds: testWebhookBreakerCooldownSeconds,
+      // Every connected file's requests, over 100,000 a run: the JVM's full compiler pays for itself.
+      load: 'heavy',
     }),
     chromiumExecutable().then(
       (path) => ({ path }),
