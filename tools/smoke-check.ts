@@ -9,6 +9,7 @@
  * - `GET /health` answers 200 at `ApiUrl` (with the edge, through CloudFront: DNS, certificate, WAF);
  * - the account's quotas in the stage's region are at least what the stage's settings need.
  */
+import { rmSync } from 'node:fs';
 import { type CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
@@ -51,11 +52,23 @@ export async function runSmokeCheck(options: SmokeCheckOptions): Promise<number>
   return 0;
 }
 
-async function smokeCheckProblems(options: SmokeCheckOptions): Promise<string[]> {
-  // The settings as the synth reads them (bin/app.ts): the same context, the same checks.
+/**
+ * The stage and its settings as the synth reads them (bin/app.ts): the same context, the same checks. An App
+ * makes its cloud assembly folder (a fresh /tmp/cdk.outXXXX) as it is built; nothing is synthesized into it
+ * here, and it goes before the check goes on.
+ */
+function stageSettings(options: SmokeCheckOptions): { stage: Stage; settings: DeploymentSettings } {
   const app = new App({ context: { ...options.context, stage: options.stage } });
-  const stage = stageOf(app);
-  const settings = deploymentSettings(app, { edge: stage.edge });
+  try {
+    const stage = stageOf(app);
+    return { stage, settings: deploymentSettings(app, { edge: stage.edge }) };
+  } finally {
+    rmSync(app.outdir, { recursive: true, force: true });
+  }
+}
+
+async function smokeCheckProblems(options: SmokeCheckOptions): Promise<string[]> {
+  const { stage, settings } = stageSettings(options);
   // An ephemeral stage deploys where the credentials' profile points, as cdk deploy does.
   const region = stage.env.region ?? (await defaultRegion(options.clients(undefined)));
   if (!region)

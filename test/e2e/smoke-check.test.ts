@@ -5,8 +5,10 @@
  * real clients whose middleware answers each command before anything is signed or sent.
  */
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { CloudFormationClient, CloudFormationServiceException } from '@aws-sdk/client-cloudformation';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { NoSuchResourceException, ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
@@ -117,15 +119,21 @@ function fakeAws(account: Account, sent: Sent[]) {
   };
 }
 
+/** The cloud assembly folders an App without an outdir makes in the temporary folder. */
+const assemblyFolders = () => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('cdk.out')));
+
 /** The smoke check of the production stage against `account`: its exit code and printed lines. */
 async function smoke(account: Account, sent: Sent[] = []) {
   const lines: string[] = [];
+  const before = assemblyFolders();
   const code = await runSmokeCheck({
     stage: 'prod',
     context: { stages: { prod: productionStage } },
     clients: fakeAws(account, sent),
     print: (line) => lines.push(line),
   });
+  // It reads the stage's settings through a CDK App, which makes a folder to synthesize into: none is left behind.
+  expect([...assemblyFolders()].filter((name) => !before.has(name))).toEqual([]);
   return { code, lines };
 }
 

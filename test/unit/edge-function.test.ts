@@ -3,12 +3,12 @@
  * (local/edge-function.ts): it refuses exactly what the handler refuses before any lookup, with the
  * handler's own 401, and passes everything else untouched.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import fc from 'fast-check';
-import { beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, onTestFinished, test } from 'vitest';
 import { requestIdOf } from '#functions/core/api/request-id.ts';
 import { screenAuthorization, tokenMac } from '#functions/core/auth/tokens.ts';
 import { errorBody } from '#functions/core/errors.ts';
@@ -188,7 +188,9 @@ describe('what the edge answers', () => {
   });
 
   test("its 401 is the handler's: same status, envelope, challenge and headers, the request id CloudFront's", async () => {
-    const keysFile = join(mkdtempSync(join(tmpdir(), 'edge-keys-')), 'token-keys.json');
+    const scratch = mkdtempSync(join(tmpdir(), 'edge-keys-'));
+    onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
+    const keysFile = join(scratch, 'token-keys.json');
     writeFileSync(keysFile, JSON.stringify({ current: '1', k1: secrets.get('1') }));
     process.env.TOKEN_KEYS_FILE = keysFile;
     // As the edge with acceptUnsigned false: no header here reaches a lookup (unit tests have no table).

@@ -3,7 +3,7 @@
  * keyring (on AWS, a Secrets Manager call), since that key may have been rotated in. Made-up kids
  * must not turn that into a remote call per request.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type * as FileSystem from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,8 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 });
 
 const host = 'acme-1.localhost';
-const keyringFile = join(mkdtempSync(join(tmpdir(), 'keyring-')), 'signing-keys.json');
+const scratch = mkdtempSync(join(tmpdir(), 'keyring-'));
+const keyringFile = join(scratch, 'signing-keys.json');
 const writeKeyring = (keyring: Keyring) => writeFileSync(keyringFile, JSON.stringify(keyring));
 let clock = Date.parse('2026-11-22T10:00:00Z');
 const advance = (ms: number) => {
@@ -62,6 +63,7 @@ beforeAll(async () => {
 });
 afterAll(() => {
   vi.useRealTimers();
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 test('a flood of tokens with made-up kids reads the keyring at most once per few seconds', async () => {

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newTokenWrite, revokeTokenWrite, tokenExpired } from '#functions/core/auth/token-repository.ts';
 import { previousTokenGrace, tokenRotation, tokenUseView } from '#functions/core/auth/token-rotation.ts';
 import { isTokenUseStamp, tokenUseDue } from '#functions/core/auth/token-use.ts';
@@ -24,13 +24,16 @@ import {
   unsignedTokensAccepted,
 } from '#functions/core/auth/tokens.ts';
 
-const keyringFile = join(mkdtempSync(join(tmpdir(), 'token-keys-')), 'token-keys.json');
+const scratch = mkdtempSync(join(tmpdir(), 'token-keys-'));
+const keyringFile = join(scratch, 'token-keys.json');
 const firstSecret = 'first-key-secret-text-0123456789abcdefghijklmnopqrstuvwxyzABCDEF';
 
 beforeAll(() => {
   process.env.TOKEN_KEYS_FILE = keyringFile;
   writeFileSync(keyringFile, JSON.stringify({ current: '1', k1: firstSecret }));
 });
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('the signed form', () => {
   test('tokens carry their kind, key id, owner ids, 32 random bytes and a MAC over the rest', async () => {
@@ -255,7 +258,7 @@ describe('the token keyring', () => {
   });
 
   test('a rotation adds k<n+1> and makes it current; the file stays mode 600', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'token-keys-rotate-')), 'token-keys.json');
+    const file = join(scratch, 'rotated-token-keys.json');
     const previous = process.env.TOKEN_KEYS_FILE;
     process.env.TOKEN_KEYS_FILE = file;
     try {
