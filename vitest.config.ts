@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/support/sequencer.ts';
+import { connectedStateful } from './test/support/test-projects.ts';
 
 /**
  * Five projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
@@ -40,25 +41,6 @@ const cdk = { CDK_VALIDATION: 'false' };
 /** The integration and end-to-end files, and the CDK test that runs the bundled functions. */
 const connectedFiles = ['test/{integration,e2e}/**/*.test.ts', needsTheTwin];
 
-/**
- * Connected files that change process or module state: environment variables that modules read once
- * (a table, queues or keyrings of their own), spies, a cold start they need to see. Each gets a fresh
- * process, as every connected file did before the others shared their workers' modules.
- */
-const connectedStateful = [
-  'test/e2e/alerts.test.ts',
-  'test/e2e/edge.test.ts',
-  'test/integration/aws-limits-queues.test.ts',
-  'test/integration/fault-injection.test.ts',
-  'test/integration/first-signing-key.test.ts',
-  'test/integration/json-secret-protocol.test.ts',
-  'test/integration/migration-runner.test.ts',
-  'test/integration/schedule-fire-worker.test.ts',
-  'test/integration/token-forgery.test.ts',
-  'test/integration/token-keys-sync.test.ts',
-  'test/integration/webhook-deliverer.test.ts',
-];
-
 /** What both connected projects share: the one twin and browser (test/support/global-setup.ts), the environment. */
 const connected = {
   globalSetup: ['test/support/global-setup.ts', 'test/support/cdk-global-setup.ts'],
@@ -90,8 +72,8 @@ export default defineConfig({
     // own, and test/support/sequencer.ts starts the other scan first, while the table is small. With three, the whole
     // run kept 1.8 of the 2 cores busy (1,100 CPU seconds in 610 to 620 s), idling at the end; with four, 586 s here and
     // 548 and 552 s on two fresh clones, every file passing. Four. The run stays CPU-bound (four files at once nearly
-    // throughout, about 1,000 CPU seconds): the same commit took 520 to 636 s here on one day, as the machine's speed
-    // moved, so only less CPU makes it shorter.
+    // throughout, about 1,070 CPU seconds, 545 s on two fresh clones): the same commit's time moved by 15% on one day,
+    // as the machine's speed moved, so only less CPU makes it shorter.
     maxWorkers: 4,
     // A guard against a hang, not a measure of speed: on a fresh clone (cold caches) the whole suite kept both
     // cores busy and a few 30-second tests of the shared twin ran past 30 s; none measures time.
