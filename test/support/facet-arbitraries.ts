@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import type { Facet } from '#functions/core/store/entities.ts';
 import { resourceTypes } from '#functions/core/templates/tenant-resources.ts';
+import { anyText } from './any-text.ts';
 import { unseen } from './unseen.ts';
 
 const ids = fc.maxSafeNat();
@@ -13,9 +14,9 @@ const sha256 = fc.stringMatching(/^[0-9a-f]{64}$/);
 const instants = fc
   .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true })
   .map((date) => date.toISOString());
-const anyText = fc.string({ unit: 'binary' });
+const anyString = anyText();
 const readerText = fc.oneof(
-  anyText,
+  anyString,
   fc
     .tuple(fc.string(), fc.array(unseen, { maxLength: 3 }))
     .map(([word, changes]) => changes.reduce((text, change) => change(text), word)),
@@ -43,7 +44,7 @@ export function arbitraryOf(facet: Facet<string, never>): fc.Arbitrary<unknown> 
     case 'name-key':
       return readerText;
     case 'text':
-      return shapedText[facet.name] ?? anyText;
+      return shapedText[facet.name] ?? anyString;
   }
 }
 

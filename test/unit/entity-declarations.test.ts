@@ -11,6 +11,7 @@ import type { DeclaredEntity, KeyTemplate } from '#functions/core/store/entities
 import { agent, collections, datamart, entities } from '#functions/core/store/entity-declarations.ts';
 import { tableDefinition } from '#functions/core/store/table-definition.ts';
 import { arbitraryOf } from '#test/support/facet-arbitraries.ts';
+import { expectEqual, expectSame } from '#test/support/loop-expect.ts';
 
 const declaredEntities: readonly DeclaredEntity[] = Object.values(entities);
 
@@ -128,12 +129,13 @@ test('partition templates of different shapes never name the same partition (wha
     const rendered = fc.oneof(...templates.map((pk) => partitionsOf(pk).map((partition) => ({ pk, partition }))));
     fc.assert(
       fc.property(rendered, ({ pk, partition }) => {
-        expect(patternOf(pk).test(partition), `${partition} as ${pk.shape}`).toBe(true);
+        expectSame(patternOf(pk).test(partition), true, `${partition} as ${pk.shape}`);
         const alsoMatching = templates.filter((other) => other !== pk && patternOf(other).test(partition));
-        expect(
+        expectEqual(
           alsoMatching.map(({ shape }) => shape),
+          [],
           `${space}: ${partition} (${pk.shape})`,
-        ).toEqual([]);
+        );
       }),
       { numRuns: 2000 },
     );

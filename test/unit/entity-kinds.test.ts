@@ -19,6 +19,7 @@ import {
 } from '#functions/core/store/entities.ts';
 import { declaredEntityOf, entities } from '#functions/core/store/entity-declarations.ts';
 import { valuesOf } from '#test/support/facet-arbitraries.ts';
+import { expectEqual, expectSame } from '#test/support/loop-expect.ts';
 
 type AnyTemplate = KeyTemplate<never>;
 type AnyFacet = Facet<string, never>;
@@ -54,7 +55,7 @@ describe('every key a declaration renders reads as that declaration', () => {
       fc.property(valuesOf(each.facets), (values) => {
         const { pk, sk } = each.declaration.key;
         const key = { pk: pk.render(values as never, 'partition'), sk: sk.render(values as never, 'sort') };
-        expect(declaredEntityOf(key)?.name, `${key.pk} / ${key.sk}`).toBe(each.name);
+        expectSame(declaredEntityOf(key)?.name, each.name, `${key.pk} / ${key.sk}`);
       }),
     );
   });
@@ -67,7 +68,7 @@ describe('every key a declaration renders reads as that declaration', () => {
           const written = Object.fromEntries(
             template.facets.map((facet) => [facet.name, facet.write(values[facet.name] as never)]),
           );
-          expect(template.match(rendered), `${where}: ${rendered}`).toEqual(written);
+          expectEqual(template.match(rendered), written, `${where}: ${rendered}`);
         }),
         { numRuns: 300 },
       );
@@ -133,12 +134,12 @@ test('match reads a value exactly when some split of it fits the template, and t
       fc.property(nearMiss(template), (value) => {
         const splits = everySplit(template, value);
         const written = template.match(value);
-        expect(written !== undefined, `${where}: ${value}`).toBe(splits.length > 0);
+        expectSame(written !== undefined, splits.length > 0, `${where}: ${value}`);
         if (written) {
           expect(splits.map((split) => split.join('\u0000'))).toContain(
             template.facets.map((facet) => written[facet.name]).join('\u0000'),
           );
-          expect(reassembled(template, written)).toBe(value);
+          expectSame(reassembled(template, written), value);
         }
       }),
       { numRuns: 300 },

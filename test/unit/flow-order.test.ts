@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { ServiceError } from '#functions/core/errors.ts';
 import { flowDependencyOrder, orderFlows } from '#functions/core/templates/bundle.ts';
+import { expectBelow, expectEqual, expectSame } from '#test/support/loop-expect.ts';
 
 interface Flow {
   key: string;
@@ -165,10 +166,10 @@ describe('orderFlows equals the reference', () => {
         const expected = reference(flows);
         const actual = orderFlows(flows);
         if ('ordered' in expected) {
-          expect('ordered' in actual).toBe(true);
-          if ('ordered' in actual) expect(indicesOf(flows, actual.ordered)).toEqual(expected.ordered);
+          expectSame('ordered' in actual, true);
+          if ('ordered' in actual) expectEqual(indicesOf(flows, actual.ordered), expected.ordered);
         } else {
-          expect(actual).toEqual({ cycles: expected.cycles });
+          expectEqual(actual, { cycles: expected.cycles });
         }
       }),
       { numRuns: 3000 },
@@ -179,15 +180,15 @@ describe('orderFlows equals the reference', () => {
     fc.assert(
       fc.property(acyclicFlowSets, (flows) => {
         const expected = reference(flows);
-        expect('ordered' in expected).toBe(true);
+        expectSame('ordered' in expected, true);
         const ordered = flowDependencyOrder(flows);
-        if ('ordered' in expected) expect(indicesOf(flows, ordered)).toEqual(expected.ordered);
+        if ('ordered' in expected) expectEqual(indicesOf(flows, ordered), expected.ordered);
         const position = new Map(ordered.map((flow, index) => [flow, index]));
         for (const reader of flows) {
           for (const table of reader.reads ?? []) {
             if (reader.writes.includes(table)) continue;
             for (const writer of flows.filter((flow) => flow.writes.includes(table))) {
-              expect(position.get(writer)).toBeLessThan(position.get(reader) as number);
+              expectBelow(position.get(writer) as number, position.get(reader) as number);
             }
           }
         }
@@ -201,7 +202,7 @@ describe('orderFlows equals the reference', () => {
       fc.property(flowSets(3, 30), (flows) => {
         const expected = reference(flows);
         const actual = orderFlows(flows);
-        expect('cycles' in actual ? actual.cycles : 'ordered').toEqual('cycles' in expected ? expected.cycles : 'ordered');
+        expectEqual('cycles' in actual ? actual.cycles : 'ordered', 'cycles' in expected ? expected.cycles : 'ordered');
       }),
       { numRuns: 1000 },
     );

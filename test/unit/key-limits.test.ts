@@ -24,6 +24,8 @@ import { entities, userLogin } from '#functions/core/store/entity-declarations.t
 import { resourceTypes } from '#functions/core/templates/tenant-resources.ts';
 import { routeKey, routes } from '#functions/routes.ts';
 import text from '#schemas/text.schema.json' with { type: 'json' };
+import { anyText } from '#test/support/any-text.ts';
+import { expectAtMost, expectNoMatch, expectSame } from '#test/support/loop-expect.ts';
 
 type AnyFacet = Facet<string, never>;
 type AnyTemplate = KeyTemplate<never>;
@@ -152,10 +154,10 @@ describe('the worst input a schema takes', () => {
 
   test('folding grows text at most linearly: never past the worst character times the characters sent', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (sent) => {
+      fc.property(anyText({ maxLength: 300 }), (sent) => {
         const characters = [...sent].length;
-        expect(bytes(foldedText(sent))).toBeLessThanOrEqual(worst.bytes * characters);
-        expect(bytes(nameKey(sent))).toBeLessThanOrEqual(worst.bytes * characters);
+        expectAtMost(bytes(foldedText(sent)), worst.bytes * characters);
+        expectAtMost(bytes(nameKey(sent)), worst.bytes * characters);
       }),
       { seed: 7, numRuns: 200 },
     );
@@ -183,9 +185,9 @@ describe('every key the declarations write stays within its limit', () => {
       for (const length of lengths) {
         const values = worstValues(template, character.repeat(length));
         const key = template.render(values as never, attribute);
-        expect(bytes(key), `${JSON.stringify(character)} × ${length}`).toBeLessThanOrEqual(limit);
+        expectAtMost(bytes(key), limit, `${JSON.stringify(character)} × ${length}`);
         // A prefix writes what the key does, so a Query's `begins_with` finds it.
-        expect(template.prefix(values as never, attribute)).toBe(key);
+        expectSame(template.prefix(values as never, attribute), key);
       }
     }
   });
@@ -215,9 +217,9 @@ describe('a long folded value is written as its digest, and only where it could 
     const upper = /[A-Z]/;
     expect(folding.holdingUpper).toEqual([]);
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (sent) => {
-        expect(foldedText(sent)).not.toMatch(upper);
-        expect(nameKey(sent)).not.toMatch(upper);
+      fc.property(anyText({ maxLength: 40 }), (sent) => {
+        expectNoMatch(foldedText(sent), upper);
+        expectNoMatch(nameKey(sent), upper);
       }),
       { seed: 11, numRuns: 1000 },
     );

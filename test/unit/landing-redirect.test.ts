@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { decodeRef, type LandingError, safeRedirectTarget } from '#functions/core/sso/landing.ts';
 import { resolveSitePath } from '#functions/core/sso/site-path.ts';
+import { expectMatch, expectNoMatch, expectSame } from '#test/support/loop-expect.ts';
 
 const tenantOrigins = ['https://acme-1.bi.example.com', 'http://acme-1.localhost:3000'];
 
@@ -31,13 +32,13 @@ const encodings: Array<[string, (text: string) => string]> = [
 
 /** What a browser does with the Location: resolve it against the page it came from. */
 function expectOnTheSite(location: string, what: string) {
-  expect(location, what).toMatch(/^\/(?![/\\])/);
+  expectMatch(location, /^\/(?![/\\])/, what);
   for (const origin of tenantOrigins) {
     const landed = new URL(location, `${origin}/auth/api/token`);
-    expect(landed.origin, what).toBe(origin);
-    expect(landed.pathname, what).not.toMatch(/^\/[/\\]/);
+    expectSame(landed.origin, origin, what);
+    expectNoMatch(landed.pathname, /^\/[/\\]/, what);
     const decoded = decodeURIComponent(landed.pathname.replace(/%(?![0-9a-f]{2})/gi, '%25'));
-    expect(decoded, what).not.toMatch(/^\/[/\\]/);
+    expectNoMatch(decoded, /^\/[/\\]/, what);
   }
 }
 
@@ -52,7 +53,7 @@ describe('the landing redirect', () => {
           // Only a route that is not UTF-8 could fail to decode; these all are.
           throw new Error(`${JSON.stringify(sent)} did not decode: ${(error as LandingError).problem}`);
         }
-        expect(decoded).toBe(sent);
+        expectSame(decoded, sent);
         expectOnTheSite(safeRedirectTarget(decoded, { showMenu }), JSON.stringify(sent));
       }),
       { seed: 21, numRuns: 2000 },
@@ -90,7 +91,7 @@ describe('the landing redirect', () => {
         fc.option(segment, { nil: undefined }),
         (segments, query) => {
           const sent = `/${segments.join('/')}${query ? `?q=${query}` : ''}`;
-          expect(safeRedirectTarget(sent, {})).toBe(sent);
+          expectSame(safeRedirectTarget(sent, {}), sent);
         },
       ),
       { seed: 21, numRuns: 500 },

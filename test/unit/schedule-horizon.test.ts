@@ -19,6 +19,7 @@ import { scheduleFileErrors } from '#functions/core/schedules/schedule-file.ts';
 import { dueIndexEntry } from '#functions/core/schedules/schedule-repository.ts';
 import type { ScheduleFile, Trigger, WindowTrigger } from '#functions/core/schedules/schedule-types.ts';
 import { nextFire, nextFires } from '#functions/core/schedules/trigger-engine.ts';
+import { expectAtMost, expectBelow, expectEqual, expectMatch, expectSame } from '#test/support/loop-expect.ts';
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;
@@ -33,8 +34,8 @@ const maxPeriod = 525_600;
 const rfc3339 =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 const expectDateTime = (text: string | null | undefined, instant?: number) => {
-  expect(text).toMatch(rfc3339);
-  if (instant !== undefined) expect(DateTime.fromISO(text as string, { setZone: true }).toMillis()).toBe(instant);
+  expectMatch(text, rfc3339);
+  if (instant !== undefined) expectSame(DateTime.fromISO(text as string, { setZone: true }).toMillis(), instant);
 };
 
 const zones = Intl.supportedValuesOf('timeZone');
@@ -149,16 +150,16 @@ describe('computed instants stay within the horizon', () => {
         const fires = nextFires(triggers, zone, after, 8);
         let previous = after;
         for (const fire of fires) {
-          expect(fire).toBeGreaterThan(previous);
-          expect(fire % MINUTE).toBe(0);
-          expect(fire).toBeGreaterThanOrEqual(horizonStart);
-          expect(fire).toBeLessThan(horizonEnd);
+          expectBelow(previous, fire);
+          expectSame(fire % MINUTE, 0);
+          expectAtMost(horizonStart, fire);
+          expectBelow(fire, horizonEnd);
           const { utc, local } = instantIn(fire, zone);
           expectDateTime(utc, fire);
           expectDateTime(local, fire);
           previous = fire;
         }
-        expect(nextFire(triggers, zone, after)).toBe(fires[0]);
+        expectSame(nextFire(triggers, zone, after), fires[0]);
       }),
       { numRuns: 300 },
     );
@@ -170,8 +171,8 @@ describe('computed instants stay within the horizon', () => {
         const fires = nextFires(triggers, zone, after, 4);
         // The latest first, of a tenant and schedule that sort first: time must still order them.
         const keysOf = fires.map((fire, index) => dueIndexEntry(1 + fires.length - index, 1, instantIn(fire, zone).utc).gsi1sk);
-        expect([...keysOf].sort()).toEqual(keysOf);
-        for (const key of keysOf) expect(key < `${iso(horizonEnd)}`).toBe(true);
+        expectEqual([...keysOf].sort(), keysOf);
+        for (const key of keysOf) expectSame(key < `${iso(horizonEnd)}`, true);
       }),
       { numRuns: 200 },
     );

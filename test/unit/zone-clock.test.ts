@@ -8,6 +8,7 @@ import { DateTime, FixedOffsetZone, IANAZone } from 'luxon';
 import { describe, expect, test } from 'vitest';
 import { horizonEnd, horizonStart } from '#functions/core/schedules/instants.ts';
 import { instantsOfWall, isKnownZone, localIso, parseIsoDateTime, wallOf } from '#functions/core/schedules/zone-clock.ts';
+import { expectEqual, expectSame } from '#test/support/loop-expect.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -75,17 +76,17 @@ describe('zone-clock agrees with Luxon', () => {
   test('on the wall time at any instant, the instants of any wall time, and the local text', () => {
     fc.assert(
       fc.property(zoneArb, instantArb, (zone, instant) => {
-        expect(wallOf(instant, zone)).toBe(luxonWall(instant, zone));
+        expectSame(wallOf(instant, zone), luxonWall(instant, zone));
         // The instant is one of those the clock shows its wall time at, and every other one shows it too.
         const wall = wallOf(instant, zone);
         const shown = instantsOfWall(wall, zone);
         expect(shown).toContain(instant);
-        for (const other of shown) expect(luxonWall(other, zone)).toBe(wall);
+        for (const other of shown) expectSame(luxonWall(other, zone), wall);
         const local = DateTime.fromMillis(instant, { zone });
         const written = Number.isInteger(local.offset)
           ? local
           : local.setZone(FixedOffsetZone.instance(Math.round(local.offset)));
-        expect(localIso(instant, zone)).toBe(written.toISO({ suppressMilliseconds: true }));
+        expectSame(localIso(instant, zone), written.toISO({ suppressMilliseconds: true }));
       }),
       { numRuns: 1_000 },
     );
@@ -123,7 +124,7 @@ describe('zone-clock agrees with Luxon', () => {
       // The walls of the two hours around it (a gap shows none of its minutes).
       const near = luxonWall(transition - HOUR, zone);
       for (let wall = near; wall <= near + 2 * HOUR; wall += step) {
-        expect(instantsOfWall(wall, zone), `${zone} wall ${new Date(wall).toISOString()}`).toEqual(showing.get(wall) ?? []);
+        expectEqual(instantsOfWall(wall, zone), showing.get(wall) ?? [], `${zone} wall ${new Date(wall).toISOString()}`);
       }
     }
   });
@@ -149,8 +150,8 @@ describe('zone-clock agrees with Luxon', () => {
           return;
         }
         expect(parsed, text).toBeDefined();
-        expect(offset === '' ? parsed?.wall : (parsed?.wall ?? 0) - (parsed?.offset ?? 0), text).toBe(luxon.toMillis());
-        expect(parsed?.offset === undefined).toBe(offset === '');
+        expectSame(offset === '' ? parsed?.wall : (parsed?.wall ?? 0) - (parsed?.offset ?? 0), luxon.toMillis(), text);
+        expectSame(parsed?.offset === undefined, offset === '');
       }),
       { numRuns: 2_000 },
     );
