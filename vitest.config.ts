@@ -84,8 +84,8 @@ export default defineConfig({
     // own, and test/support/sequencer.ts starts the other scan first, while the table is small. With three, the whole
     // run kept 1.8 of the 2 cores busy (1,100 CPU seconds in 610 to 620 s), idling at the end; with four, 586 s here and
     // 548 and 552 s on two fresh clones, every file passing. Four. The run stays CPU-bound (four files at once nearly
-    // throughout, about 1,070 CPU seconds, 545 s on two fresh clones): the same commit's time moved by 15% on one day,
-    // as the machine's speed moved, so only less CPU makes it shorter.
+    // throughout; with `laterOptimization`, about 890 CPU seconds and 485 s here, 503 s on a fresh clone): the same
+    // commit's time moved by 15% on one day, as the machine's speed moved, so only less CPU makes it shorter.
     maxWorkers: 4,
     // A guard against a hang, not a measure of speed: on a fresh clone (cold caches) the whole suite kept both
     // cores busy and a few 30-second tests of the shared twin ran past 30 s; none measures time.
