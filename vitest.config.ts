@@ -40,11 +40,14 @@ const oneAtATime = { AWS_LAMBDA_MAX_CONCURRENCY: '' };
 const cdk = { CDK_VALIDATION: 'false' };
 
 /**
- * V8 optimizes a function once it has run a budget of bytecode (67,584 by default). A test file runs most of its code
- * for milliseconds, so most of that compiling was never paid back: in the unit run, V8's compiler threads used about 8 of
- * its 38 CPU-s. With four times the budget, the unit run used 34.3 CPU-s against 37.8, and took 18.9 s against 20.6
- * (medians of three runs, taken in turn). Set here for this process and its worker threads (the unit and CDK tests, the
- * shared twin), and given to the connected projects' child processes. It changes when code is optimized, never what it does.
+ * V8 (Node 20's) optimizes a function once it has run a budget of bytecode (67,584 by default). A test file runs most
+ * of its code for milliseconds, so most of that compiling was never paid back: in the unit run, V8's compiler threads
+ * used about 8 of its 38 CPU-s. With four times the budget, the unit run used 34.3 CPU-s against 37.8, and took 18.9 s
+ * against 20.6 (medians of three runs, taken in turn); the CDK tests, whose synthesis runs long enough to be paid back,
+ * about the same (146 CPU-s either way). Set here for this process and its worker threads (the unit tests, the shared
+ * twin), and given to the child processes of the projects that run on forks (vitest's default pool); a project on
+ * threads must not be given it, as Node refuses V8 flags for a worker thread. It changes when code is optimized, never
+ * what it does.
  */
 const laterOptimization = `--interrupt-budget=${4 * 67_584}`;
 setFlagsFromString(laterOptimization);
@@ -133,6 +136,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'infra',
+          execArgv: [laterOptimization],
           // Synthesis only (and the generated files' checks): no twin, no process state but CDK_VALIDATION, which
           // template-validation.test.ts puts back when it is done. The files share their workers' modules: loading
           // aws-cdk-lib and lib/ again for each file was a fifth of their CPU time, and the apps

@@ -11,6 +11,22 @@ function failure(work: () => void): string | undefined {
   return undefined;
 }
 
+/** Iterates its one value, which nothing else shows: toEqual tells two apart by what they iterate. */
+class Box {
+  readonly #value: number;
+  constructor(value: number) {
+    this.#value = value;
+  }
+  *[Symbol.iterator]() {
+    yield this.#value;
+  }
+}
+const key = Symbol('key');
+/** [ <hole>, 1 ]. */
+const holeThenOne = () => Object.assign(new Array<unknown>(2), { 1: 1 });
+/** A sticky /a/ at index 1: 'ab' has no a there (a first match resets lastIndex to 0, where a second would find one). */
+const stickyA = () => Object.assign(/a/y, { lastIndex: 1 });
+
 describe('each loop assertion passes and fails where its matcher does, with its message', () => {
   const cases: Array<[string, () => void, () => void]> = [
     ['same: equal', () => expectSame('a', 'a'), () => expect('a').toBe('a')],
@@ -28,14 +44,32 @@ describe('each loop assertion passes and fails where its matcher does, with its 
       () => expect({ a: 1, b: undefined }).toEqual({ a: 1 }),
     ],
     ['equal: different', () => expectEqual([1, 2], [1, 3], 'why'), () => expect([1, 2], 'why').toEqual([1, 3])],
+    [
+      'equal: a hole and undefined (toEqual ignores holes)',
+      () => expectEqual(holeThenOne(), [undefined, 1]),
+      () => expect(holeThenOne()).toEqual([undefined, 1]),
+    ],
+    [
+      'equal: maps',
+      () => expectEqual(new Map([[1, { a: 2 }]]), new Map([[1, { a: 2 }]])),
+      () => expect(new Map([[1, { a: 2 }]])).toEqual(new Map([[1, { a: 2 }]])),
+    ],
+    ['equal: symbol keys', () => expectEqual({ [key]: 1 }, { [key]: 2 }), () => expect({ [key]: 1 }).toEqual({ [key]: 2 })],
+    [
+      'equal: what iterates differently, with nothing else to tell',
+      () => expectEqual(new Box(1), new Box(2)),
+      () => expect(new Box(1)).toEqual(new Box(2)),
+    ],
     ['match', () => expectMatch('abc', /^a/), () => expect('abc').toMatch(/^a/)],
     ['match: no', () => expectMatch('abc', /^b/, 'why'), () => expect('abc', 'why').toMatch(/^b/)],
     ['match: not a string', () => expectMatch(undefined, /^b/), () => expect(undefined).toMatch(/^b/)],
+    ['match: sticky, from its lastIndex', () => expectMatch('ab', stickyA()), () => expect('ab').toMatch(stickyA())],
     ['no match', () => expectNoMatch('abc', /^b/), () => expect('abc').not.toMatch(/^b/)],
     ['no match: it matches', () => expectNoMatch('abc', /^a/, 'why'), () => expect('abc', 'why').not.toMatch(/^a/)],
     ['at most: equal', () => expectAtMost(2, 2), () => expect(2).toBeLessThanOrEqual(2)],
     ['at most: more', () => expectAtMost(3, 2, 'why'), () => expect(3, 'why').toBeLessThanOrEqual(2)],
     ['at most: NaN', () => expectAtMost(Number.NaN, 2), () => expect(Number.NaN).toBeLessThanOrEqual(2)],
+    ['at most: not a number', () => expectAtMost(null as never, 2), () => expect(null).toBeLessThanOrEqual(2)],
     ['below', () => expectBelow(1, 2), () => expect(1).toBeLessThan(2)],
     ['below: equal', () => expectBelow(2, 2, 'why'), () => expect(2, 'why').toBeLessThan(2)],
   ];
@@ -48,11 +82,15 @@ describe('each loop assertion passes and fails where its matcher does, with its 
       'same: different',
       'same: -0 and 0',
       'equal: different',
+      'equal: symbol keys',
+      'equal: what iterates differently, with nothing else to tell',
       'match: no',
       'match: not a string',
+      'match: sticky, from its lastIndex',
       'no match: it matches',
       'at most: more',
       'at most: NaN',
+      'at most: not a number',
       'below: equal',
     ]);
   });
