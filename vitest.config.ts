@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/support/sequencer.ts';
-import { connectedStateful } from './test/support/test-projects.ts';
+import { connectedFolders, connectedStateful, needsTheTwin } from './test/support/test-projects.ts';
 
 /**
  * Five projects, one run: `npm test` runs them all, `npm run test:unit` the two unit ones.
@@ -23,9 +23,6 @@ const stateful = [
   'test/unit/signed-fetch.test.ts',
   'test/unit/tokens.test.ts',
 ];
-
-/** The CDK test that runs the bundled functions against the twin's DynamoDB Local and queues. */
-const needsTheTwin = 'test/infra/service-stack.test.ts';
 
 /**
  * Empty: the twin the connected project starts in this process declares multi-concurrency (local/lambda-context.ts),
@@ -53,7 +50,7 @@ const laterOptimization = `--interrupt-budget=${4 * 67_584}`;
 setFlagsFromString(laterOptimization);
 
 /** The integration and end-to-end files, and the CDK test that runs the bundled functions. */
-const connectedFiles = ['test/{integration,e2e}/**/*.test.ts', needsTheTwin];
+const connectedFiles = [...connectedFolders.map((folder) => `${folder}/**/*.test.ts`), needsTheTwin];
 
 /** What both connected projects share: the one twin and browser (test/support/global-setup.ts), the environment. */
 const connected = {

@@ -9,7 +9,9 @@
  * - `GET /health` answers 200 at `ApiUrl` (with the edge, through CloudFront: DNS, certificate, WAF);
  * - the account's quotas in the stage's region are at least what the stage's settings need.
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
@@ -54,16 +56,18 @@ export async function runSmokeCheck(options: SmokeCheckOptions): Promise<number>
 
 /**
  * The stage and its settings as the synth reads them (bin/app.ts): the same context, the same checks. An App
- * makes its cloud assembly folder (a fresh /tmp/cdk.outXXXX) as it is built; nothing is synthesized into it
- * here, and it goes before the check goes on.
+ * makes its cloud assembly folder as it is built, by default the CDK CLI's CDK_OUTDIR when that is set (the
+ * output of a synth): it gets a folder of its own instead, which nothing is synthesized into and which goes
+ * before the check goes on.
  */
 function stageSettings(options: SmokeCheckOptions): { stage: Stage; settings: DeploymentSettings } {
-  const app = new App({ context: { ...options.context, stage: options.stage } });
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk.out-smoke-'));
   try {
+    const app = new App({ outdir, context: { ...options.context, stage: options.stage } });
     const stage = stageOf(app);
     return { stage, settings: deploymentSettings(app, { edge: stage.edge }) };
   } finally {
-    rmSync(app.outdir, { recursive: true, force: true });
+    rmSync(outdir, { recursive: true, force: true });
   }
 }
 

@@ -5,16 +5,18 @@
  * real clients whose middleware answers each command before anything is signed or sent.
  */
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CloudFormationClient, CloudFormationServiceException } from '@aws-sdk/client-cloudformation';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { NoSuchResourceException, ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { runToEnd } from '#test/support/processes.ts';
+import { withEnvironment } from '#test/support/scoped-environment.ts';
 import { productionStage } from '#test/support/stages.ts';
 import { type AwsClients, runSmokeCheck } from '#tools/smoke-check.ts';
 
@@ -119,7 +121,7 @@ function fakeAws(account: Account, sent: Sent[]) {
   };
 }
 
-/** The cloud assembly folders an App without an outdir makes in the temporary folder. */
+/** Cloud assembly folders in the temporary folder: the check's own (cdk.out-smoke-…), or an App's default (cdk.out…). */
 const assemblyFolders = () => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('cdk.out')));
 
 /** The smoke check of the production stage against `account`: its exit code and printed lines. */
@@ -180,6 +182,18 @@ test('a stage that passes every check: one OK line, exit code 0', async () => {
       .filter(({ command }) => command.includes('Quota') || command === 'GetAccountSettingsCommand')
       .map(({ region }) => region),
   ).toEqual([REGION, REGION, REGION, REGION]);
+});
+
+test("the CDK CLI's output folder (CDK_OUTDIR, an App's default) is neither written to nor removed", async () => {
+  const cliOutput = mkdtempSync(join(tmpdir(), 'cdk-cli-output-'));
+  writeFileSync(join(cliOutput, 'manifest.json'), '{}');
+  try {
+    const { code } = await withEnvironment({ CDK_OUTDIR: cliOutput }, () => smoke(healthyAccount(inject('twinUrl'))));
+    expect(code).toBe(0);
+    expect(readdirSync(cliOutput)).toEqual(['manifest.json']);
+  } finally {
+    rmSync(cliOutput, { recursive: true, force: true });
+  }
 });
 
 test('each problem is one line naming it and what to do, and the exit code is 1', async () => {

@@ -12,6 +12,7 @@ import type { DueSchedule } from '#functions/core/schedules/schedule-repository.
 import type { ScheduleFile, Trigger } from '#functions/core/schedules/schedule-types.ts';
 import { queueUrlVariable } from '#functions/core/store/queue-definitions.ts';
 import { api, newClient, newTenant } from './api.ts';
+import { withEnvironment } from './scoped-environment.ts';
 import { eventually, publish, retailBundle } from './templates.ts';
 
 /** A tenant with the retail template applied, and the ids of its flows by key. */
@@ -80,8 +81,8 @@ export async function fireQueueDrained(): Promise<void> {
 export async function withProbeFireQueue<T>(work: (sent: () => Promise<DueSchedule[]>) => Promise<T>): Promise<T> {
   const sqs = new SQSClient({ endpoint: process.env.SQS_ENDPOINT });
   const variable = queueUrlVariable('fire');
-  const fireQueueUrl = process.env[variable];
   const { QueueUrl: probeUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `fire-probe-${randomUUID()}` }));
+  if (!probeUrl) throw new Error('the queue service gave the probe queue no URL');
   const sent = async () => {
     const schedules: DueSchedule[] = [];
     for (;;) {
@@ -93,11 +94,9 @@ export async function withProbeFireQueue<T>(work: (sent: () => Promise<DueSchedu
       }
     }
   };
-  process.env[variable] = probeUrl;
   try {
-    return await work(sent);
+    return await withEnvironment({ [variable]: probeUrl }, () => work(sent));
   } finally {
-    process.env[variable] = fireQueueUrl;
     await sqs.send(new DeleteQueueCommand({ QueueUrl: probeUrl }));
     sqs.destroy();
   }

@@ -1,10 +1,16 @@
+/** The folders of the connected files (integration and end-to-end tests), which run against the shared twin. */
+export const connectedFolders = ['test/integration', 'test/e2e'];
+
+/** The CDK test that runs the bundled functions against the twin's DynamoDB Local and queues: connected, not infra. */
+export const needsTheTwin = 'test/infra/service-stack.test.ts';
+
 /**
  * Connected files that change process or module state: environment variables that modules read once
  * (a table, queues or keyrings of their own), spies, mocks, fake timers. The other connected files
  * share their worker's modules, one after another; these run in `connected-isolated` (vitest.config.ts),
  * a fresh process each. test/unit/test-isolation-lint.test.ts fails a file that changes such state and
- * is not listed here, and one listed that no longer does. A support helper may change the environment
- * only for the work it runs, putting it back in a `finally` (test/support/schedules.ts's fire probe).
+ * is not listed here, and one listed that no longer does. A file may change the environment only for the
+ * work it runs, through test/support/scoped-environment.ts, which puts it back however the work ends.
  */
 export const connectedStateful = [
   'test/e2e/alerts.test.ts',

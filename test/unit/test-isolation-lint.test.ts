@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { projectRoot } from '#test/support/processes.ts';
-import { connectedStateful } from '#test/support/test-projects.ts';
+import { connectedFolders, connectedStateful, needsTheTwin } from '#test/support/test-projects.ts';
 
 /** What changes a worker's state for the files after it: environment writes, spies, mocks, fake timers. */
 const stateChanges = [
@@ -21,12 +21,12 @@ const changesState = (source: string) => stateChanges.some((pattern) => pattern.
 
 /** The connected project's files, as vitest.config.ts includes them. */
 const connectedFiles = [
-  ...['test/integration', 'test/e2e'].flatMap((folder) =>
+  ...connectedFolders.flatMap((folder) =>
     readdirSync(join(projectRoot, folder), { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.test.ts'))
       .map((name) => `${folder}/${name}`),
   ),
-  'test/infra/service-stack.test.ts',
+  needsTheTwin,
 ];
 const source = (file: string) => readFileSync(join(projectRoot, file), 'utf8');
 
