@@ -56,9 +56,10 @@ export async function runSmokeCheck(options: SmokeCheckOptions): Promise<number>
 
 /**
  * The stage and its settings as the synth reads them (bin/app.ts): the same context, the same checks. An App
- * makes its cloud assembly folder as it is built, by default the CDK CLI's CDK_OUTDIR when that is set (the
- * output of a synth): it gets a folder of its own instead, which nothing is synthesized into and which goes
- * before the check goes on.
+ * makes its cloud assembly folder as it is built; without `outdir` it "considers the environment variable
+ * CDK_OUTDIR" (the CDK CLI's, the output of a synth) and else a temporary folder (AppProps.outdir,
+ * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.AppProps.html). It gets a folder of its own instead,
+ * which nothing is synthesized into and which goes before the check goes on.
  */
 function stageSettings(options: SmokeCheckOptions): { stage: Stage; settings: DeploymentSettings } {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk.out-smoke-'));
